@@ -1,0 +1,234 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrConflict is returned (wrapped) when an append's Expect does not hold: another writer changed
+// the aggregate first. It is recognised by JetStream error code, never by text.
+var ErrConflict = errors.New("eventlog: aggregate changed concurrently")
+
+// Header names jetgraph sets on every event message besides the JetStream ones.
+const (
+	HeaderType = "Jg-Type"
+)
+
+// maxBatch is the largest atomic batch JetStream accepts by default.
+const maxBatch = 1000
+
+func (l *Log) message(p Pending) (*nats.Msg, error) {
+	if err := p.Event.validate(); err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(p.Event)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: marshal event: %w", err)
+	}
+	m := nats.NewMsg(p.Event.Subject())
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, p.Event.ID)
+	m.Header.Set(HeaderType, p.Event.Aggregate.Kind+"."+p.Event.Type)
+	setExpect(m, p)
+	return m, nil
+}
+
+func setExpect(m *nats.Msg, p Pending) {
+	if p.Expect.set {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, p.Event.Aggregate.Filter())
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(p.Expect.seq, 10))
+	}
+}
+
+// Append stores one event if expect holds and returns its stream sequence. A conflict returns an
+// error wrapping ErrConflict; nothing is stored then.
+func (l *Log) Append(ctx context.Context, e Event, expect Expect) (uint64, error) {
+	start := time.Now()
+	m, err := l.message(Pending{Event: e, Expect: expect})
+	if err != nil {
+		return 0, err
+	}
+	ack, err := l.js.PublishMsg(ctx, m)
+	if err != nil {
+		return 0, appendError("append "+e.Subject(), err)
+	}
+	l.observe(start)
+	return ack.Sequence, nil
+}
+
+// AppendBatch stores events as one atomic batch: all of them, in order, or none. It returns the
+// sequence of the last event. All events must belong to one stream.
+//
+// Events of a single aggregate (a run transition with its checkpoints) are packed into one
+// message: atomic by construction and as cheap as one append. Only the first event's Expect
+// counts then. Events of several aggregates use JetStream's atomic batch publish, where every
+// Expect is checked against the log as it was before the batch, so give at most one condition
+// per aggregate. (On a single-node file store each such batch costs a few milliseconds, since
+// the server stages it in a synced file store of its own; on R3 streams it is staged in memory.)
+func (l *Log) AppendBatch(ctx context.Context, batch []Pending) (uint64, error) {
+	switch {
+	case len(batch) == 0:
+		return 0, errors.New("eventlog: append batch: empty batch")
+	case len(batch) == 1:
+		return l.Append(ctx, batch[0].Event, batch[0].Expect)
+	case len(batch) > maxBatch:
+		return 0, fmt.Errorf("eventlog: append batch: %d events, at most %d", len(batch), maxBatch)
+	}
+	single := true
+	for _, p := range batch[1:] {
+		if p.Event.Aggregate != batch[0].Event.Aggregate {
+			single = false
+			break
+		}
+	}
+	if single {
+		return l.appendPacked(ctx, batch)
+	}
+	return l.appendAtomic(ctx, batch)
+}
+
+// packedType is the subject token of a message that packs several events of one aggregate.
+const packedType = "batch"
+
+func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error) {
+	start := time.Now()
+	events := make([]Event, len(batch))
+	for i, p := range batch {
+		if err := p.Event.validate(); err != nil {
+			return 0, err
+		}
+		events[i] = p.Event
+	}
+	body, err := json.Marshal(events)
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: marshal batch: %w", err)
+	}
+	first := batch[0]
+	m := nats.NewMsg(first.Event.Aggregate.Kind + "." + first.Event.Aggregate.Tenant + "." + first.Event.Aggregate.ID + "." + packedType)
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, first.Event.ID)
+	m.Header.Set(HeaderType, first.Event.Aggregate.Kind+"."+packedType)
+	setExpect(m, first)
+	ack, err := l.js.PublishMsg(ctx, m)
+	if err != nil {
+		return 0, appendError("append batch "+m.Subject, err)
+	}
+	l.observe(start)
+	return ack.Sequence, nil
+}
+
+func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error) {
+	start := time.Now()
+	stream, err := StreamOf(batch[0].Event.Aggregate.Kind)
+	if err != nil {
+		return 0, err
+	}
+	msgs := make([]*nats.Msg, len(batch))
+	for i, p := range batch {
+		if s, err := StreamOf(p.Event.Aggregate.Kind); err != nil || s != stream {
+			return 0, fmt.Errorf("eventlog: append batch: events span streams %s and %s", stream, s)
+		}
+		if msgs[i], err = l.message(p); err != nil {
+			return 0, err
+		}
+	}
+	id := NewID(start)
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+	}
+	last := msgs[len(msgs)-1]
+	last.Header.Set("Nats-Batch-Commit", "1")
+
+	// The first message is a request so that a batch the stream refuses outright fails fast with
+	// its real reason; the middle ones are plain publishes on the same connection, which keeps
+	// their order; the commit's acknowledgement tells whether the whole batch was stored.
+	if _, err := l.request(ctx, msgs[0]); err != nil {
+		return 0, appendError("append batch", err)
+	}
+	for _, m := range msgs[1 : len(msgs)-1] {
+		if err := l.nc.PublishMsg(m); err != nil {
+			return 0, appendError("append batch", err)
+		}
+	}
+	ack, err := l.request(ctx, last)
+	if err != nil {
+		return 0, appendError("append batch", err)
+	}
+	if ack.Sequence == 0 {
+		return 0, errors.New("eventlog: append batch: commit acknowledged without a sequence")
+	}
+	l.observe(start)
+	return ack.Sequence, nil
+}
+
+type batchAck struct {
+	jetstream.PubAck
+	Error *jetstream.APIError `json:"error,omitempty"`
+}
+
+// request sends m and decodes the stream's answer. An empty answer is the acknowledgement of a
+// batch message before the commit.
+func (l *Log) request(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	resp, err := l.nc.RequestMsgWithContext(ctx, m)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil, jetstream.ErrNoStreamResponse
+		}
+		return nil, err
+	}
+	if len(resp.Data) == 0 {
+		return &jetstream.PubAck{}, nil
+	}
+	var ack batchAck
+	if err := json.Unmarshal(resp.Data, &ack); err != nil {
+		return nil, fmt.Errorf("invalid acknowledgement: %w", err)
+	}
+	if ack.Error != nil {
+		return nil, ack.Error
+	}
+	return &ack.PubAck, nil
+}
+
+// appendError wraps err with the operation and marks optimistic-concurrency failures.
+func appendError(op string, err error) error {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeStreamWrongLastSequence, jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+			return fmt.Errorf("eventlog: %s: %w", op, ErrConflict)
+		}
+	}
+	return fmt.Errorf("eventlog: %s: %w", op, err)
+}
+
+func (l *Log) observe(start time.Time) {
+	if f := l.appendObserver.Load(); f != nil {
+		(*f)(time.Since(start))
+	}
+}
+
+func splitHostPort(hp string) (string, int, error) {
+	host, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q: %w", p, err)
+	}
+	return host, port, nil
+}

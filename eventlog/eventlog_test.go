@@ -1,0 +1,217 @@
+package eventlog_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+)
+
+func thread(id string) eventlog.Aggregate {
+	return eventlog.Aggregate{Kind: "thread", Tenant: eventlog.DefaultTenant, ID: id}
+}
+
+func mustEvent(t testing.TB, agg eventlog.Aggregate, typ string, data any) eventlog.Event {
+	t.Helper()
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestAppendOptimisticConcurrency(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	a, b := thread("a"), thread("b")
+
+	tests := []struct {
+		name    string
+		agg     eventlog.Aggregate
+		expect  func(last map[string]uint64) eventlog.Expect
+		wantErr error
+	}{
+		{"create new aggregate", a, func(map[string]uint64) eventlog.Expect { return eventlog.At(0) }, nil},
+		{"create again conflicts", a, func(map[string]uint64) eventlog.Expect { return eventlog.At(0) }, eventlog.ErrConflict},
+		{"append at last seq", a, func(m map[string]uint64) eventlog.Expect { return eventlog.At(m["a"]) }, nil},
+		{"append at stale seq", a, func(m map[string]uint64) eventlog.Expect { return eventlog.At(m["a"] - 1) }, eventlog.ErrConflict},
+		{"other aggregate is independent", b, func(map[string]uint64) eventlog.Expect { return eventlog.At(0) }, nil},
+		{"unconditional append", a, func(map[string]uint64) eventlog.Expect { return eventlog.Any }, nil},
+	}
+	last := map[string]uint64{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seq, err := l.Append(ctx, mustEvent(t, tc.agg, "touched", map[string]int{"n": 1}), tc.expect(last))
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if err == nil {
+				if seq == 0 {
+					t.Fatal("no sequence returned")
+				}
+				last[tc.agg.ID] = seq
+			}
+		})
+	}
+	events, err := l.Load(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 3 {
+		t.Fatalf("aggregate a has %d events, want 3 (conflicting appends must store nothing)", len(events))
+	}
+}
+
+func TestAppendDeduplicatesByEventID(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	e := mustEvent(t, thread("a"), "created", nil)
+	s1, err := l.Append(ctx, e, eventlog.Any)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := l.Append(ctx, e, eventlog.Any)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1 != s2 {
+		t.Fatalf("retried append stored again: seq %d then %d", s1, s2)
+	}
+	events, _ := l.Load(ctx, thread("a"))
+	if len(events) != 1 {
+		t.Fatalf("%d events stored, want 1", len(events))
+	}
+}
+
+func TestAppendBatchIsAtomic(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	a, b := thread("a"), thread("b")
+
+	seq, err := l.AppendBatch(ctx, []eventlog.Pending{
+		{Event: mustEvent(t, a, "created", nil), Expect: eventlog.At(0)},
+		{Event: mustEvent(t, a, "patched", nil), Expect: eventlog.Any},
+		{Event: mustEvent(t, b, "created", nil), Expect: eventlog.At(0)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq != 3 {
+		t.Fatalf("last seq = %d, want 3", seq)
+	}
+
+	// The second half of this batch conflicts (b exists), so the first half must not be stored.
+	_, err = l.AppendBatch(ctx, []eventlog.Pending{
+		{Event: mustEvent(t, a, "patched", nil), Expect: eventlog.At(2)},
+		{Event: mustEvent(t, b, "created", nil), Expect: eventlog.At(0)},
+	})
+	if !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("err = %v, want conflict", err)
+	}
+	if last, _ := l.LastSeq(ctx, eventlog.RuntimeStream); last != 3 {
+		t.Fatalf("stream last seq = %d after a failed batch, want 3", last)
+	}
+	// Expectations inside a batch are checked against the log before the batch.
+	if _, err := l.AppendBatch(ctx, []eventlog.Pending{
+		{Event: mustEvent(t, a, "patched", nil), Expect: eventlog.At(2)},
+		{Event: mustEvent(t, b, "patched", nil), Expect: eventlog.At(3)},
+		{Event: mustEvent(t, a, "patched", nil), Expect: eventlog.Any},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSubscribeFromSequence(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l := eventlogtest.Open(t)
+	for i := range 5 {
+		if _, err := l.Append(ctx, mustEvent(t, thread(fmt.Sprint(i)), "created", nil), eventlog.Any); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := l.Subscribe(ctx, eventlog.RuntimeStream, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	for want := uint64(3); want <= 5; want++ {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Seq != want {
+			t.Fatalf("seq = %d, want %d", e.Seq, want)
+		}
+	}
+	// Events appended after subscribing arrive too.
+	if _, err := l.Append(ctx, mustEvent(t, thread("late"), "created", nil), eventlog.Any); err != nil {
+		t.Fatal(err)
+	}
+	e, err := sub.Next(ctx)
+	if err != nil || e.Aggregate.ID != "late" {
+		t.Fatalf("late event = %+v, %v", e, err)
+	}
+}
+
+func TestEventsSurviveRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l := eventlogtest.OpenDir(t, dir)
+	if _, err := l.Append(ctx, mustEvent(t, thread("a"), "created", map[string]string{"k": "v"}), eventlog.At(0)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l = eventlogtest.OpenDir(t, dir)
+	events, err := l.Load(ctx, thread("a"))
+	if err != nil || len(events) != 1 || string(events[0].Data) != `{"k":"v"}` {
+		t.Fatalf("after restart: %+v, %v", events, err)
+	}
+}
+
+func TestInvalidSubjectToken(t *testing.T) {
+	l := eventlogtest.Open(t)
+	_, err := l.Append(context.Background(), mustEvent(t, thread("a.b"), "created", nil), eventlog.Any)
+	if err == nil {
+		t.Fatal("an id with a dot must be refused")
+	}
+}
+
+func TestAppendBatchOfOneAggregateIsPacked(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	a := thread("a")
+	batch := func(expect eventlog.Expect) []eventlog.Pending {
+		return []eventlog.Pending{
+			{Event: mustEvent(t, a, "run_started", nil), Expect: expect},
+			{Event: mustEvent(t, a, "checkpoint", map[string]int{"step": 0}), Expect: eventlog.Any},
+			{Event: mustEvent(t, a, "run_finished", nil), Expect: eventlog.Any},
+		}
+	}
+	seq, err := l.AppendBatch(ctx, batch(eventlog.At(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendBatch(ctx, batch(eventlog.At(0))); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("stale packed batch: err = %v, want conflict", err)
+	}
+	if _, err := l.AppendBatch(ctx, batch(eventlog.At(seq))); err != nil {
+		t.Fatal(err)
+	}
+	events, err := l.Load(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range events {
+		got = append(got, fmt.Sprintf("%d:%s", e.Seq, e.Type))
+	}
+	want := "[1:run_started 1:checkpoint 1:run_finished 2:run_started 2:checkpoint 2:run_finished]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("events = %v, want %s", got, want)
+	}
+}

@@ -1,0 +1,32 @@
+// Package eventlogtest opens a real embedded JetStream log for tests, in a temporary folder that
+// the test removes when it ends.
+package eventlogtest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Open starts an embedded log in t.TempDir() and closes it when the test ends.
+func Open(t testing.TB) *eventlog.Log {
+	t.Helper()
+	return OpenDir(t, t.TempDir())
+}
+
+// OpenDir starts an embedded log whose store is under dir, so a test can close and reopen it.
+func OpenDir(t testing.TB, dir string) *eventlog.Log {
+	t.Helper()
+	l, err := eventlog.Open(context.Background(), eventlog.Config{
+		Dir:    dir,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatalf("open event log: %v", err)
+	}
+	t.Cleanup(l.Close)
+	return l
+}

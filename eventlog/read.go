@@ -1,0 +1,245 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// decode reads the events of a stored message (one, or several packed by AppendBatch) and
+// stamps them with its sequence.
+func decode(msg jetstream.Msg) ([]Event, error) {
+	md, err := msg.Metadata()
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: metadata of %s: %w", msg.Subject(), err)
+	}
+	data := msg.Data()
+	var events []Event
+	if len(data) > 0 && data[0] == '[' {
+		err = json.Unmarshal(data, &events)
+	} else {
+		events = make([]Event, 1)
+		err = json.Unmarshal(data, &events[0])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: decode %s: %w", msg.Subject(), err)
+	}
+	for i := range events {
+		events[i].Seq = md.Sequence.Stream
+	}
+	return events, nil
+}
+
+// Load returns every event of agg in log order.
+func (l *Log) Load(ctx context.Context, agg Aggregate) ([]Event, error) {
+	stream, err := StreamOf(agg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	s := l.streams[stream]
+	last, err := s.GetLastMsgForSubject(ctx, agg.Filter())
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: load %s: %w", agg, err)
+	}
+	var events []Event
+	err = l.read(ctx, stream, 1, []string{agg.Filter()}, func(e Event) bool {
+		events = append(events, e)
+		return e.Seq < last.Sequence
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: load %s: %w", agg, err)
+	}
+	return events, nil
+}
+
+// read delivers events of stream from seq on, matching filters, until f returns false.
+func (l *Log) read(ctx context.Context, stream string, from uint64, filters []string, f func(Event) bool) error {
+	sub, err := l.Subscribe(ctx, stream, from, filters...)
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		// A packed message is delivered whole before f may stop the reading.
+		if !f(e) && sub.Buffered() == 0 {
+			return nil
+		}
+	}
+}
+
+// Subscription delivers the events of a stream in order, from a starting sequence, as they come.
+// It uses an ordered (ephemeral, unreplicated) consumer: cheap, and never one per aggregate.
+// Next and TryNext are for one reader goroutine.
+type Subscription struct {
+	cc   jetstream.ConsumeContext
+	ch   chan []Event
+	cur  []Event // the rest of the message being read
+	done chan struct{}
+	once sync.Once
+	mu   sync.Mutex
+	err  error
+}
+
+// subscriptionBuffer bounds the events held between the consumer and a slow reader.
+const subscriptionBuffer = 4096
+
+// Subscribe starts delivering events of stream from sequence from (1 for all), optionally only those
+// on the given subject filters.
+func (l *Log) Subscribe(ctx context.Context, stream string, from uint64, filters ...string) (*Subscription, error) {
+	s, ok := l.streams[stream]
+	if !ok {
+		return nil, fmt.Errorf("eventlog: subscribe: unknown stream %q", stream)
+	}
+	if from == 0 {
+		from = 1
+	}
+	cfg := jetstream.OrderedConsumerConfig{
+		FilterSubjects: filters,
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    from,
+	}
+	cons, err := s.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: subscribe to %s: %w", stream, err)
+	}
+	sub := &Subscription{ch: make(chan []Event, subscriptionBuffer), done: make(chan struct{})}
+	sub.cc, err = cons.Consume(func(msg jetstream.Msg) {
+		events, err := decode(msg)
+		if err != nil {
+			sub.fail(err)
+			return
+		}
+		select {
+		case sub.ch <- events:
+		case <-sub.done:
+		}
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		// Heartbeat misses and reconnects are recovered by the ordered consumer itself.
+		l.log.Debug("eventlog: consume", "stream", stream, "err", err)
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: subscribe to %s: %w", stream, err)
+	}
+	return sub, nil
+}
+
+func (s *Subscription) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+	s.Stop()
+}
+
+// Next waits for the next event.
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	if e, ok := s.pop(); ok {
+		return e, nil
+	}
+	select {
+	case s.cur = <-s.ch:
+		return s.Next(ctx)
+	case <-ctx.Done():
+		return Event{}, ctx.Err()
+	case <-s.done:
+		select {
+		case s.cur = <-s.ch:
+			return s.Next(ctx)
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.err != nil {
+			return Event{}, s.err
+		}
+		return Event{}, errors.New("eventlog: subscription stopped")
+	}
+}
+
+// TryNext returns the next event if one is already waiting.
+func (s *Subscription) TryNext() (Event, bool) {
+	if e, ok := s.pop(); ok {
+		return e, true
+	}
+	select {
+	case s.cur = <-s.ch:
+		return s.pop()
+	default:
+		return Event{}, false
+	}
+}
+
+// Buffered is the number of events left of the message being read: a reader that groups events
+// takes them too, so that a packed batch is never split.
+func (s *Subscription) Buffered() int { return len(s.cur) }
+
+func (s *Subscription) pop() (Event, bool) {
+	if len(s.cur) == 0 {
+		return Event{}, false
+	}
+	e := s.cur[0]
+	s.cur = s.cur[1:]
+	return e, true
+}
+
+// Stop ends the subscription and releases its consumer.
+func (s *Subscription) Stop() {
+	s.once.Do(func() {
+		close(s.done)
+		if s.cc != nil {
+			s.cc.Stop()
+		}
+	})
+}
+
+// Tail hands every event of agg to emit in log order and, with follow, keeps handing new ones
+// as they are appended until ctx ends or emit fails.
+func (l *Log) Tail(ctx context.Context, agg Aggregate, follow bool, emit func(Event) error) error {
+	events, err := l.Load(ctx, agg)
+	if err != nil {
+		return err
+	}
+	from := uint64(1)
+	for _, e := range events {
+		if err := emit(e); err != nil {
+			return err
+		}
+		from = e.Seq + 1
+	}
+	if !follow {
+		return nil
+	}
+	stream, err := StreamOf(agg.Kind)
+	if err != nil {
+		return err
+	}
+	sub, err := l.Subscribe(ctx, stream, from, agg.Filter())
+	if err != nil {
+		return err
+	}
+	defer sub.Stop()
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if err := emit(e); err != nil {
+			return err
+		}
+	}
+}
