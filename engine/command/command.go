@@ -1,0 +1,71 @@
+// Package command runs the write side of every event-sourced resource: read the aggregate's
+// version from the local projection, decide the events, append them under optimistic
+// concurrency, retry on a lost race, and answer only once the local projection has applied them
+// (read-your-writes).
+package command
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// MaxAttempts bounds the retries of a command that keeps losing optimistic-concurrency races.
+const MaxAttempts = 8
+
+// Runner executes commands against one stream and its projector.
+type Runner struct {
+	Log       *eventlog.Log
+	Projector *projections.Projector
+}
+
+// Decision is what a command decided to append. Empty means there is nothing to do.
+type Decision []eventlog.Pending
+
+// Version returns the expected version of agg for its next append.
+func (r *Runner) Version(agg eventlog.Aggregate) (eventlog.Expect, error) {
+	v, err := r.Projector.Version(agg)
+	if err != nil {
+		return eventlog.Any, engine.E(engine.Op("command.version"), engine.Unavailable, err)
+	}
+	return eventlog.At(v), nil
+}
+
+// Run calls decide until its events are appended without a conflict, then waits until the local
+// projection has applied them. decide reads the projection afresh each time it is called; it
+// returns an *engine.Error to refuse the command. Run returns the last appended sequence (0 when
+// nothing was appended).
+func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
+	for attempt := 1; ; attempt++ {
+		d, err := decide()
+		if err != nil {
+			return 0, err
+		}
+		if len(d) == 0 {
+			return 0, nil
+		}
+		seq, err := r.Log.AppendBatch(ctx, d)
+		if errors.Is(err, eventlog.ErrConflict) && attempt < MaxAttempts {
+			// Another writer won: catch up with the log so decide sees its change, then retry.
+			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
+				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
+			}
+			time.Sleep(time.Duration(attempt) * time.Millisecond)
+			continue
+		}
+		if errors.Is(err, eventlog.ErrConflict) {
+			return 0, engine.E(engine.Op(op), engine.Conflict, "The resource was changed concurrently; retry the request.", err)
+		}
+		if err != nil {
+			return 0, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
+		}
+		if err := r.Projector.WaitFor(ctx, seq); err != nil {
+			return seq, engine.E(engine.Op(op), engine.Unavailable, err)
+		}
+		return seq, nil
+	}
+}

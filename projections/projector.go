@@ -1,0 +1,539 @@
+// Package projections folds the event log into bbolt, where the HTTP API reads.
+//
+// Invariants:
+//   - Each projection stores its cursor (the last stream sequence it applied) in the same bbolt
+//     transaction as the changes that event caused, so a crash never leaves a projection ahead of
+//     or behind its cursor.
+//   - A projection file that is missing, unreadable, of another schema version, or built from
+//     another log is rebuilt by replaying the log from the start.
+//   - Folds are deterministic functions of the events: a rebuild equals the live projection.
+package projections
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
+// stores: files of another version are rebuilt from the log at start.
+const SchemaVersion = 1
+
+// Projection folds events into buckets of its own.
+type Projection interface {
+	// Name identifies the projection; its cursor is stored under it.
+	Name() string
+	// Buckets lists the top-level buckets the projection owns; they are created at open and
+	// dropped when the projection is rebuilt.
+	Buckets() []string
+	// Apply folds one event. On an error the transaction is rolled back, the event is logged
+	// and skipped, and the batch is applied again without it.
+	Apply(tx *bbolt.Tx, e eventlog.Event) error
+}
+
+var (
+	metaBucket    = []byte("_meta")
+	cursorsBucket = []byte("_cursors")
+)
+
+// versionsBucket maps each aggregate of the stream to the sequence of its last event.
+func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.stream) }
+
+// DB is the bbolt file of one process.
+//
+// Durability follows the log's: by default a commit is not fsynced (the embedded JetStream
+// server itself fsyncs only every two minutes), which a killed process cannot hurt, since its
+// writes are in the page cache. Only an operating-system crash can tear the file; OpenDB notices
+// one (the machine's boot id changed while the file was open) and rebuilds from the log.
+// SyncAlways makes every commit durable, as --sync always does for the log.
+type DB struct {
+	bolt      *bbolt.DB
+	path      string
+	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// bootID identifies the running kernel boot; empty where the system does not say.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// OpenDB opens (or creates) the projection file at path. A file bbolt cannot open, or one left
+// open by a machine that crashed since, is moved aside and a new one created: the log rebuilds it.
+func OpenDB(path string, log *slog.Logger) (*DB, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	opts := &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType, NoSync: true}
+	b, err := bbolt.Open(path, 0o600, opts)
+	reason := ""
+	if err != nil && !errors.Is(err, bbolt.ErrTimeout) {
+		reason = err.Error()
+	} else if err == nil {
+		if r := crashedSince(b); r != "" {
+			_ = b.Close()
+			reason = r
+		}
+	}
+	if reason != "" {
+		aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix())
+		log.Warn("projections: file not trustworthy, rebuilding from the log", "path", path, "reason", reason, "moved_to", aside)
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("projections: open %s: %s (and moving it aside failed: %v)", path, reason, rerr)
+		}
+		b, err = bbolt.Open(path, 0o600, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	// Mark the file open on this boot; Close marks it closed cleanly.
+	err = b.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(metaBucket)
+		if err != nil {
+			return err
+		}
+		return meta.Put(openKey, []byte(bootID()))
+	})
+	if err == nil {
+		err = b.Sync()
+	}
+	if err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	return &DB{bolt: b, path: path, log: log}, nil
+}
+
+// openKey, in the meta bucket, holds the boot id of the process that has the file open; it is
+// removed by a clean Close.
+var openKey = []byte("open_on_boot")
+
+// crashedSince says why a file cannot be trusted: it was left open (not closed cleanly) on an
+// earlier boot of the machine, so unsynced pages may be lost. "" when it can be trusted.
+func crashedSince(b *bbolt.DB) string {
+	var reason string
+	_ = b.View(func(tx *bbolt.Tx) error {
+		meta := tx.Bucket(metaBucket)
+		if meta == nil {
+			return nil
+		}
+		if openOn := meta.Get(openKey); openOn != nil && string(openOn) != bootID() {
+			reason = "left open by a machine that has restarted since"
+		}
+		return nil
+	})
+	return reason
+}
+
+// SyncAlways makes every commit durable before it returns.
+func (db *DB) SyncAlways(on bool) { db.bolt.NoSync = !on }
+
+// View runs f in a read transaction.
+func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
+
+// Close marks the file closed cleanly, syncs and closes it. Stop the projectors first. Closing
+// twice is harmless.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		err := db.bolt.Update(func(tx *bbolt.Tx) error {
+			if meta := tx.Bucket(metaBucket); meta != nil {
+				return meta.Delete(openKey)
+			}
+			return nil
+		})
+		db.closeErr = errors.Join(err, db.bolt.Sync(), db.bolt.Close())
+	})
+	return db.closeErr
+}
+
+// Path is the file's location.
+func (db *DB) Path() string { return db.path }
+
+// Projector keeps a set of projections of one stream up to date.
+type Projector struct {
+	db          *DB
+	log         *eventlog.Log
+	stream      string
+	projections []Projection
+	logger      *slog.Logger
+
+	applied atomic.Uint64
+	ready   chan struct{} // closed once the buckets exist and the start is decided
+	readyMu sync.Once
+	mu      sync.Mutex
+	advance chan struct{} // closed and replaced whenever applied moves
+	health  atomic.Pointer[error]
+	skipped atomic.Uint64
+
+	// OnApply, when set before Run, is told of every applied batch (metrics).
+	OnApply func(events int, d time.Duration)
+}
+
+// NewProjector prepares projections of stream into db. Call Run to start it.
+func NewProjector(db *DB, log *eventlog.Log, stream string, ps ...Projection) *Projector {
+	return &Projector{db: db, log: log, stream: stream, projections: ps, logger: db.log,
+		advance: make(chan struct{}), ready: make(chan struct{})}
+}
+
+func cursorKey(stream, name string) []byte { return []byte(stream + "/" + name) }
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func readU64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// prepare creates the buckets and decides where to start: from the smallest cursor, or from the
+// beginning when the file belongs to another schema or another log.
+func (p *Projector) prepare(ctx context.Context) (uint64, error) {
+	created, err := p.log.StreamCreated(ctx, p.stream)
+	if err != nil {
+		return 0, err
+	}
+	last, err := p.log.LastSeq(ctx, p.stream)
+	if err != nil {
+		return 0, err
+	}
+	stamp := []byte(fmt.Sprintf("%d/%s", SchemaVersion, created.UTC().Format(time.RFC3339Nano)))
+	var from uint64
+	err = p.db.bolt.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists(metaBucket)
+		if err != nil {
+			return err
+		}
+		cursors, err := tx.CreateBucketIfNotExists(cursorsBucket)
+		if err != nil {
+			return err
+		}
+		stampKey := []byte("log/" + p.stream)
+		reset := string(meta.Get(stampKey)) != string(stamp)
+		min := ^uint64(0)
+		for _, pr := range p.projections {
+			if c := readU64(cursors.Get(cursorKey(p.stream, pr.Name()))); c < min {
+				min = c
+			}
+		}
+		if len(p.projections) == 0 {
+			min = 0
+		}
+		if min > last {
+			reset = true // the log is behind the file: it was wiped or replaced
+		}
+		if reset {
+			if meta.Get(stampKey) != nil {
+				p.logger.Warn("projections: rebuilding from the log", "stream", p.stream, "reason", "schema or log changed")
+			}
+			if err := p.resetTx(tx); err != nil {
+				return err
+			}
+			min = 0
+		}
+		for _, pr := range p.projections {
+			for _, b := range pr.Buckets() {
+				if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.CreateBucketIfNotExists(p.versionsBucket()); err != nil {
+			return err
+		}
+		from = min
+		return meta.Put(stampKey, stamp)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("projections: prepare %s: %w", p.stream, err)
+	}
+	return from, nil
+}
+
+// resetTx drops every bucket of the projector's projections and their cursors.
+func (p *Projector) resetTx(tx *bbolt.Tx) error {
+	cursors := tx.Bucket(cursorsBucket)
+	for _, pr := range p.projections {
+		for _, b := range pr.Buckets() {
+			if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+				return err
+			}
+		}
+		if err := cursors.Delete(cursorKey(p.stream, pr.Name())); err != nil {
+			return err
+		}
+	}
+	// Versions of this stream's aggregates are rebuilt with them.
+	if err := tx.DeleteBucket(p.versionsBucket()); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+		return err
+	}
+	return nil
+}
+
+// Reset drops the projections so that the next Run rebuilds them from the start of the log.
+func (p *Projector) Reset() error {
+	return p.db.bolt.Update(func(tx *bbolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(cursorsBucket); err != nil {
+			return err
+		}
+		return p.resetTx(tx)
+	})
+}
+
+// maxApplyBatch bounds the events folded in one bbolt transaction.
+const maxApplyBatch = 2000
+
+// Run applies events as they are appended until ctx ends. It returns only on ctx's end or on a
+// failure to read the log.
+func (p *Projector) Run(ctx context.Context) error {
+	from, err := p.prepare(ctx)
+	if err != nil {
+		p.setHealth(err)
+		return err
+	}
+	p.setApplied(from)
+	p.readyMu.Do(func() { close(p.ready) })
+	last, err := p.log.LastSeq(ctx, p.stream)
+	if err != nil {
+		return err
+	}
+	catchingUp := last > from
+	syncAlways := !p.db.bolt.NoSync
+	defer func() { p.db.bolt.NoSync = !syncAlways }()
+	if catchingUp {
+		// Replaying: the log is the truth, so skip fsync until caught up, then sync once.
+		p.db.bolt.NoSync = true
+		p.logger.Info("projections: catching up", "stream", p.stream, "from", from, "to", last)
+	}
+	sub, err := p.log.Subscribe(ctx, p.stream, from+1)
+	if err != nil {
+		p.setHealth(err)
+		return err
+	}
+	defer sub.Stop()
+	p.setHealth(nil)
+	batch := make([]eventlog.Event, 0, maxApplyBatch)
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			p.setHealth(err)
+			return fmt.Errorf("projections: read %s: %w", p.stream, err)
+		}
+		batch = append(batch[:0], e)
+		for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
+			e, ok := sub.TryNext()
+			if !ok {
+				break
+			}
+			batch = append(batch, e)
+		}
+		for {
+			if err := p.apply(batch); err == nil {
+				break
+			} else {
+				p.setHealth(err)
+				p.logger.Error("projections: apply failed, retrying", "stream", p.stream, "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+		}
+		p.setHealth(nil)
+		if catchingUp && p.applied.Load() >= last {
+			catchingUp = false
+			p.db.bolt.NoSync = !syncAlways
+			if err := p.db.bolt.Sync(); err != nil {
+				p.setHealth(err)
+			}
+			p.logger.Info("projections: caught up", "stream", p.stream, "seq", last)
+		}
+	}
+}
+
+// poison is a fold that failed on one event. The transaction that saw it is rolled back and the
+// batch applied again without that event, so a failed fold never leaves a partial change.
+type poison struct {
+	projection string
+	seq        uint64
+	err        error
+}
+
+func (e *poison) Error() string {
+	return fmt.Sprintf("projections: %s cannot fold event %d: %v", e.projection, e.seq, e.err)
+}
+
+func (p *Projector) apply(batch []eventlog.Event) error {
+	skip := map[string]map[uint64]bool{}
+	for {
+		err := p.applyTx(batch, skip)
+		var pe *poison
+		if !errors.As(err, &pe) {
+			return err
+		}
+		if skip[pe.projection] == nil {
+			skip[pe.projection] = map[uint64]bool{}
+		}
+		skip[pe.projection][pe.seq] = true
+		p.skipped.Add(1)
+		p.logger.Error("projections: event skipped", "projection", pe.projection, "seq", pe.seq, "err", pe.err)
+	}
+}
+
+func (p *Projector) applyTx(batch []eventlog.Event, skip map[string]map[uint64]bool) error {
+	start := time.Now()
+	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
+		cursors := tx.Bucket(cursorsBucket)
+		versions := tx.Bucket(p.versionsBucket())
+		for _, pr := range p.projections {
+			key := cursorKey(p.stream, pr.Name())
+			from := readU64(cursors.Get(key))
+			cursor := from
+			for _, e := range batch {
+				if e.Seq <= from {
+					continue // applied before; events of one packed message share a sequence
+				}
+				if !skip[pr.Name()][e.Seq] {
+					if err := applyOne(tx, pr, e); err != nil {
+						return &poison{projection: pr.Name(), seq: e.Seq, err: err}
+					}
+				}
+				cursor = e.Seq
+			}
+			if err := cursors.Put(key, u64(cursor)); err != nil {
+				return err
+			}
+		}
+		for _, e := range batch {
+			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	p.setApplied(batch[len(batch)-1].Seq)
+	if p.OnApply != nil {
+		p.OnApply(len(batch), time.Since(start))
+	}
+	return nil
+}
+
+// applyOne folds e, turning a panic in the fold into an error.
+func applyOne(tx *bbolt.Tx, pr Projection, e eventlog.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return pr.Apply(tx, e)
+}
+
+func (p *Projector) setApplied(seq uint64) {
+	p.applied.Store(seq)
+	p.mu.Lock()
+	close(p.advance)
+	p.advance = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *Projector) setHealth(err error) {
+	if err == nil {
+		p.health.Store(nil)
+		return
+	}
+	p.health.Store(&err)
+}
+
+// Applied is the last stream sequence every projection has applied.
+func (p *Projector) Applied() uint64 { return p.applied.Load() }
+
+// Skipped counts events no projection could fold.
+func (p *Projector) Skipped() uint64 { return p.skipped.Load() }
+
+// Healthy returns the last failure of the projector, or nil.
+func (p *Projector) Healthy() error {
+	if e := p.health.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// WaitFor blocks until the projections have applied seq: a write handler calls it with its
+// append's sequence so the client reads its own write.
+func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return fmt.Errorf("projections: waiting for the projector to start: %w", ctx.Err())
+	}
+	for {
+		p.mu.Lock()
+		ch := p.advance
+		p.mu.Unlock()
+		if p.applied.Load() >= seq {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("projections: waiting for seq %d (applied %d): %w", seq, p.applied.Load(), ctx.Err())
+		}
+	}
+}
+
+// CatchUp waits until the projections have applied everything in the log now: what a reader on
+// another process does after losing an optimistic-concurrency race.
+func (p *Projector) CatchUp(ctx context.Context) error {
+	last, err := p.log.LastSeq(ctx, p.stream)
+	if err != nil {
+		return err
+	}
+	return p.WaitFor(ctx, last)
+}
+
+// Version returns the sequence of the last event of agg that the projections applied, or 0 when
+// there is none: the Expect for the aggregate's next append.
+func (p *Projector) Version(agg eventlog.Aggregate) (uint64, error) {
+	var v uint64
+	err := p.db.bolt.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(p.versionsBucket()); b != nil {
+			v = readU64(b.Get([]byte(agg.Key())))
+		}
+		return nil
+	})
+	return v, err
+}
+
+// DB is the file the projector writes.
+func (p *Projector) DB() *DB { return p.db }

@@ -1,0 +1,59 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// putJSON stores v as JSON under key.
+func putJSON(b *bbolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, raw)
+}
+
+// getJSON reads the JSON under key into v and reports whether it was there.
+func getJSON(b *bbolt.Bucket, key []byte, v any) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(raw, v)
+}
+
+// orMissing returns err, or an error saying e names a record the projection does not have.
+func orMissing(err error, e eventlog.Event) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%s %s: no such %s", e.Type, e.Aggregate, e.Aggregate.Kind)
+}
+
+// orEmpty returns m, or an empty map for nil so that records never hold JSON null objects.
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// anyMap widens m for engine.Contains.
+func anyMap(m map[string]any) any { return m }
+
+// page returns the slice of items from offset, at most limit long (limit <= 0: no limit).
+func page[T any](items []T, offset, limit int) []T {
+	if offset >= len(items) {
+		return []T{}
+	}
+	items = items[offset:]
+	if limit > 0 && limit < len(items) {
+		items = items[:limit]
+	}
+	return items
+}

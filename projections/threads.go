@@ -1,0 +1,226 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Threads folds thread events into the current record of each thread, and an expiry index that
+// the TTL sweeper reads.
+type Threads struct{ db *DB }
+
+// NewThreads returns the threads projection stored in db.
+func NewThreads(db *DB) *Threads { return &Threads{db: db} }
+
+var (
+	threadsBucket      = []byte("threads")
+	threadExpiryBucket = []byte("thread_expiry")
+)
+
+// Name implements Projection.
+func (*Threads) Name() string { return "threads" }
+
+// Buckets implements Projection.
+func (*Threads) Buckets() []string {
+	return []string{string(threadsBucket), string(threadExpiryBucket)}
+}
+
+func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
+
+// Apply implements Projection.
+func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
+	if e.Aggregate.Kind != "thread" {
+		return nil
+	}
+	b := tx.Bucket(threadsBucket)
+	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
+	at := engine.At(e.Time)
+	switch e.Type {
+	case engine.ThreadCreated:
+		var d engine.ThreadCreatedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		th := engine.Thread{
+			ThreadID: e.Aggregate.ID, CreatedAt: at, UpdatedAt: at, StateUpdatedAt: at,
+			Metadata: orEmpty(d.Metadata), Status: engine.ThreadIdle, Config: orEmpty(d.Config),
+			Interrupts: map[string]any{},
+		}
+		if err := t.setTTL(tx, e, &th, d.TTL); err != nil {
+			return err
+		}
+		return putJSON(b, key, th)
+	case engine.ThreadPatched:
+		var d engine.ThreadPatchedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		var th engine.Thread
+		if ok, err := getJSON(b, key, &th); err != nil || !ok {
+			return orMissing(err, e)
+		}
+		maps.Copy(th.Metadata, d.Metadata)
+		th.UpdatedAt = at
+		if d.TTL != nil {
+			if err := t.setTTL(tx, e, &th, d.TTL); err != nil {
+				return err
+			}
+		}
+		return putJSON(b, key, th)
+	case engine.ThreadDeleted:
+		var th engine.Thread
+		if ok, err := getJSON(b, key, &th); err != nil || !ok {
+			return err // deleting what is gone is a no-op
+		}
+		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
+			return err
+		}
+		return b.Delete(key)
+	}
+	return nil
+}
+
+func (t *Threads) setTTL(tx *bbolt.Tx, e eventlog.Event, th *engine.Thread, spec *engine.TTLSpec) error {
+	if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
+		return err
+	}
+	th.TTL = nil
+	if spec == nil || spec.Minutes <= 0 {
+		return nil
+	}
+	expires := e.Time.Add(time.Duration(spec.Minutes * float64(time.Minute)))
+	th.TTL = &engine.ThreadTTL{Strategy: spec.Strategy, Minutes: spec.Minutes, ExpiresAt: engine.At(expires)}
+	return tx.Bucket(threadExpiryBucket).Put(expiryKey(expires, e.Aggregate), nil)
+}
+
+func (t *Threads) clearExpiry(tx *bbolt.Tx, agg eventlog.Aggregate, ttl *engine.ThreadTTL) error {
+	if ttl == nil {
+		return nil
+	}
+	return tx.Bucket(threadExpiryBucket).Delete(expiryKey(ttl.ExpiresAt.Time, agg))
+}
+
+// expiryKey orders expiries by time: 8 bytes of unix nanoseconds, then tenant/id.
+func expiryKey(at time.Time, agg eventlog.Aggregate) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano()))
+	return append(k, tenantKey(agg.Tenant, agg.ID)...)
+}
+
+// Get returns the thread, or false when it does not exist.
+func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
+	var th engine.Thread
+	var ok bool
+	err := t.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		ok, err = getJSON(tx.Bucket(threadsBucket), tenantKey(tenant, id), &th)
+		return err
+	})
+	return th, ok, err
+}
+
+// ThreadQuery filters and orders a thread search.
+type ThreadQuery struct {
+	IDs       []string
+	Metadata  map[string]any
+	Values    map[string]any
+	Status    string
+	SortBy    string // thread_id, status, created_at, updated_at, state_updated_at
+	SortOrder string // asc or desc
+	Limit     int
+	Offset    int
+}
+
+// ThreadSortFields lists the fields a thread search may sort by.
+var ThreadSortFields = []string{"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
+
+// Search returns one page of the threads of tenant matching q, and how many match in all.
+func (t *Threads) Search(tenant string, q ThreadQuery) ([]engine.Thread, int, error) {
+	var all []engine.Thread
+	ids := map[string]bool{}
+	for _, id := range q.IDs {
+		ids[id] = true
+	}
+	err := t.db.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(threadsBucket).Cursor()
+		prefix := []byte(tenant + "/")
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(ids) > 0 && !ids[string(k[len(prefix):])] {
+				continue
+			}
+			var th engine.Thread
+			if err := json.Unmarshal(v, &th); err != nil {
+				return fmt.Errorf("projections: thread %s: %w", k, err)
+			}
+			if q.Status != "" && th.Status != q.Status {
+				continue
+			}
+			if len(q.Metadata) > 0 && !engine.Contains(anyMap(th.Metadata), anyMap(q.Metadata)) {
+				continue
+			}
+			if len(q.Values) > 0 && !engine.Contains(th.Values, anyMap(q.Values)) {
+				continue
+			}
+			all = append(all, th)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	sortThreads(all, q.SortBy, q.SortOrder)
+	return page(all, q.Offset, q.Limit), len(all), nil
+}
+
+func sortThreads(ts []engine.Thread, by, order string) {
+	key := func(th engine.Thread) string {
+		switch by {
+		case "thread_id":
+			return th.ThreadID
+		case "status":
+			return th.Status
+		case "created_at":
+			return th.CreatedAt.Format(engine.TimeLayout)
+		case "state_updated_at":
+			return th.StateUpdatedAt.Format(engine.TimeLayout)
+		}
+		return th.UpdatedAt.Format(engine.TimeLayout)
+	}
+	slices.SortStableFunc(ts, func(a, b engine.Thread) int {
+		c := strings.Compare(key(a), key(b))
+		if c == 0 {
+			c = strings.Compare(a.ThreadID, b.ThreadID)
+		}
+		if order != "asc" {
+			c = -c
+		}
+		return c
+	})
+}
+
+// Expired returns up to limit threads whose TTL has passed at now.
+func (t *Threads) Expired(now time.Time, limit int) ([]eventlog.Aggregate, error) {
+	var out []eventlog.Aggregate
+	err := t.db.View(func(tx *bbolt.Tx) error {
+		c := tx.Bucket(threadExpiryBucket).Cursor()
+		for k, _ := c.First(); k != nil && len(out) < limit; k, _ = c.Next() {
+			if int64(binary.BigEndian.Uint64(k[:8])) > now.UnixNano() {
+				break
+			}
+			tenant, id, _ := strings.Cut(string(k[8:]), "/")
+			out = append(out, eventlog.Aggregate{Kind: "thread", Tenant: tenant, ID: id})
+		}
+		return nil
+	})
+	return out, err
+}
