@@ -1,0 +1,433 @@
+// Package assistants is the write and read side of assistants: versioned configurations of the
+// graphs registered in the binary. Every graph has a system assistant, created at start-up, whose
+// id is derived from the graph id; a graph id is accepted wherever an assistant id is.
+package assistants
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// GraphNamespace is the UUID namespace of system assistant ids, as on the reference servers.
+const GraphNamespace = "6ba7b821-9dad-11d1-80b4-00c04fd430c8"
+
+var graphNamespace = uuid.MustParse(GraphNamespace)
+
+// SystemID is the id of graph's system assistant: UUIDv5(GraphNamespace, graph).
+func SystemID(graph string) string { return uuid.NewSHA1(graphNamespace, []byte(graph)).String() }
+
+// SystemMetadata is the metadata of every system assistant.
+func SystemMetadata() map[string]any { return map[string]any{"created_by": "system"} }
+
+// maxDeleteThreads bounds the threads deleted with an assistant: they go in one atomic batch with
+// the assistant's own event, and a batch holds at most 1000 events.
+const maxDeleteThreads = 999
+
+// Service manages assistants.
+type Service struct {
+	cmd     *command.Runner
+	view    *projections.Assistants
+	threads *projections.Threads
+	log     *slog.Logger
+
+	mu     sync.RWMutex
+	graphs []string // registered graph ids, sorted; set by EnsureSystem
+}
+
+// New returns the assistant service writing through cmd and reading view; threads is read to find
+// the threads deleted with an assistant. No graph is registered until EnsureSystem.
+func New(cmd *command.Runner, view *projections.Assistants, threads *projections.Threads, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{cmd: cmd, view: view, threads: threads, log: log}
+}
+
+// Aggregate names assistant id of the context's tenant in the log.
+func Aggregate(ctx context.Context, id string) eventlog.Aggregate {
+	return eventlog.Aggregate{Kind: "assistant", Tenant: engine.TenantFrom(ctx), ID: id}
+}
+
+// NotFound is the error for an assistant that does not exist, with the reference servers' text.
+func NotFound(op string) error {
+	return engine.E(engine.Op(op), engine.NotFound, "Assistant not found")
+}
+
+// NoAssistantDetail is the reference servers' text when a run names an assistant (or graph) that
+// does not exist.
+func NoAssistantDetail(id string) string {
+	return fmt.Sprintf("No assistant found for %q. Make sure the assistant ID is for a valid assistant or a valid graph ID.", id)
+}
+
+// NoAssistant is the NotFound error with NoAssistantDetail, for run creation.
+func NoAssistant(op, id string) error {
+	return engine.E(engine.Op(op), engine.NotFound, NoAssistantDetail(id))
+}
+
+// Graphs returns the registered graph ids, sorted.
+func (s *Service) Graphs() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.graphs)
+}
+
+// IsGraph reports whether id is a registered graph.
+func (s *Service) IsGraph(id string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := slices.BinarySearch(s.graphs, id)
+	return ok
+}
+
+// CheckGraph records a violation at loc when graphID is not a registered graph.
+func (s *Service) CheckGraph(v *engine.Violations, graphID string, loc ...any) {
+	if s.IsGraph(graphID) {
+		return
+	}
+	graphs := s.Graphs()
+	if len(graphs) == 0 {
+		v.Add("literal_error", "No graph is registered on this server", loc...)
+		return
+	}
+	q := make([]string, 0, len(graphs))
+	for _, g := range graphs {
+		q = append(q, "'"+g+"'")
+	}
+	v.Add("literal_error", "Input should be a registered graph: "+strings.Join(q, ", "), loc...)
+}
+
+// ID returns the assistant id that idOrGraph names: the system assistant's id for a registered
+// graph id, the canonical form of a UUID, or false when it is neither.
+func (s *Service) ID(idOrGraph string) (string, bool) {
+	if s.IsGraph(idOrGraph) {
+		return SystemID(idOrGraph), true
+	}
+	id, err := uuid.Parse(idOrGraph)
+	if err != nil {
+		return "", false
+	}
+	return id.String(), true
+}
+
+// Create is a request to create an assistant.
+type Create struct {
+	AssistantID string // empty: a new UUID
+	GraphID     string
+	Config      map[string]any
+	Context     map[string]any
+	Metadata    map[string]any
+	IfExists    string // "raise" (default) or "do_nothing"
+	Name        string // empty: the graph id
+	Description *string
+}
+
+// Create makes an assistant at version 1, or returns the existing one when IfExists is do_nothing.
+func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error) {
+	const op = "assistants.create"
+	var v engine.Violations
+	s.CheckGraph(&v, c.GraphID, "body", "graph_id")
+	if err := v.Err(op); err != nil {
+		return engine.Assistant{}, err
+	}
+	if c.AssistantID == "" {
+		c.AssistantID = uuid.NewString()
+	}
+	if c.Name == "" {
+		c.Name = c.GraphID
+	}
+	agg := Aggregate(ctx, c.AssistantID)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		_, exists, err := s.view.Get(agg.Tenant, agg.ID)
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		if exists {
+			if c.IfExists == "do_nothing" {
+				return nil, nil
+			}
+			return nil, engine.E(engine.Op(op), engine.Exists, "Assistant already exists")
+		}
+		spec := engine.AssistantSpec{GraphID: c.GraphID, Config: c.Config, Context: c.Context,
+			Metadata: c.Metadata, Name: c.Name, Description: c.Description}
+		return s.decide(op, agg, engine.AssistantCreated, engine.AssistantCreatedData{AssistantSpec: spec})
+	})
+	if err != nil {
+		return engine.Assistant{}, err
+	}
+	return s.get(ctx, op, agg.ID)
+}
+
+// decide is the one-event decision of a command on agg.
+func (s *Service) decide(op string, agg eventlog.Aggregate, typ string, data any) (command.Decision, error) {
+	expect, err := s.cmd.Version(agg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		return nil, engine.E(engine.Op(op), err)
+	}
+	return command.Decision{{Event: e, Expect: expect}}, nil
+}
+
+// Get returns the assistant idOrGraph names (an assistant id or a registered graph id).
+func (s *Service) Get(ctx context.Context, idOrGraph string) (engine.Assistant, error) {
+	return s.resolve(ctx, "assistants.get", idOrGraph)
+}
+
+// Resolve returns the assistant idOrGraph names: an assistant id, or a registered graph id for
+// the graph's system assistant. A missing one is NotFound ("Assistant not found"); run creation
+// replaces the text with NoAssistantDetail.
+func (s *Service) Resolve(ctx context.Context, idOrGraph string) (engine.Assistant, error) {
+	return s.resolve(ctx, "assistants.resolve", idOrGraph)
+}
+
+func (s *Service) resolve(ctx context.Context, op, idOrGraph string) (engine.Assistant, error) {
+	id, ok := s.ID(idOrGraph)
+	if !ok {
+		return engine.Assistant{}, NotFound(op)
+	}
+	return s.get(ctx, op, id)
+}
+
+func (s *Service) get(ctx context.Context, op, id string) (engine.Assistant, error) {
+	a, ok, err := s.view.Get(engine.TenantFrom(ctx), id)
+	if err != nil {
+		return engine.Assistant{}, engine.E(engine.Op(op), err)
+	}
+	if !ok {
+		return engine.Assistant{}, NotFound(op)
+	}
+	return a, nil
+}
+
+// Patch is a change to an assistant. Absent (nil, empty GraphID) fields keep their value; config
+// and context replace the old ones, metadata is merged over the old.
+type Patch struct {
+	GraphID     string
+	Config      map[string]any
+	Context     map[string]any
+	Metadata    map[string]any
+	Name        *string
+	Description *string
+}
+
+// Patch makes a new version of the assistant (one more than its highest) from its latest version
+// and p, and makes it the latest.
+func (s *Service) Patch(ctx context.Context, idOrGraph string, p Patch) (engine.Assistant, error) {
+	const op = "assistants.patch"
+	if p.GraphID != "" {
+		var v engine.Violations
+		s.CheckGraph(&v, p.GraphID, "body", "graph_id")
+		if err := v.Err(op); err != nil {
+			return engine.Assistant{}, err
+		}
+	}
+	id, ok := s.ID(idOrGraph)
+	if !ok {
+		return engine.Assistant{}, NotFound(op)
+	}
+	agg := Aggregate(ctx, id)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		old, err := s.get(ctx, op, id)
+		if err != nil {
+			return nil, err
+		}
+		max, err := s.view.MaxVersion(agg.Tenant, id)
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		return s.decide(op, agg, engine.AssistantUpdated, engine.AssistantUpdatedData{
+			Version: max + 1, AssistantSpec: p.apply(old)})
+	})
+	if err != nil {
+		return engine.Assistant{}, err
+	}
+	return s.get(ctx, op, id)
+}
+
+// apply returns the content of old with p applied.
+func (p Patch) apply(old engine.Assistant) engine.AssistantSpec {
+	spec := engine.AssistantSpec{GraphID: old.GraphID, Config: old.Config, Context: old.Context,
+		Metadata: old.Metadata, Name: old.Name, Description: old.Description}
+	if p.GraphID != "" {
+		spec.GraphID = p.GraphID
+	}
+	if p.Config != nil {
+		spec.Config = p.Config
+	}
+	if p.Context != nil {
+		spec.Context = p.Context
+	}
+	if p.Metadata != nil {
+		spec.Metadata = maps.Clone(old.Metadata)
+		if spec.Metadata == nil {
+			spec.Metadata = map[string]any{}
+		}
+		maps.Copy(spec.Metadata, p.Metadata)
+	}
+	if p.Name != nil {
+		spec.Name = *p.Name
+	}
+	if p.Description != nil {
+		spec.Description = p.Description
+	}
+	return spec
+}
+
+// SetLatest makes an existing version of the assistant the current one.
+func (s *Service) SetLatest(ctx context.Context, idOrGraph string, version int) (engine.Assistant, error) {
+	const op = "assistants.set_latest"
+	id, ok := s.ID(idOrGraph)
+	if !ok {
+		return engine.Assistant{}, NotFound(op)
+	}
+	agg := Aggregate(ctx, id)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, err := s.get(ctx, op, id); err != nil {
+			return nil, err
+		}
+		if _, ok, err := s.view.Version(agg.Tenant, id, version); err != nil || !ok {
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			return nil, engine.E(engine.Op(op), engine.NotFound, "Assistant version not found")
+		}
+		return s.decide(op, agg, engine.AssistantLatestSet, engine.AssistantLatestSetData{Version: version})
+	})
+	if err != nil {
+		return engine.Assistant{}, err
+	}
+	return s.get(ctx, op, id)
+}
+
+// Versions returns a page of the assistant's versions whose metadata contains metadata, newest
+// first, and how many match in all.
+func (s *Service) Versions(ctx context.Context, idOrGraph string, metadata map[string]any, limit, offset int) ([]engine.AssistantVersion, int, error) {
+	const op = "assistants.versions"
+	a, err := s.resolve(ctx, op, idOrGraph)
+	if err != nil {
+		return nil, 0, err
+	}
+	vs, total, err := s.view.Versions(engine.TenantFrom(ctx), a.AssistantID, metadata, limit, offset)
+	if err != nil {
+		return nil, 0, engine.E(engine.Op(op), err)
+	}
+	return vs, total, nil
+}
+
+// Delete removes the assistant and its versions. With deleteThreads, every thread of the tenant
+// whose metadata.assistant_id is the assistant's id is deleted in the same atomic batch.
+func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bool) error {
+	const op = "assistants.delete"
+	id, ok := s.ID(idOrGraph)
+	if !ok {
+		return NotFound(op)
+	}
+	agg := Aggregate(ctx, id)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, err := s.get(ctx, op, id); err != nil {
+			return nil, err
+		}
+		var doomed []engine.Thread
+		if deleteThreads {
+			var err error
+			doomed, _, err = s.threads.Search(agg.Tenant, projections.ThreadQuery{Metadata: map[string]any{"assistant_id": id}})
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			if len(doomed) > maxDeleteThreads {
+				return nil, engine.E(engine.Op(op), engine.TooLarge, fmt.Sprintf(
+					"The assistant has %d threads; at most %d can be deleted with it. Delete some threads first.", len(doomed), maxDeleteThreads))
+			}
+		}
+		data := engine.AssistantDeletedData{}
+		for _, th := range doomed {
+			data.Threads = append(data.Threads, th.ThreadID)
+		}
+		d, err := s.decide(op, agg, engine.AssistantDeleted, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, th := range doomed {
+			tagg := threads.Aggregate(ctx, th.ThreadID)
+			expect, err := s.cmd.Version(tagg)
+			if err != nil {
+				return nil, err
+			}
+			e, err := threads.DeleteEvent(tagg, "assistant_deleted")
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			d = append(d, eventlog.Pending{Event: e, Expect: expect})
+		}
+		return d, nil
+	})
+	return err
+}
+
+// Search returns a page of the tenant's assistants matching q and how many match in all.
+func (s *Service) Search(ctx context.Context, q projections.AssistantQuery) ([]engine.Assistant, int, error) {
+	as, total, err := s.view.Search(engine.TenantFrom(ctx), q)
+	if err != nil {
+		return nil, 0, engine.E(engine.Op("assistants.search"), err)
+	}
+	return as, total, nil
+}
+
+// EnsureSystem registers graphs (the graphs assistants may use) and creates the system assistant
+// of each that lacks one: id SystemID(graph), name the graph id, metadata created_by=system,
+// version 1. It is idempotent, and safe when several processes start at once: the loser of the
+// append race finds the assistant made and does nothing.
+func (s *Service) EnsureSystem(ctx context.Context, graphs []string) error {
+	const op = "assistants.ensure_system"
+	set := slices.Clone(graphs)
+	slices.Sort(set)
+	set = slices.Compact(set)
+	for _, g := range set {
+		if g == "" {
+			return engine.E(engine.Op(op), engine.Invalid, "A graph id cannot be empty.")
+		}
+	}
+	s.mu.Lock()
+	s.graphs = set
+	s.mu.Unlock()
+	for _, g := range set {
+		agg := Aggregate(ctx, SystemID(g))
+		created := false
+		_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+			created = false
+			if _, ok, err := s.view.Get(agg.Tenant, agg.ID); err != nil || ok {
+				if err != nil {
+					return nil, engine.E(engine.Op(op), err)
+				}
+				return nil, nil
+			}
+			created = true
+			spec := engine.AssistantSpec{GraphID: g, Name: g, Metadata: SystemMetadata()}
+			return s.decide(op, agg, engine.AssistantCreated, engine.AssistantCreatedData{AssistantSpec: spec})
+		})
+		switch {
+		case engine.Is(engine.Conflict, err):
+			// Another process kept winning the race: it created the assistant.
+		case err != nil:
+			return err
+		case created:
+			s.log.Info("assistants: created system assistant", "graph_id", g, "assistant_id", agg.ID)
+		}
+	}
+	return nil
+}

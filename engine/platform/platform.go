@@ -1,0 +1,148 @@
+// Package platform assembles one jetgraph process: the event log, the projection file, the
+// projectors that keep it current, and the services built on them. cmd/jetgraph wires it to the
+// HTTP server and flags; tests use it to run the real thing in a temporary folder.
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/store"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// Config configures a process.
+type Config struct {
+	// Data is the folder of the projection file (and of the embedded log).
+	Data string
+	// Log configures the event log; its Dir defaults to Data.
+	Log eventlog.Config
+	// Graphs are the graph ids served; each gets a system assistant.
+	Graphs []string
+	// SweepInterval is how often expired threads and store items are deleted (default 30s).
+	SweepInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Platform is a running process's domain side.
+type Platform struct {
+	Log        *eventlog.Log
+	DB         *projections.DB
+	Runtime    *projections.Projector
+	Threads    *threads.Service
+	Assistants *assistants.Service
+	Store      *store.Service
+
+	// Views are the projections, for readers outside the services (CLI, tests).
+	ThreadsView    *projections.Threads
+	AssistantsView *projections.Assistants
+	StoreView      *projections.Store
+
+	cfg    Config
+	logger *slog.Logger
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	ownLog bool
+}
+
+// DBPath is where the projection file of a data folder lives.
+func DBPath(data string) string { return filepath.Join(data, "projections.db") }
+
+// Open opens the log (unless l is given) and the projection file, and builds the services. Call
+// Start to begin projecting and sweeping.
+func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = 30 * time.Second
+	}
+	p := &Platform{cfg: cfg, logger: cfg.Logger}
+	if l == nil {
+		lc := cfg.Log
+		if lc.Dir == "" {
+			lc.Dir = cfg.Data
+		}
+		lc.Logger = cfg.Logger
+		var err error
+		if l, err = eventlog.Open(ctx, lc); err != nil {
+			return nil, err
+		}
+		p.ownLog = true
+	}
+	p.Log = l
+	db, err := projections.OpenDB(DBPath(cfg.Data), cfg.Logger)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	p.DB = db
+	db.SyncAlways(cfg.Log.SyncAlways)
+	p.ThreadsView = projections.NewThreads(db)
+	p.AssistantsView = projections.NewAssistants(db)
+	p.StoreView = projections.NewStore(db)
+	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView)
+	runner := &command.Runner{Log: l, Projector: p.Runtime}
+	p.Threads = threads.New(runner, p.ThreadsView, cfg.Logger)
+	p.Assistants = assistants.New(runner, p.AssistantsView, p.ThreadsView, cfg.Logger)
+	p.Store = store.New(runner, p.StoreView, cfg.Logger)
+	return p, nil
+}
+
+// Start runs the projector, waits until it has caught up with the log, creates the system
+// assistants, and starts the sweepers.
+func (p *Platform) Start(ctx context.Context) error {
+	runCtx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for runCtx.Err() == nil {
+			if err := p.Runtime.Run(runCtx); err != nil {
+				p.logger.Error("projector stopped, restarting", "err", err)
+				select {
+				case <-runCtx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+	if err := p.Runtime.CatchUp(ctx); err != nil {
+		return fmt.Errorf("platform: catch up with the log: %w", err)
+	}
+	if err := p.Assistants.EnsureSystem(ctx, p.cfg.Graphs); err != nil {
+		return fmt.Errorf("platform: system assistants: %w", err)
+	}
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); p.Threads.RunSweeper(runCtx, p.cfg.SweepInterval) }()
+	go func() { defer p.wg.Done(); p.Store.RunSweeper(runCtx, p.cfg.SweepInterval) }()
+	return nil
+}
+
+// Health returns nil when the log answers and the projector is healthy.
+func (p *Platform) Health(ctx context.Context) error {
+	return errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy())
+}
+
+// Close stops the background work and closes the file and the log (if Open opened it).
+func (p *Platform) Close() {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.wg.Wait()
+	if p.DB != nil {
+		_ = p.DB.Close()
+	}
+	if p.ownLog && p.Log != nil {
+		p.Log.Close()
+	}
+}

@@ -1,0 +1,206 @@
+// Package threads is the write and read side of threads: create, patch, delete, search, and the
+// sweeper that deletes threads whose time to live has passed.
+package threads
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// Service manages threads.
+type Service struct {
+	cmd   *command.Runner
+	view  *projections.Threads
+	log   *slog.Logger
+	clock func() time.Time
+}
+
+// New returns the thread service writing through cmd and reading view.
+func New(cmd *command.Runner, view *projections.Threads, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{cmd: cmd, view: view, log: log, clock: time.Now}
+}
+
+// Aggregate names thread id of the context's tenant in the log.
+func Aggregate(ctx context.Context, id string) eventlog.Aggregate {
+	return eventlog.Aggregate{Kind: "thread", Tenant: engine.TenantFrom(ctx), ID: id}
+}
+
+// NotFound is the error for a thread that does not exist, with the reference servers' text.
+func NotFound(op, id string) error {
+	return engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Thread with ID %s not found", id))
+}
+
+// Create is a request to create a thread.
+type Create struct {
+	ThreadID string // empty: a new UUID
+	Metadata map[string]any
+	IfExists string // "raise" (default) or "do_nothing"
+	TTL      *engine.TTLSpec
+}
+
+// Create makes a thread, or returns the existing one when IfExists is do_nothing.
+func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
+	const op = "threads.create"
+	if c.ThreadID == "" {
+		c.ThreadID = uuid.NewString()
+	}
+	agg := Aggregate(ctx, c.ThreadID)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		_, exists, err := s.view.Get(agg.Tenant, agg.ID)
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		if exists {
+			if c.IfExists == "do_nothing" {
+				return nil, nil
+			}
+			return nil, engine.E(engine.Op(op), engine.Exists, "Thread already exists")
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := eventlog.New(agg, engine.ThreadCreated, engine.ThreadCreatedData{Metadata: c.Metadata, TTL: c.TTL})
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		return command.Decision{{Event: e, Expect: expect}}, nil
+	})
+	if err != nil {
+		return engine.Thread{}, err
+	}
+	return s.Get(ctx, c.ThreadID)
+}
+
+// Get returns a thread, TTL included.
+func (s *Service) Get(ctx context.Context, id string) (engine.Thread, error) {
+	th, ok, err := s.view.Get(engine.TenantFrom(ctx), id)
+	if err != nil {
+		return engine.Thread{}, engine.E(engine.Op("threads.get"), err)
+	}
+	if !ok {
+		return engine.Thread{}, NotFound("threads.get", id)
+	}
+	return th, nil
+}
+
+// Patch merges metadata into the thread's and, when ttl is given, restarts its time to live.
+func (s *Service) Patch(ctx context.Context, id string, metadata map[string]any, ttl *engine.TTLSpec) (engine.Thread, error) {
+	const op = "threads.patch"
+	agg := Aggregate(ctx, id)
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, ok, err := s.view.Get(agg.Tenant, id); err != nil || !ok {
+			return nil, orNotFound(op, id, err)
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := eventlog.New(agg, engine.ThreadPatched, engine.ThreadPatchedData{Metadata: metadata, TTL: ttl})
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		return command.Decision{{Event: e, Expect: expect}}, nil
+	})
+	if err != nil {
+		return engine.Thread{}, err
+	}
+	return s.Get(ctx, id)
+}
+
+// Delete removes a thread. Deleting a missing thread is a NotFound error.
+func (s *Service) Delete(ctx context.Context, id string) error {
+	return s.delete(ctx, Aggregate(ctx, id), "")
+}
+
+func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, reason string) error {
+	const op = "threads.delete"
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, ok, err := s.view.Get(agg.Tenant, agg.ID); err != nil || !ok {
+			return nil, orNotFound(op, agg.ID, err)
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := DeleteEvent(agg, reason)
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		return command.Decision{{Event: e, Expect: expect}}, nil
+	})
+	return err
+}
+
+// DeleteEvent is the event that deletes thread agg; other commands (assistant deletion) put it in
+// their own batches.
+func DeleteEvent(agg eventlog.Aggregate, reason string) (eventlog.Event, error) {
+	return eventlog.New(agg, engine.ThreadDeleted, engine.ThreadDeletedData{Reason: reason})
+}
+
+// Search returns a page of the tenant's threads matching q and the total count.
+func (s *Service) Search(ctx context.Context, q projections.ThreadQuery) ([]engine.Thread, int, error) {
+	ts, total, err := s.view.Search(engine.TenantFrom(ctx), q)
+	if err != nil {
+		return nil, 0, engine.E(engine.Op("threads.search"), err)
+	}
+	return ts, total, nil
+}
+
+// Sweep deletes the threads whose TTL has passed and returns how many it deleted. Several
+// processes may sweep at once: the loser of a race finds the thread gone and moves on.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	expired, err := s.view.Expired(s.clock(), 500)
+	if err != nil {
+		return 0, engine.E(engine.Op("threads.sweep"), err)
+	}
+	n := 0
+	for _, agg := range expired {
+		err := s.delete(engine.WithTenant(ctx, agg.Tenant), agg, "ttl")
+		switch {
+		case err == nil:
+			n++
+		case engine.Is(engine.NotFound, err):
+		default:
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// RunSweeper sweeps every interval until ctx ends.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.Sweep(ctx); err != nil {
+				s.log.Error("threads: sweep failed", "err", err)
+			} else if n > 0 {
+				s.log.Info("threads: deleted expired threads", "count", n)
+			}
+		}
+	}
+}
+
+func orNotFound(op, id string, err error) error {
+	if err != nil {
+		return engine.E(engine.Op(op), err)
+	}
+	return NotFound(op, id)
+}
