@@ -1,0 +1,306 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine"
+)
+
+// maxBody bounds a request body.
+const maxBody = 32 << 20
+
+// fields reads a JSON object (a request body, or the query string) one field at a time and
+// collects every problem, so that a 422 lists all of them with their location.
+type fields struct {
+	loc  string // "body" or "query"
+	raw  map[string]json.RawMessage
+	errs *engine.Violations
+}
+
+// readBody decodes the request body as a JSON object whatever its content type (the SDKs send
+// text/plain at times). An empty body is an empty object.
+func readBody(c echo.Context, errs *engine.Violations) (*fields, error) {
+	f := &fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
+	data, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
+	if err != nil {
+		return nil, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
+	}
+	if len(data) > maxBody {
+		return nil, engine.E(engine.Op("read body"), engine.TooLarge, fmt.Sprintf("Request body over %d bytes.", maxBody))
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
+		return f, nil
+	}
+	if !json.Valid(data) {
+		errs.Add("json_invalid", "JSON decode error", "body", 0)
+		return f, nil
+	}
+	if err := json.Unmarshal(data, &f.raw); err != nil {
+		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+	}
+	return f, nil
+}
+
+// queryFields exposes the query string through the same checks. Values that are JSON are parsed
+// as such (limit=10, include=["ttl"]); anything else is a string.
+func queryFields(c echo.Context, errs *engine.Violations) *fields {
+	f := &fields{loc: "query", raw: map[string]json.RawMessage{}, errs: errs}
+	for k, vs := range c.QueryParams() {
+		if len(vs) == 0 {
+			continue
+		}
+		v := vs[len(vs)-1]
+		if json.Valid([]byte(v)) && !strings.HasPrefix(v, "\"") {
+			f.raw[k] = json.RawMessage(v)
+		} else {
+			f.raw[k], _ = json.Marshal(v)
+		}
+		if len(vs) > 1 {
+			f.raw[k], _ = json.Marshal(vs)
+		}
+	}
+	return f
+}
+
+func (f *fields) add(typ, msg, name string) { f.errs.Add(typ, msg, f.loc, name) }
+
+// present reports whether name was given with a non-null value.
+func (f *fields) present(name string) bool {
+	r, ok := f.raw[name]
+	return ok && !bytes.Equal(bytes.TrimSpace(r), []byte("null"))
+}
+
+// require records a missing-field problem when name is absent.
+func (f *fields) require(name string) bool {
+	if !f.present(name) {
+		f.add("missing", "Field required", name)
+		return false
+	}
+	return true
+}
+
+func (f *fields) decode(name string, v any) bool {
+	return f.present(name) && json.Unmarshal(f.raw[name], v) == nil
+}
+
+// String returns the string at name, "" when absent.
+func (f *fields) String(name string) string {
+	if !f.present(name) {
+		return ""
+	}
+	var s string
+	if !f.decode(name, &s) {
+		f.add("string_type", "Input should be a valid string", name)
+	}
+	return s
+}
+
+// Enum returns the string at name, which must be one of allowed; def when absent.
+func (f *fields) Enum(name, def string, allowed ...string) string {
+	if !f.present(name) {
+		return def
+	}
+	var s string
+	if !f.decode(name, &s) {
+		f.add("string_type", "Input should be a valid string", name)
+		return def
+	}
+	if !slices.Contains(allowed, s) {
+		f.add("literal_error", "Input should be "+quoteList(allowed), name)
+		return def
+	}
+	return s
+}
+
+// UUID returns the UUID string at name in canonical form, "" when absent.
+func (f *fields) UUID(name string) string {
+	s := f.String(name)
+	if s == "" {
+		return ""
+	}
+	id, err := uuid.Parse(s)
+	if err != nil {
+		f.add("uuid_parsing", "Input should be a valid UUID", name)
+		return ""
+	}
+	return id.String()
+}
+
+// Object returns the JSON object at name, nil when absent.
+func (f *fields) Object(name string) map[string]any {
+	if !f.present(name) {
+		return nil
+	}
+	var m map[string]any
+	if !f.decode(name, &m) {
+		f.add("dict_type", "Input should be a valid dictionary", name)
+	}
+	return m
+}
+
+// Any returns the JSON value at name, nil when absent.
+func (f *fields) Any(name string) any {
+	var v any
+	f.decode(name, &v)
+	return v
+}
+
+// Int returns the integer at name, def when absent; it must be at least min.
+func (f *fields) Int(name string, def, min int) int {
+	if !f.present(name) {
+		return def
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(f.raw[name]))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		// A query value like limit="10" arrives as a string.
+		var s string
+		if json.Unmarshal(f.raw[name], &s) == nil {
+			n = json.Number(s)
+		}
+	}
+	i, err := strconv.Atoi(string(n))
+	if err != nil {
+		f.add("int_parsing", "Input should be a valid integer", name)
+		return def
+	}
+	if i < min {
+		f.add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", min), name)
+		return def
+	}
+	return i
+}
+
+// Number returns the number at name and whether it was given.
+func (f *fields) Number(name string) (float64, bool) {
+	if !f.present(name) {
+		return 0, false
+	}
+	var n float64
+	if !f.decode(name, &n) {
+		f.add("float_parsing", "Input should be a valid number", name)
+		return 0, false
+	}
+	return n, true
+}
+
+// Bool returns the boolean at name, def when absent.
+func (f *fields) Bool(name string, def bool) bool {
+	if !f.present(name) {
+		return def
+	}
+	var b bool
+	if !f.decode(name, &b) {
+		var s string
+		if f.decode(name, &s) {
+			if v, err := strconv.ParseBool(s); err == nil {
+				return v
+			}
+		}
+		f.add("bool_parsing", "Input should be a valid boolean", name)
+		return def
+	}
+	return b
+}
+
+// Strings returns the list of strings at name, nil when absent.
+func (f *fields) Strings(name string) []string {
+	if !f.present(name) {
+		return nil
+	}
+	var ss []string
+	if !f.decode(name, &ss) {
+		f.add("list_type", "Input should be a valid list of strings", name)
+	}
+	return ss
+}
+
+func quoteList(allowed []string) string {
+	q := make([]string, len(allowed))
+	for i, a := range allowed {
+		q[i] = "'" + a + "'"
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// pathUUID returns the path parameter name as a canonical UUID, recording a problem otherwise.
+func pathUUID(c echo.Context, name string, errs *engine.Violations) string {
+	id, err := uuid.Parse(c.Param(name))
+	if err != nil {
+		errs.Add("uuid_parsing", "Input should be a valid UUID", "path", name)
+		return ""
+	}
+	return id.String()
+}
+
+// paginate sets the pagination headers of a search answer.
+func paginate(c echo.Context, total, offset, n int) {
+	h := c.Response().Header()
+	h.Set("X-Pagination-Total", strconv.Itoa(total))
+	if offset+n < total {
+		h.Set("X-Pagination-Next", strconv.Itoa(offset+n))
+	}
+}
+
+// selectFields keeps only the named top-level fields of each record; no names keeps all.
+func selectFields[T any](records []T, names []string) (any, error) {
+	if len(names) == 0 {
+		return records, nil
+	}
+	out := make([]map[string]json.RawMessage, len(records))
+	for i, r := range records {
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &all); err != nil {
+			return nil, err
+		}
+		out[i] = make(map[string]json.RawMessage, len(names))
+		for _, n := range names {
+			if v, ok := all[n]; ok {
+				out[i][n] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// ok answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204.
+func ok(c echo.Context, v any) error { return c.JSON(http.StatusOK, v) }
+
+// parseUUID returns s as a canonical UUID string.
+func parseUUID(s string) (string, error) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// splitComma splits a comma list, dropping blanks.
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,121 @@
+// Package httpapi serves jetgraph over HTTP with echo: the LangGraph-compatible runtime API, the
+// health, info, metrics and docs endpoints. Handlers parse and validate requests, call the engine
+// and write its answers; they hold no business rules.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/store"
+	"github.com/jetgraph/jetgraph/engine/threads"
+)
+
+// Deps are the parts of jetgraph the HTTP API serves.
+type Deps struct {
+	Threads    *threads.Service
+	Assistants *assistants.Service
+	Store      *store.Service
+	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
+	Events EventTailer
+	// Health returns nil when the log and every projection are healthy.
+	Health func(ctx context.Context) error
+	// Info is served at GET /info.
+	Info map[string]any
+	// Metrics serves GET /metrics.
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// Server is the HTTP front of jetgraph.
+type Server struct {
+	echo *echo.Echo
+	deps Deps
+	log  *slog.Logger
+}
+
+// exposedHeaders are readable by browser clients across origins; the SDKs read them.
+var exposedHeaders = []string{"Content-Location", "Location", "X-Pagination-Total", "X-Pagination-Next", echo.HeaderXRequestID}
+
+// New builds the server and registers every route.
+func New(d Deps) *Server {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics()
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{echo: e, deps: d, log: d.Logger}
+	e.HTTPErrorHandler = s.errorHandler
+	e.Server.IdleTimeout = 75 * time.Second // the reference servers' keep-alive
+	e.Server.ReadHeaderTimeout = 30 * time.Second
+
+	e.Use(middleware.RequestID())
+	e.Use(s.accessLog)
+	e.Use(d.Metrics.middleware)
+	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+		AllowOrigins:  []string{"*"},
+		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodPost, http.MethodDelete},
+		AllowHeaders:  []string{"*"},
+		ExposeHeaders: exposedHeaders,
+	}))
+	e.Use(middleware.Recover())
+
+	s.systemRoutes()
+	s.threadRoutes()
+	s.assistantRoutes()
+	s.storeRoutes()
+	s.eventRoutes()
+	return s
+}
+
+// accessLog writes one slog line per request.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		req := c.Request()
+		level := slog.LevelInfo
+		if req.URL.Path == "/ok" || req.URL.Path == "/metrics" {
+			level = slog.LevelDebug
+		}
+		s.log.Log(req.Context(), level, "http",
+			"method", req.Method, "path", req.URL.Path, "route", c.Path(),
+			"status", c.Response().Status, "bytes", c.Response().Size,
+			"duration_ms", float64(time.Since(start).Microseconds())/1000,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+		return nil
+	}
+}
+
+// Handler is the server as an http.Handler, for tests.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Routes lists every registered route (the OpenAPI test reads it).
+func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
+
+// Serve answers requests on l until Shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.echo.Listener = l
+	err := s.echo.Start("")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests and waits for those in flight until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.echo.Shutdown(ctx) }

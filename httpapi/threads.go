@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+func (s *Server) threadRoutes() {
+	s.echo.POST("/threads", s.createThread)
+	s.echo.POST("/threads/search", s.searchThreads)
+	s.echo.POST("/threads/count", s.countThreads)
+	s.echo.GET("/threads/:thread_id", s.getThread)
+	s.echo.PATCH("/threads/:thread_id", s.patchThread)
+	s.echo.DELETE("/threads/:thread_id", s.deleteThread)
+}
+
+// ttlField reads a time to live: minutes as a number, or {"strategy": "delete", "ttl": minutes}.
+func ttlField(f *fields, name string) *engine.TTLSpec {
+	if !f.present(name) {
+		return nil
+	}
+	if n, ok := f.Any(name).(float64); ok {
+		if n <= 0 {
+			f.add("greater_than", "TTL must be a positive number of minutes", name)
+			return nil
+		}
+		return &engine.TTLSpec{Strategy: "delete", Minutes: n}
+	}
+	var spec struct {
+		Strategy *string  `json:"strategy"`
+		TTL      *float64 `json:"ttl"`
+	}
+	if err := json.Unmarshal(f.raw[name], &spec); err != nil || spec.TTL == nil {
+		f.add("model_type", `TTL must be a number of minutes or {"strategy": "delete", "ttl": <minutes>}`, name)
+		return nil
+	}
+	out := &engine.TTLSpec{Strategy: "delete", Minutes: *spec.TTL}
+	if spec.Strategy != nil && *spec.Strategy != "delete" {
+		f.errs.Add("literal_error", "Input should be 'delete'", f.loc, name, "strategy")
+		return nil
+	}
+	if out.Minutes <= 0 {
+		f.errs.Add("greater_than", "TTL must be a positive number of minutes", f.loc, name, "ttl")
+		return nil
+	}
+	return out
+}
+
+func (s *Server) createThread(c echo.Context) error {
+	var errs engine.Violations
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	req := threads.Create{
+		ThreadID: f.UUID("thread_id"),
+		Metadata: f.Object("metadata"),
+		IfExists: f.Enum("if_exists", "raise", "raise", "do_nothing"),
+		TTL:      ttlField(f, "ttl"),
+	}
+	if f.present("supersteps") {
+		errs.Add("value_error", "supersteps need the graph runtime, which this server does not have yet", "body", "supersteps")
+	}
+	if err := errs.Err("threads.create"); err != nil {
+		return err
+	}
+	th, err := s.deps.Threads.Create(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	th.TTL = nil
+	return ok(c, th)
+}
+
+func (s *Server) getThread(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	q := queryFields(c, &errs)
+	include := q.Any("include")
+	if err := errs.Err("threads.get"); err != nil {
+		return err
+	}
+	th, err := s.deps.Threads.Get(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if !includes(include, "ttl") {
+		th.TTL = nil
+	}
+	return ok(c, th)
+}
+
+// includes reports whether an include parameter (a string, a comma list or a JSON list) names v.
+func includes(include any, v string) bool {
+	switch x := include.(type) {
+	case string:
+		return x == v || slices.Contains(splitComma(x), v)
+	case []any:
+		for _, e := range x {
+			if s, ok := e.(string); ok && includes(s, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) patchThread(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	metadata := f.Object("metadata")
+	ttl := ttlField(f, "ttl")
+	if err := errs.Err("threads.patch"); err != nil {
+		return err
+	}
+	th, err := s.deps.Threads.Patch(c.Request().Context(), id, metadata, ttl)
+	if err != nil {
+		return err
+	}
+	th.TTL = nil
+	return ok(c, th)
+}
+
+func (s *Server) deleteThread(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	if err := errs.Err("threads.delete"); err != nil {
+		return err
+	}
+	if err := s.deps.Threads.Delete(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// threadQuery reads the filters shared by search and count.
+func threadQuery(f *fields) projections.ThreadQuery {
+	q := projections.ThreadQuery{
+		Metadata: f.Object("metadata"),
+		Values:   f.Object("values"),
+		Status:   f.Enum("status", "", engine.ThreadStatuses...),
+	}
+	for i, id := range f.Strings("ids") {
+		if canonical, err := parseUUID(id); err != nil {
+			f.errs.Add("uuid_parsing", "Input should be a valid UUID", f.loc, "ids", i)
+		} else {
+			q.IDs = append(q.IDs, canonical)
+		}
+	}
+	return q
+}
+
+func (s *Server) searchThreads(c echo.Context) error {
+	var errs engine.Violations
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	q := threadQuery(f)
+	q.Limit = f.Int("limit", 10, 1)
+	q.Offset = f.Int("offset", 0, 0)
+	q.SortBy = f.Enum("sort_by", "updated_at", projections.ThreadSortFields...)
+	q.SortOrder = f.Enum("sort_order", "desc", "asc", "desc")
+	sel := f.Strings("select")
+	for i, name := range sel {
+		if !slices.Contains(threadFields, name) {
+			errs.Add("literal_error", "Input should be one of "+quoteList(threadFields), "body", "select", i)
+		}
+	}
+	if err := errs.Err("threads.search"); err != nil {
+		return err
+	}
+	ts, total, err := s.deps.Threads.Search(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	for i := range ts {
+		ts[i].TTL = nil
+	}
+	paginate(c, total, q.Offset, len(ts))
+	out, err := selectFields(ts, sel)
+	if err != nil {
+		return err
+	}
+	return ok(c, out)
+}
+
+// threadFields are the fields a thread search may select.
+var threadFields = []string{"thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status", "config", "values", "interrupts"}
+
+func (s *Server) countThreads(c echo.Context) error {
+	var errs engine.Violations
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	q := threadQuery(f)
+	if err := errs.Err("threads.count"); err != nil {
+		return err
+	}
+	_, total, err := s.deps.Threads.Search(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return ok(c, total)
+}
