@@ -1,0 +1,132 @@
+// Command jetgraph is a self-hostable agent platform in one binary: a LangGraph-compatible
+// runtime, event-sourced on NATS JetStream with bbolt projections.
+//
+// Usage:
+//
+//	jetgraph [serve] [flags]              start the platform (the default)
+//	jetgraph events <kind> <id> [--follow] print an aggregate's events as JSON lines
+//	jetgraph projections rebuild           rebuild the projection file from the log
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=..."; otherwise read from the
+// module's build info.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+// options are the flags shared by every command.
+type options struct {
+	addr        string
+	data        string
+	config      string
+	natsURL     string
+	natsListen  string
+	replicas    int
+	sync        string
+	logFormat   string
+	logLevel    string
+	graphs      string
+	gracePeriod string
+}
+
+func main() {
+	if err := rootCommand(os.Stdout, os.Stderr).Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "jetgraph:", err)
+		os.Exit(1)
+	}
+}
+
+func rootCommand(stdout, stderr io.Writer) *cobra.Command {
+	o := &options{}
+	root := &cobra.Command{
+		Use:   "jetgraph",
+		Short: "A self-hostable agent platform, event-sourced on NATS JetStream",
+		Long: `jetgraph serves a LangGraph-compatible API (assistants, threads, store) from one binary.
+Every change is an event on NATS JetStream; bbolt projections answer reads.
+
+Without a subcommand it runs 'serve'. Every flag can also be set from the environment as
+JETGRAPH_<FLAG> with dashes as underscores (JETGRAPH_ADDR, JETGRAPH_NATS_URL, ...); a flag on the
+command line wins over the environment.`,
+		Version:       buildVersion(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), o, stderr)
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	f := root.PersistentFlags()
+	f.StringVar(&o.addr, "addr", "localhost:8123", "HTTP address to serve on (host:port)")
+	f.StringVar(&o.data, "data", ".jetgraph", "data folder: the projection file and the embedded NATS store")
+	f.StringVar(&o.config, "config", "", "graph.json that says which graphs to serve (graph runtime: not yet built)")
+	f.StringVar(&o.natsURL, "nats-url", "", "NATS servers to use instead of the embedded one (comma-separated URLs)")
+	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph)")
+	f.IntVar(&o.replicas, "nats-replicas", 1, "replicas of each JetStream stream: 1, or 3 on a cluster")
+	f.StringVar(&o.sync, "sync", "interval", "embedded server fsync policy: 'interval' (every 2 minutes) or 'always' (every write)")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&o.graphs, "graphs", "echo", "comma-separated graph ids to serve when no --config is given")
+	f.StringVar(&o.gracePeriod, "grace-period", "30s", "how long shutdown waits for requests in flight")
+
+	serveCmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Start the platform (the default command)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), o, stderr)
+		},
+	}
+	root.AddCommand(serveCmd, eventsCommand(o, stdout, stderr), projectionsCommand(o, stderr))
+	cobra.OnInitialize(func() { applyEnv(root.PersistentFlags()) })
+	return root
+}
+
+// applyEnv sets every flag not given on the command line from JETGRAPH_<NAME>.
+func applyEnv(fs *pflag.FlagSet) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			return
+		}
+		name := "JETGRAPH_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			_ = f.Value.Set(v)
+		}
+	})
+}
+
+// newLogger builds the slog logger the flags ask for, writing to w.
+func newLogger(o *options, w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", o.logLevel, err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	switch o.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, hopts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
+}

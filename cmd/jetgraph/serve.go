@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/httpapi"
+)
+
+// logConfig turns the flags into the event log's configuration.
+func logConfig(o *options) (eventlog.Config, error) {
+	switch o.sync {
+	case "interval", "always":
+	default:
+		return eventlog.Config{}, fmt.Errorf("--sync must be interval or always, not %q", o.sync)
+	}
+	return eventlog.Config{
+		Dir: o.data, URLs: o.natsURL, Listen: o.natsListen, Replicas: o.replicas, SyncAlways: o.sync == "always",
+	}, nil
+}
+
+// serveInfo is written to <data>/serve.json so that other commands find the running server.
+type serveInfo struct {
+	PID     int    `json:"pid"`
+	Addr    string `json:"addr"`
+	NATSURL string `json:"nats_url,omitempty"`
+	Version string `json:"version"`
+}
+
+func serveInfoPath(data string) string { return filepath.Join(data, "serve.json") }
+
+func serve(ctx context.Context, o *options, stderr io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	logger, err := newLogger(o, stderr)
+	if err != nil {
+		return err
+	}
+	grace, err := time.ParseDuration(o.gracePeriod)
+	if err != nil {
+		return fmt.Errorf("--grace-period: %w", err)
+	}
+	lc, err := logConfig(o)
+	if err != nil {
+		return err
+	}
+	if o.config != "" {
+		return errors.New("--config: graph.json support comes with the graph runtime and is not built yet")
+	}
+	data, err := filepath.Abs(o.data)
+	if err != nil {
+		return err
+	}
+	lock, err := lockData(data)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	metrics := httpapi.NewMetrics()
+	p, err := platform.Open(ctx, platform.Config{
+		Data: data, Log: lc, Graphs: splitList(o.graphs), Logger: logger,
+	}, nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	registerPlatformMetrics(metrics.Registry, p)
+	if err := p.Start(ctx); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	srv := httpapi.New(httpapi.Deps{
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
+		Health: p.Health, Metrics: metrics, Logger: logger,
+		Info: map[string]any{
+			"version": buildVersion(),
+			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true},
+		},
+	})
+	url := "http://" + ln.Addr().String()
+	info := serveInfo{PID: os.Getpid(), Addr: ln.Addr().String(), NATSURL: p.Log.ClientURL(), Version: buildVersion()}
+	if raw, err := json.Marshal(info); err == nil {
+		_ = os.WriteFile(serveInfoPath(data), raw, 0o644)
+	}
+	defer os.Remove(serveInfoPath(data))
+	logger.Info("jetgraph ready", "url", url, "data", data, "version", buildVersion(),
+		"nats", natsDescription(o, p.Log), "sync", o.sync)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace_period", grace)
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+func natsDescription(o *options, l *eventlog.Log) string {
+	switch {
+	case o.natsURL != "":
+		return o.natsURL
+	case l.ClientURL() != "":
+		return "embedded, listening on " + l.ClientURL()
+	}
+	return "embedded, in-process"
+}
+
+// registerPlatformMetrics exposes the log's append latency and the projection lag.
+func registerPlatformMetrics(reg *prometheus.Registry, p *platform.Platform) {
+	appendLatency := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "jetgraph_log_append_duration_seconds", Help: "Time to append an event or batch to the log.",
+		Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .05, .25},
+	})
+	p.Log.ObserveAppends(func(d time.Duration) { appendLatency.Observe(d.Seconds()) })
+	applied := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jetgraph_projection_events_applied_total", Help: "Events folded into the projections.",
+	})
+	p.Runtime.OnApply = func(n int, _ time.Duration) { applied.Add(float64(n)) }
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetgraph_projection_lag_events", Help: "Events in the log not yet applied by the local projections.",
+		ConstLabels: prometheus.Labels{"stream": eventlog.RuntimeStream},
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		last, err := p.Log.LastSeq(ctx, eventlog.RuntimeStream)
+		if err != nil {
+			return -1
+		}
+		return float64(last) - float64(p.Runtime.Applied())
+	})
+	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "jetgraph_projection_events_skipped_total", Help: "Events no projection could fold (see the logs).",
+	}, func() float64 { return float64(p.Runtime.Skipped()) })
+	reg.MustRegister(appendLatency, applied, lag, skipped)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// dataLock is an exclusive lock on a data folder: two processes must never share one embedded
+// store or projection file.
+type dataLock struct{ f *os.File }
+
+func lockData(data string) (*dataLock, error) {
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return nil, fmt.Errorf("data folder %s: %w", data, err)
+	}
+	f, err := os.OpenFile(filepath.Join(data, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data folder %s: %w", data, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, errDataInUse{data: data}
+	}
+	return &dataLock{f: f}, nil
+}
+
+func (l *dataLock) release() {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = l.f.Close()
+}
+
+type errDataInUse struct{ data string }
+
+func (e errDataInUse) Error() string {
+	return fmt.Sprintf("data folder %s is in use by another jetgraph process (give each process its own --data)", e.data)
+}
+
+// discardLogger is for commands whose own output must stay clean.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
