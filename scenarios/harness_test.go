@@ -1,0 +1,265 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	readyTimeout = 60 * time.Second
+	stopTimeout  = 10 * time.Second
+	nodeTimeout  = 120 * time.Second
+)
+
+// binDir holds the jetgraph binary built for this test process.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "jetgraph-scenarios-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scenarios:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// buildBinary builds ./cmd/jetgraph once per test process and returns its path.
+// If JETGRAPH_BIN is set, that prebuilt binary is used instead.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if bin := os.Getenv("JETGRAPH_BIN"); bin != "" {
+			binPath, buildErr = filepath.Abs(bin)
+			return
+		}
+		path := filepath.Join(binDir, "jetgraph")
+		cmd := exec.Command("go", "build", "-o", path, "./cmd/jetgraph")
+		cmd.Dir = ".."
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/jetgraph: %v\n%s", err, out)
+			return
+		}
+		binPath = path
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+var (
+	npmOnce sync.Once
+	npmErr  error
+)
+
+// ensureNodeModules makes sure node and npm are present and the pinned SDK is
+// installed in scenarios/node_modules, running `npm ci` at most once. Without
+// node or npm the test is skipped locally but fails under CI.
+func ensureNodeModules(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "" {
+				t.Skipf("%s not on PATH; scenario tests need it", tool)
+			}
+			t.Fatalf("%s not on PATH, and CI must run the scenario tests", tool)
+		}
+	}
+	npmOnce.Do(func() {
+		if _, err := os.Stat(filepath.Join("node_modules", "@langchain", "langgraph-sdk", "package.json")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmErr = fmt.Errorf("npm ci: %v\n%s", err, out)
+		}
+	})
+	if npmErr != nil {
+		t.Fatal(npmErr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// server is a running jetgraph process.
+type server struct {
+	URL  string // base URL, e.g. http://127.0.0.1:40123
+	Data string // data directory passed with --data
+
+	t    *testing.T
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{} // closed once the process has exited
+}
+
+// startServer starts the jetgraph binary on a free loopback port with the given
+// data directory and waits until GET /ok answers 200. The server is stopped,
+// and on failure its output logged, when the test ends.
+func startServer(t *testing.T, dataDir string) *server {
+	t.Helper()
+	bin := buildBinary(t)
+	addr := freeAddr(t)
+	s := &server{
+		URL:  "http://" + addr,
+		Data: dataDir,
+		t:    t,
+		logs: &syncBuffer{},
+		done: make(chan struct{}),
+	}
+	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", dataDir, "--log-format", "text")
+	s.cmd.Stdout = s.logs
+	s.cmd.Stderr = s.logs
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		s.cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("jetgraph at %s (data %s) output:\n%s", s.URL, s.Data, s.logs.String())
+		}
+	})
+	s.waitReady()
+	return s
+}
+
+// freeAddr returns a loopback host:port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// waitReady polls GET /ok every 50ms until it answers 200.
+func (s *server) waitReady() {
+	s.t.Helper()
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		resp, err := client.Get(s.URL + "/ok")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-s.done:
+			s.t.Fatalf("jetgraph exited before it was ready (%v)", s.cmd.ProcessState)
+		default:
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("jetgraph not ready at %s/ok after %v (last error %v)", s.URL, readyTimeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Kill9 kills the server with SIGKILL, as a crash would, and waits for it.
+func (s *server) Kill9() {
+	s.t.Helper()
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		s.t.Fatalf("kill -9 jetgraph: %v", err)
+	}
+	<-s.done
+}
+
+// Stop asks the server to shut down with SIGTERM and kills it if it has not
+// exited within 10 seconds. Stopping a stopped server does nothing.
+func (s *server) Stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err == nil {
+		select {
+		case <-s.done:
+			return
+		case <-time.After(stopTimeout):
+			s.t.Errorf("jetgraph did not exit within %v of SIGTERM; killing it", stopTimeout)
+		}
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// runNode runs `node script args...` in the scenarios directory against srv
+// (JETGRAPH_URL) and returns its stdout. A non-zero exit fails the test.
+func runNode(t *testing.T, srv *server, script string, args ...string) string {
+	t.Helper()
+	ensureNodeModules(t)
+	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "JETGRAPH_URL="+srv.URL)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (timed out after %v)", err, nodeTimeout)
+		}
+		t.Fatalf("node %s %s: %v\n--- stdout ---\n%s\n--- stderr ---\n%s",
+			script, shorten(strings.Join(args, " ")), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
+
+// shorten cuts s to at most 200 bytes for error messages.
+func shorten(s string) string {
+	if len(s) <= 200 {
+		return s
+	}
+	return s[:200] + "..."
+}
+
+// lastLine returns the last non-empty line of out.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
