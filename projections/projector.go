@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -87,7 +88,7 @@ func OpenDB(path string, log *slog.Logger) (*DB, error) {
 	opts := &bbolt.Options{Timeout: 5 * time.Second, NoFreelistSync: true, FreelistType: bbolt.FreelistMapType, NoSync: true}
 	b, err := bbolt.Open(path, 0o600, opts)
 	reason := ""
-	if err != nil && !errors.Is(err, bbolt.ErrTimeout) {
+	if err != nil && !errors.Is(err, berrors.ErrTimeout) {
 		reason = err.Error()
 	} else if err == nil {
 		if r := crashedSince(b); r != "" {
@@ -279,7 +280,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 	cursors := tx.Bucket(cursorsBucket)
 	for _, pr := range p.projections {
 		for _, b := range pr.Buckets() {
-			if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+			if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 				return err
 			}
 		}
@@ -288,7 +289,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 		}
 	}
 	// Versions of this stream's aggregates are rebuilt with them.
-	if err := tx.DeleteBucket(p.versionsBucket()); err != nil && !errors.Is(err, bbolt.ErrBucketNotFound) {
+	if err := tx.DeleteBucket(p.versionsBucket()); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 		return err
 	}
 	return nil

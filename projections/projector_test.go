@@ -300,7 +300,7 @@ func TestFileLeftOpenBeforeAMachineCrashIsRebuilt(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDB(t, path)
+	openDB(t, path)
 	if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 1 {
 		t.Fatalf("cleanly closed file was moved aside: %v", aside)
 	}
