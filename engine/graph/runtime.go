@@ -1,0 +1,110 @@
+package graph
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jetgraph/jetgraph/engine"
+)
+
+// Config is a run's configuration as nodes see it.
+type Config struct {
+	Configurable   map[string]any `json:"configurable"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+	Tags           []string       `json:"tags,omitempty"`
+	RecursionLimit int            `json:"recursion_limit,omitempty"`
+}
+
+// String returns configurable[key] as a string, "" when absent.
+func (c Config) String(key string) string {
+	s, _ := c.Configurable[key].(string)
+	return s
+}
+
+// Store is the key-value store as nodes reach it.
+type Store interface {
+	Get(ctx context.Context, namespace []string, key string) (map[string]any, bool, error)
+	Put(ctx context.Context, namespace []string, key string, value map[string]any) error
+}
+
+// Event is a stream event of a run. Mode is the stream mode ("values", "updates", "custom",
+// "messages", "tasks", "checkpoints", "debug"); NS is the subgraph path ("node:task_id" parts),
+// empty for the root graph.
+type Event struct {
+	Mode string
+	NS   []string
+	Data any
+}
+
+// Sink receives a run's stream events, in order. It must not block for long.
+type Sink func(Event)
+
+// Runtime is what a node gets besides its input: the run's config and context, the store, the
+// stream, and interrupts.
+type Runtime struct {
+	Config  Config
+	Context map[string]any
+	Store   Store
+	// ThreadID is the thread the run is on ("" for a stateless run).
+	ThreadID string
+
+	task  *task
+	sink  Sink
+	ns    []string
+	mu    sync.Mutex
+	calls int // interrupts called so far in this task execution
+}
+
+// Interrupt pauses the run at this node with value shown to the client. When the run is resumed
+// with a value for this interrupt, Interrupt returns it (the node runs again from its start, and
+// its n-th call gets the n-th resume value). Otherwise it returns an error the node must return.
+func (rt *Runtime) Interrupt(value any) (any, error) {
+	rt.mu.Lock()
+	i := rt.calls
+	rt.calls++
+	rt.mu.Unlock()
+	if rt.task != nil && i < len(rt.task.resume) {
+		return rt.task.resume[i], nil
+	}
+	return nil, &interruptError{interrupts: []InterruptValue{{Value: value, ID: interruptID(rt.task, i)}}}
+}
+
+// interruptID is stable for a task's n-th interrupt, so a client can answer it by id.
+func interruptID(t *task, i int) string {
+	id := ""
+	if t != nil {
+		id = t.id
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%d", id, i)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Write emits a custom stream event (stream mode "custom").
+func (rt *Runtime) Write(v any) { rt.emit("custom", v) }
+
+// MessageChunk emits a streamed model token (stream mode "messages") with the metadata clients
+// expect: node, step, triggers and the thread.
+func (rt *Runtime) MessageChunk(chunk engine.MessageChunk) {
+	md := map[string]any{"thread_id": rt.ThreadID}
+	for k, v := range rt.Config.Metadata {
+		md[k] = v
+	}
+	if rt.task != nil {
+		md["langgraph_node"] = rt.task.name
+		md["langgraph_step"] = rt.task.step
+		md["langgraph_triggers"] = rt.task.triggers
+		md["langgraph_path"] = rt.task.path
+		md["langgraph_checkpoint_ns"] = strings.Join(append(rt.ns, rt.task.name+":"+rt.task.id), "|")
+	}
+	rt.emit("messages", []any{chunk, md})
+}
+
+func (rt *Runtime) emit(mode string, data any) {
+	if rt.sink != nil {
+		rt.sink(Event{Mode: mode, NS: rt.ns, Data: data})
+	}
+}
