@@ -56,12 +56,42 @@ func (l *Log) Append(ctx context.Context, e Event, expect Expect) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	ack, err := l.js.PublishMsg(ctx, m)
+	ack, err := l.publish(ctx, m)
 	if err != nil {
 		return 0, appendError("append "+e.Subject(), err)
 	}
 	l.observe(start)
 	return ack.Sequence, nil
+}
+
+// attemptTimeout bounds one publish attempt. On a cluster, a publish sent while the stream's
+// leader is lost can go unanswered; it is sent again, and its Nats-Msg-Id makes sure it is
+// stored once.
+const attemptTimeout = 2 * time.Second
+
+// publish sends m and waits for its acknowledgement, retrying unanswered attempts until ctx ends
+// (or 10 seconds when ctx has no deadline).
+func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		ack, err := l.js.PublishMsg(actx, m)
+		cancel()
+		if err == nil || ctx.Err() != nil || !retryable(err) {
+			return ack, err
+		}
+		l.log.Debug("eventlog: publish unanswered, sending again", "subject", m.Subject, "err", err)
+	}
+}
+
+// retryable reports whether a publish may have been lost rather than refused.
+func retryable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
 }
 
 // AppendBatch stores events as one atomic batch: all of them, in order, or none. It returns the
@@ -117,7 +147,7 @@ func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error)
 	m.Header.Set(jetstream.MsgIDHeader, first.Event.ID)
 	m.Header.Set(HeaderType, first.Event.Aggregate.Kind+"."+packedType)
 	setExpect(m, first)
-	ack, err := l.js.PublishMsg(ctx, m)
+	ack, err := l.publish(ctx, m)
 	if err != nil {
 		return 0, appendError("append batch "+m.Subject, err)
 	}

@@ -177,6 +177,20 @@ func (l *Log) ClientURL() string {
 // JetStream exposes the JetStream context for the parts of jetgraph that need KV or object stores.
 func (l *Log) JetStream() jetstream.JetStream { return l.js }
 
+// ObjectStore returns the object store bucket, creating it (file storage, the log's replicas) if
+// it does not exist yet. Creating an existing bucket with the same config changes nothing.
+func (l *Log) ObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+	obs, err := l.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:   bucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: l.cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: object store %s: %w", bucket, err)
+	}
+	return obs, nil
+}
+
 // Healthy returns nil when the connection is up and JetStream answers.
 func (l *Log) Healthy(ctx context.Context) error {
 	if l.nc == nil || !l.nc.IsConnected() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -124,10 +125,11 @@ func (l *Log) Subscribe(ctx context.Context, stream string, from uint64, filters
 		case sub.ch <- events:
 		case <-sub.done:
 		}
-	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		// Heartbeat misses and reconnects are recovered by the ordered consumer itself.
-		l.log.Debug("eventlog: consume", "stream", stream, "err", err)
-	}))
+	}, jetstream.PullExpiry(10*time.Second), jetstream.PullHeartbeat(2*time.Second),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			// Heartbeat misses and reconnects are recovered by the ordered consumer itself.
+			l.log.Debug("eventlog: consume", "stream", stream, "err", err)
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe to %s: %w", stream, err)
 	}
