@@ -125,8 +125,10 @@ func (l *Log) AppendBatch(ctx context.Context, batch []Pending) (uint64, error) 
 	return l.appendAtomic(ctx, batch)
 }
 
-// packedType is the subject token of a message that packs several events of one aggregate.
-const packedType = "batch"
+// HeaderPacked, on a message that packs several events of one aggregate, holds their count. The
+// message's subject (and Jg-Type) is that of its first event, so subscribers filtering on a
+// type (run_created, say) see the commands that begin with it.
+const HeaderPacked = "Jg-Packed"
 
 func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error) {
 	start := time.Now()
@@ -142,10 +144,11 @@ func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error)
 		return 0, fmt.Errorf("eventlog: marshal batch: %w", err)
 	}
 	first := batch[0]
-	m := nats.NewMsg(first.Event.Aggregate.Kind + "." + first.Event.Aggregate.Tenant + "." + first.Event.Aggregate.ID + "." + packedType)
+	m := nats.NewMsg(first.Event.Subject())
 	m.Data = body
 	m.Header.Set(jetstream.MsgIDHeader, first.Event.ID)
-	m.Header.Set(HeaderType, first.Event.Aggregate.Kind+"."+packedType)
+	m.Header.Set(HeaderType, first.Event.Aggregate.Kind+"."+first.Event.Type)
+	m.Header.Set(HeaderPacked, strconv.Itoa(len(events)))
 	setExpect(m, first)
 	ack, err := l.publish(ctx, m)
 	if err != nil {
