@@ -18,6 +18,16 @@ type Channel interface {
 	Restore(raw json.RawMessage) error
 }
 
+// cloner is implemented by channels that can copy themselves cheaply (without JSON), for
+// evaluating a node's branches on the state its own writes leave. Values are shared: reducers
+// must return new values rather than modify the current one in place.
+type cloner interface{ clone() Channel }
+
+func (c *lastValue) clone() Channel { d := *c; return &d }
+func (c *reducer) clone() Channel   { d := *c; return &d }
+func (c *ephemeral) clone() Channel { d := *c; return &d }
+func (c *topic) clone() Channel     { return &topic{sends: append([]Send(nil), c.sends...)} }
+
 // Spec describes a channel: how to make one, and what its values look like (a JSON Schema).
 type Spec struct {
 	New    func() Channel

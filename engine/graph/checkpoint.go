@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -176,9 +177,23 @@ func MergeWrites(existing, writes []PendingWrite) []PendingWrite {
 	return out
 }
 
+// cloneTuple copies t deeply enough that neither side's maps and slices are shared. Channel
+// values (raw JSON) and metadata values are immutable by convention and shared.
 func cloneTuple(t *Tuple) *Tuple {
-	raw, _ := json.Marshal(t)
-	var c Tuple
-	_ = json.Unmarshal(raw, &c)
+	c := *t
+	c.Checkpoint.ChannelValues = maps.Clone(t.Checkpoint.ChannelValues)
+	c.Checkpoint.ChannelVersions = maps.Clone(t.Checkpoint.ChannelVersions)
+	if t.Checkpoint.VersionsSeen != nil {
+		c.Checkpoint.VersionsSeen = make(map[string]map[string]int64, len(t.Checkpoint.VersionsSeen))
+		for k, v := range t.Checkpoint.VersionsSeen {
+			c.Checkpoint.VersionsSeen[k] = maps.Clone(v)
+		}
+	}
+	c.Metadata = maps.Clone(t.Metadata)
+	c.Writes = slices.Clone(t.Writes)
+	if t.Parent != nil {
+		p := *t.Parent
+		c.Parent = &p
+	}
 	return &c
 }

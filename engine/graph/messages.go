@@ -25,6 +25,8 @@ type messages struct{ v []engine.Message }
 
 func (c *messages) Get() (any, bool) { return c.v, true }
 
+func (c *messages) clone() Channel { return &messages{v: c.v} }
+
 func (c *messages) Update(writes []any) (bool, error) {
 	for _, w := range writes {
 		v, err := AddMessages(c.v, w)

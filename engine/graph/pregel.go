@@ -62,6 +62,15 @@ type loop struct {
 	pending  []PendingWrite
 	ns       string
 	limit    int
+	// snaps caches each channel's last snapshot with the version it was taken at, so a
+	// checkpoint re-encodes only the channels that changed.
+	snaps map[string]snap
+}
+
+type snap struct {
+	version int64
+	raw     json.RawMessage
+	ok      bool
 }
 
 // Run executes the graph until it finishes, is interrupted or fails.
@@ -215,7 +224,7 @@ func (l *loop) values(keys []string) State {
 
 // save writes a checkpoint of the channels as they are now, one step after the current one.
 func (l *loop) save(ctx context.Context, source string, writes map[string]any) error {
-	cp, err := snapshotChannels(l.ch, l.versions, l.seen)
+	cp, err := l.snapshot()
 	if err != nil {
 		return err
 	}
@@ -249,19 +258,28 @@ func orEmptyMap(m map[string]string) map[string]string {
 	return m
 }
 
-func snapshotChannels(ch map[string]Channel, versions map[string]int64, seen map[string]map[string]int64) (Checkpoint, error) {
+// snapshot encodes the channels for a checkpoint, reusing the encoding of unchanged ones.
+func (l *loop) snapshot() (Checkpoint, error) {
 	cp := Checkpoint{
 		V: 1, ID: newCheckpointID(), TS: time.Now().UTC(),
-		ChannelValues: map[string]json.RawMessage{}, ChannelVersions: maps.Clone(versions),
-		VersionsSeen: seen,
+		ChannelValues: make(map[string]json.RawMessage, len(l.ch)), ChannelVersions: maps.Clone(l.versions),
+		VersionsSeen: l.seen,
 	}
-	for k, c := range ch {
-		raw, ok, err := c.Snapshot()
-		if err != nil {
-			return cp, fmt.Errorf("graph: snapshot channel %s: %w", k, err)
+	if l.snaps == nil {
+		l.snaps = make(map[string]snap, len(l.ch))
+	}
+	for k, c := range l.ch {
+		s, cached := l.snaps[k]
+		if !cached || s.version != l.versions[k] {
+			raw, ok, err := c.Snapshot()
+			if err != nil {
+				return cp, fmt.Errorf("graph: snapshot channel %s: %w", k, err)
+			}
+			s = snap{version: l.versions[k], raw: raw, ok: ok}
+			l.snaps[k] = s
 		}
-		if ok {
-			cp.ChannelValues[k] = raw
+		if s.ok {
+			cp.ChannelValues[k] = s.raw
 		}
 	}
 	return cp, nil

@@ -103,6 +103,25 @@ func (rt *Runtime) MessageChunk(chunk engine.MessageChunk) {
 	rt.emit("messages", []any{chunk, md})
 }
 
+// TraceModePrefix starts the stream modes of internal observability events ("trace/llm_start",
+// "trace/llm_end", "trace/tool_start", "trace/tool_end"): the engine's own tracing reads them;
+// client-facing streams never show them.
+const TraceModePrefix = "trace/"
+
+// Emit sends an internal observability event (mode prefixed TraceModePrefix) to the run's sink.
+// Its NS is the node's task path: the runtime's namespace plus "node:task_id", the same element a
+// subgraph of this task would add, so that a consumer can tell which task the event belongs to.
+func (rt *Runtime) Emit(mode string, data any) {
+	if rt.sink == nil {
+		return
+	}
+	ns := rt.ns
+	if rt.task != nil {
+		ns = append(ns[:len(ns):len(ns)], rt.task.name+":"+rt.task.id)
+	}
+	rt.sink(Event{Mode: mode, NS: ns, Data: data})
+}
+
 func (rt *Runtime) emit(mode string, data any) {
 	if rt.sink != nil {
 		rt.sink(Event{Mode: mode, NS: rt.ns, Data: data})

@@ -340,13 +340,9 @@ func (l *loop) localState(writes []write) (State, error) {
 		}
 	}
 	for k, ws := range by {
-		c := l.g.channels[k].New()
-		if raw, ok, err := l.ch[k].Snapshot(); err != nil {
+		c, err := copyChannel(l.g.channels[k], l.ch[k])
+		if err != nil {
 			return nil, err
-		} else if ok {
-			if err := c.Restore(raw); err != nil {
-				return nil, err
-			}
 		}
 		if _, err := c.Update(ws); err != nil {
 			return nil, err
@@ -355,6 +351,19 @@ func (l *loop) localState(writes []write) (State, error) {
 		s[k] = v
 	}
 	return s, nil
+}
+
+// copyChannel returns an independent copy of c (made by spec).
+func copyChannel(spec Spec, c Channel) (Channel, error) {
+	if cl, ok := c.(cloner); ok {
+		return cl.clone(), nil
+	}
+	d := spec.New()
+	raw, ok, err := c.Snapshot()
+	if err != nil || !ok {
+		return d, err
+	}
+	return d, d.Restore(raw)
 }
 
 // runSubgraph runs a subgraph node in its own namespace. A subgraph that already has a checkpoint
