@@ -1,5 +1,12 @@
 package engine
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
 // Thread statuses.
 const (
 	ThreadIdle        = "idle"
@@ -39,7 +46,20 @@ const (
 	ThreadCreated = "created"
 	ThreadPatched = "patched"
 	ThreadDeleted = "deleted"
+	// ThreadCheckpoint is a checkpoint of a graph run on the thread (CheckpointData).
+	ThreadCheckpoint = "checkpoint"
+	// ThreadWrites adds pending writes to a checkpoint of the thread (WritesData).
+	ThreadWrites = "writes"
+	// ThreadCheckpointPatched merges metadata into a checkpoint's (CheckpointPatchedData).
+	ThreadCheckpointPatched = "checkpoint_patched"
 )
+
+// CheckpointPatchedData is the payload of ThreadCheckpointPatched.
+type CheckpointPatchedData struct {
+	NS           string         `json:"ns"`
+	CheckpointID string         `json:"checkpoint_id"`
+	Metadata     map[string]any `json:"metadata"`
+}
 
 // ThreadCreatedData is the payload of ThreadCreated.
 type ThreadCreatedData struct {
@@ -64,4 +84,64 @@ type ThreadDeletedData struct {
 type TTLSpec struct {
 	Strategy string  `json:"strategy"`
 	Minutes  float64 `json:"ttl"`
+}
+
+// CheckpointData is the payload of ThreadCheckpoint: one checkpoint of namespace NS ("" for the
+// root graph). Blobs holds the values of the channels that changed relative to the parent
+// checkpoint (version or value): a changed channel without Value or Ref has no value any more.
+// When Full is set (a first checkpoint, or one whose parent the writer could not diff against)
+// Blobs holds every channel that has a value, and nothing else is inherited from the parent.
+type CheckpointData struct {
+	NS         string              `json:"ns"`
+	Checkpoint CheckpointHeader    `json:"checkpoint"`
+	Metadata   json.RawMessage     `json:"metadata"`
+	Parent     *CheckpointRef      `json:"parent"`
+	Blobs      map[string]BlobData `json:"blobs"`
+	Full       bool                `json:"full,omitempty"`
+}
+
+// CheckpointHeader is a checkpoint without its channel values.
+type CheckpointHeader struct {
+	V               int                         `json:"v"`
+	ID              string                      `json:"id"`
+	TS              time.Time                   `json:"ts"`
+	ChannelVersions map[string]int64            `json:"channel_versions"`
+	VersionsSeen    map[string]map[string]int64 `json:"versions_seen"`
+}
+
+// CheckpointRef names a checkpoint; it has the JSON shape of graph.Ref.
+type CheckpointRef struct {
+	ThreadID string `json:"thread_id"`
+	NS       string `json:"checkpoint_ns"`
+	ID       string `json:"checkpoint_id"`
+}
+
+// BlobData is a channel's value at a version: inline JSON, or Ref, the object-store name
+// ("sha256:<hex>") of a value too large for an event. Neither: the channel has no value.
+type BlobData struct {
+	Version int64           `json:"version"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Ref     string          `json:"ref,omitempty"`
+}
+
+// WritesData is the payload of ThreadWrites: pending writes on checkpoint CheckpointID of NS.
+type WritesData struct {
+	NS           string             `json:"ns"`
+	CheckpointID string             `json:"checkpoint_id"`
+	Writes       []PendingWriteData `json:"writes"`
+}
+
+// PendingWriteData is a pending write as events carry it; a large Value is replaced by Ref as
+// in BlobData.
+type PendingWriteData struct {
+	TaskID  string          `json:"task_id"`
+	Channel string          `json:"channel"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Ref     string          `json:"ref,omitempty"`
+}
+
+// BlobDigest is the object-store name of a value too large for an event: "sha256:<hex>".
+func BlobDigest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -20,11 +20,26 @@ import (
 const (
 	// RuntimeStream holds threads (and the runs and checkpoints on them), assistants and store items.
 	RuntimeStream = "JG_RUNTIME"
+	// TraceStream holds LLM traces (runs and feedback, one aggregate per trace) and tracing
+	// projects. It is the only stream whose events expire: see Config.TraceRetention.
+	TraceStream = "JG_TRACE"
+	// OutputStream holds what runs stream (tokens, values, updates, ...), one subject per run,
+	// out.<tenant>.<thread_id>.<run_id>, so that any process can serve, join or resume a run's
+	// stream. Its messages expire after Config.OutputRetention.
+	OutputStream = "JG_OUTPUT"
 )
+
+// DefaultOutputRetention is how long run output is kept when Config.OutputRetention is 0.
+const DefaultOutputRetention = 2 * time.Minute
+
+// DefaultTraceRetention is how long trace events are kept when Config.TraceRetention is 0.
+const DefaultTraceRetention = 30 * 24 * time.Hour
 
 // streamKinds maps each stream to the aggregate kinds stored in it.
 var streamKinds = map[string][]string{
 	RuntimeStream: {"thread", "assistant", "store"},
+	TraceStream:   {"trace", "trace_project"},
+	OutputStream:  {"out"},
 }
 
 // StreamOf returns the stream that holds events of an aggregate kind.
@@ -53,6 +68,12 @@ type Config struct {
 	SyncAlways bool
 	// Logger receives the log's own messages; nil is slog.Default().
 	Logger *slog.Logger
+	// TraceRetention is the maximum age of the trace stream's events: 0 is
+	// DefaultTraceRetention, a negative value keeps them forever.
+	TraceRetention time.Duration
+	// OutputRetention is the maximum age of the output stream's messages (resumable run
+	// streams): 0 is DefaultOutputRetention.
+	OutputRetention time.Duration
 }
 
 // Log is an open event log.
@@ -151,8 +172,20 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			Duplicates:         2 * time.Minute,
 			AllowAtomicPublish: true,
 			AllowDirect:        true,
-			// Projections and replay need every event: nothing is ever discarded by age.
+			// Projections and replay need every event: nothing is ever discarded by age, but
+			// traces, which are bounded by TraceRetention.
 			Retention: jetstream.LimitsPolicy,
+		}
+		if name == TraceStream {
+			sc.MaxAge = l.cfg.traceMaxAge()
+		}
+		if name == OutputStream {
+			// Output is re-read only to resume a stream; the duplicate window may not exceed it.
+			sc.MaxAge = l.cfg.OutputRetention
+			if sc.MaxAge <= 0 {
+				sc.MaxAge = DefaultOutputRetention
+			}
+			sc.Duplicates = min(sc.Duplicates, sc.MaxAge)
 		}
 		s, err := l.js.CreateOrUpdateStream(ctx, sc)
 		if err != nil {
@@ -161,6 +194,17 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		l.streams[name] = s
 	}
 	return nil
+}
+
+// traceMaxAge is the trace stream's MaxAge: 0 (no limit) when retention is negative.
+func (c Config) traceMaxAge() time.Duration {
+	switch {
+	case c.TraceRetention == 0:
+		return DefaultTraceRetention
+	case c.TraceRetention < 0:
+		return 0
+	}
+	return c.TraceRetention
 }
 
 // Embedded reports whether the log runs an in-process server.
@@ -243,3 +287,6 @@ func (l *Log) Close() {
 		l.srv.WaitForShutdown()
 	}
 }
+
+// Replicas is the replica count of the log's streams, for other JetStream resources to match.
+func (l *Log) Replicas() int { return l.cfg.Replicas }

@@ -22,6 +22,7 @@ func (s *Server) assistantRoutes() {
 	s.echo.DELETE("/assistants/:assistant_id", s.deleteAssistant)
 	s.echo.POST("/assistants/:assistant_id/versions", s.assistantVersions)
 	s.echo.POST("/assistants/:assistant_id/latest", s.setLatestAssistant)
+	s.assistantGraphRoutes()
 }
 
 // assistantFields are the fields an assistant search may select.

@@ -9,14 +9,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // registered on http.DefaultServeMux, served only with Deps.Pprof
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/runner"
+	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/store"
+	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/engine/tracing"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves.
@@ -24,6 +30,19 @@ type Deps struct {
 	Threads    *threads.Service
 	Assistants *assistants.Service
 	Store      *store.Service
+	Graphs     *graphs.Registry // the served graphs, drawn by /assistants/{id}/graph, /schemas, /subgraphs
+	// Runner runs graphs on threads and answers thread-state requests.
+	Runner *runner.Runner
+	// Runs creates, schedules, waits for and cancels runs (the durable scheduler).
+	Runs *runs.Service
+	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
+	Streams *streaming.Streamer
+	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
+	// config.configurable of the runs a request creates (the reference servers'
+	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
+	ConfigurableHeaders []string
+	// Tracing is the LLM tracing service mounted under /tracing (the langsmith clients' API).
+	Tracing *tracing.Service
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -33,6 +52,8 @@ type Deps struct {
 	// Metrics serves GET /metrics.
 	Metrics *Metrics
 	Logger  *slog.Logger
+	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
+	Pprof bool
 }
 
 // Server is the HTTP front of jetgraph.
@@ -72,10 +93,17 @@ func New(d Deps) *Server {
 	e.Use(middleware.Recover())
 
 	s.systemRoutes()
+	if d.Pprof {
+		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	}
 	s.threadRoutes()
 	s.assistantRoutes()
 	s.storeRoutes()
 	s.eventRoutes()
+	s.stateRoutes()
+	s.runRoutes()
+	s.streamRoutes()
+	s.tracingRoutes()
 	return s
 }
 

@@ -65,13 +65,16 @@ func (s *Server) createThread(c echo.Context) error {
 		IfExists: f.Enum("if_exists", "raise", "raise", "do_nothing"),
 		TTL:      ttlField(f, "ttl"),
 	}
-	if f.present("supersteps") {
-		errs.Add("value_error", "supersteps need the graph runtime, which this server does not have yet", "body", "supersteps")
-	}
+	supersteps := readSupersteps(f)
 	if err := errs.Err("threads.create"); err != nil {
 		return err
 	}
-	th, err := s.deps.Threads.Create(c.Request().Context(), req)
+	var th engine.Thread
+	if supersteps != nil {
+		th, err = s.deps.Runner.CreateWithSupersteps(c.Request().Context(), req, supersteps)
+	} else {
+		th, err = s.deps.Threads.Create(c.Request().Context(), req)
+	}
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/httpapi"
@@ -26,8 +27,14 @@ type stack struct {
 
 func startStack(t testing.TB) *stack {
 	t.Helper()
+	return startStackWith(t, servedGraphs(t))
+}
+
+// startStackWith starts a stack serving reg.
+func startStackWith(t testing.TB, reg *graphs.Registry) *stack {
+	t.Helper()
 	ctx := context.Background()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: []string{"echo", "agent"}}, eventlogtest.Open(t))
+	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: reg}, eventlogtest.Open(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,10 +42,19 @@ func startStack(t testing.TB) *stack {
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health})
+	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health, Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, P: p}
+}
+
+// servedGraphs is the registry the test stack serves: the example graphs echo and agent.
+func servedGraphs(t testing.TB) *graphs.Registry {
+	r, err := graphs.Examples().Select([]string{"echo", "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // call sends body (a JSON string, or "" for none) and returns the status, headers and decoded body.

@@ -30,7 +30,7 @@ import (
 
 // SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
 // stores: files of another version are rebuilt from the log at start.
-const SchemaVersion = 1
+const SchemaVersion = 3
 
 // Projection folds events into buckets of its own.
 type Projection interface {
@@ -43,6 +43,10 @@ type Projection interface {
 	// and skipped, and the batch is applied again without it.
 	Apply(tx *bbolt.Tx, e eventlog.Event) error
 }
+
+// committer is implemented by projections that tell readers about changes: committed is called
+// after every transaction of a batch, with whether it was committed (or rolled back).
+type committer interface{ committed(ok bool) }
 
 var (
 	metaBucket    = []byte("_meta")
@@ -440,6 +444,11 @@ func (p *Projector) applyTx(batch []eventlog.Event, skip map[string]map[uint64]b
 		}
 		return nil
 	})
+	for _, pr := range p.projections {
+		if c, ok := pr.(committer); ok {
+			c.committed(err == nil)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -474,6 +483,14 @@ func (p *Projector) setHealth(err error) {
 		return
 	}
 	p.health.Store(&err)
+}
+
+// Changed returns a channel that is closed the next time the projections apply events: a
+// reader waiting for a record to change reads, then waits on it, then reads again.
+func (p *Projector) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.advance
 }
 
 // Applied is the last stream sequence every projection has applied.

@@ -33,7 +33,7 @@ func (*Threads) Name() string { return "threads" }
 
 // Buckets implements Projection.
 func (*Threads) Buckets() []string {
-	return []string{string(threadsBucket), string(threadExpiryBucket)}
+	return []string{string(threadsBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket)}
 }
 
 func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
@@ -47,6 +47,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
 	at := engine.At(e.Time)
 	switch e.Type {
+	case engine.RunCreatedEvent, engine.RunFinishedEvent, engine.RunDeletedEvent:
+		return t.applyRun(tx, e)
 	case engine.ThreadCreated:
 		var d engine.ThreadCreatedData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
@@ -66,8 +68,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return err
 		}
-		var th engine.Thread
-		if ok, err := getJSON(b, key, &th); err != nil || !ok {
+		th, ok, err := getThreadRaw(b, key) // values kept as they are, numbers unrounded
+		if err != nil || !ok {
 			return orMissing(err, e)
 		}
 		maps.Copy(th.Metadata, d.Metadata)
@@ -86,7 +88,17 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
 			return err
 		}
+		if err := tx.Bucket(threadHeadsBucket).Delete(key); err != nil {
+			return err
+		}
+		if err := deletePrefix(tx.Bucket(threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
+			return err
+		}
 		return b.Delete(key)
+	case engine.ThreadCheckpoint:
+		return t.applyCheckpoint(tx, e, key, at)
+	case engine.ThreadWrites:
+		return t.applyWrites(tx, e, key, at)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -47,6 +48,17 @@ type options struct {
 	logLevel    string
 	graphs      string
 	gracePeriod string
+	workers     int
+	runTimeout  time.Duration
+	leaseTTL    time.Duration
+	ackWait     time.Duration
+	// streamRetention is how long run output stays on the output bus (eventlog.Config.OutputRetention).
+	streamRetention time.Duration
+
+	pprof            bool
+	webhooksDisabled bool
+	webhookFields    string
+	trace            traceOptions
 }
 
 func main() {
@@ -79,15 +91,24 @@ command line wins over the environment.`,
 	f := root.PersistentFlags()
 	f.StringVar(&o.addr, "addr", "localhost:8123", "HTTP address to serve on (host:port)")
 	f.StringVar(&o.data, "data", ".jetgraph", "data folder: the projection file and the embedded NATS store")
-	f.StringVar(&o.config, "config", "", "graph.json that says which graphs to serve (graph runtime: not yet built)")
+	f.StringVar(&o.config, "config", "", "graph.json that says which graphs to serve (default: the example graphs and a react agent)")
 	f.StringVar(&o.natsURL, "nats-url", "", "NATS servers to use instead of the embedded one (comma-separated URLs)")
 	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph)")
 	f.IntVar(&o.replicas, "nats-replicas", 1, "replicas of each JetStream stream: 1, or 3 on a cluster")
 	f.StringVar(&o.sync, "sync", "interval", "embedded server fsync policy: 'interval' (every 2 minutes) or 'always' (every write)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.StringVar(&o.graphs, "graphs", "echo", "comma-separated graph ids to serve when no --config is given")
-	f.StringVar(&o.gracePeriod, "grace-period", "30s", "how long shutdown waits for requests in flight")
+	f.StringVar(&o.graphs, "graphs", "", "serve only these of the available graphs: comma-separated graph ids, 'examples' for every example graph (default: all)")
+	f.StringVar(&o.gracePeriod, "grace-period", "3m", "how long shutdown lets requests and runs in flight finish; runs still going are then left to another process")
+	f.IntVar(&o.workers, "workers", 10, "threads this process runs at once")
+	f.DurationVar(&o.runTimeout, "run-timeout", 0, "time limit of a run (0: none); a run over it fails with TimeoutError")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", 15*time.Second, "how long a thread's lease outlives a worker that stopped renewing it")
+	f.DurationVar(&o.ackWait, "dispatch-ack-wait", 30*time.Second, "how long a picked-up run waits for its worker before another process may take it")
+	f.DurationVar(&o.streamRetention, "stream-retention", 2*time.Minute, "how long a run's streamed events are kept for clients to join or resume them (Last-Event-ID)")
+	f.BoolVar(&o.pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ (for operators; never expose it publicly)")
+	f.BoolVar(&o.webhooksDisabled, "webhooks-disabled", false, "never call run webhooks")
+	f.StringVar(&o.webhookFields, "webhook-fields", "", "run fields sent to webhooks, comma-separated (default: all)")
+	addTraceFlags(f, &o.trace)
 
 	serveCmd := &cobra.Command{
 		Use:   "serve",
@@ -97,7 +118,7 @@ command line wins over the environment.`,
 			return serve(cmd.Context(), o, stderr)
 		},
 	}
-	root.AddCommand(serveCmd, eventsCommand(o, stdout, stderr), projectionsCommand(o, stderr))
+	root.AddCommand(serveCmd, eventsCommand(o, stdout, stderr), projectionsCommand(o, stderr), benchCommand(stdout))
 	cobra.OnInitialize(func() { applyEnv(root.PersistentFlags()) })
 	return root
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +16,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/webhooks"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
@@ -31,6 +33,7 @@ func logConfig(o *options) (eventlog.Config, error) {
 	}
 	return eventlog.Config{
 		Dir: o.data, URLs: o.natsURL, Listen: o.natsListen, Replicas: o.replicas, SyncAlways: o.sync == "always",
+		TraceRetention: o.trace.logRetention(), OutputRetention: o.streamRetention,
 	}, nil
 }
 
@@ -60,8 +63,9 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if o.config != "" {
-		return errors.New("--config: graph.json support comes with the graph runtime and is not built yet")
+	reg, err := servedGraphs(o)
+	if err != nil {
+		return err
 	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
@@ -77,14 +81,26 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	defer stop()
 
 	metrics := httpapi.NewMetrics()
+	fields, err := webhooks.ParseFields(o.webhookFields)
+	if err != nil {
+		return fmt.Errorf("--webhook-fields: %w", err)
+	}
+	hooks, err := webhooks.New(webhooks.Config{Disabled: o.webhooksDisabled, Fields: fields, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("webhooks: %w", err)
+	}
 	p, err := platform.Open(ctx, platform.Config{
-		Data: data, Log: lc, Graphs: splitList(o.graphs), Logger: logger,
+		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(buildVersion()),
+		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
+			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
+		ShutdownGrace: grace,
 	}, nil)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	registerPlatformMetrics(metrics.Registry, p)
+	registerTraceMetrics(metrics.Registry, p)
 	if err := p.Start(ctx); err != nil {
 		return err
 	}
@@ -94,8 +110,8 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	srv := httpapi.New(httpapi.Deps{
-		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
-		Health: p.Health, Metrics: metrics, Logger: logger,
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: p.Tracing,
+		Health: p.Health, Metrics: metrics, Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": buildVersion(),
 			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true},
@@ -108,7 +124,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	defer os.Remove(serveInfoPath(data))
 	logger.Info("jetgraph ready", "url", url, "data", data, "version", buildVersion(),
-		"nats", natsDescription(o, p.Log), "sync", o.sync)
+		"nats", natsDescription(o, p.Log), "sync", o.sync, "graphs", strings.Join(reg.IDs(), ","))
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -121,6 +137,26 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// servedGraphs is the registry the flags ask for: the graphs of --config's graph.json, or by
+// default the example graphs and the react agent; --graphs keeps only the graphs it names.
+func servedGraphs(o *options) (*graphs.Registry, error) {
+	reg := graphs.Default()
+	if o.config != "" {
+		var err error
+		if reg, err = graphs.LoadConfig(o.config); err != nil {
+			return nil, err // it names the file, the key and the reason
+		}
+	}
+	if names := splitList(o.graphs); len(names) > 0 {
+		sel, err := reg.Select(names)
+		if err != nil {
+			return nil, fmt.Errorf("--graphs: %w", err)
+		}
+		reg = sel
+	}
+	return reg, nil
 }
 
 func natsDescription(o *options, l *eventlog.Log) string {

@@ -388,20 +388,35 @@ func (s *Service) Search(ctx context.Context, q projections.AssistantQuery) ([]e
 	return as, total, nil
 }
 
+// SystemGraph is a graph assistants may use, with the defaults of its system assistant.
+type SystemGraph struct {
+	ID string
+	// Config ({"configurable": ...}) and Context are the system assistant's, as created.
+	Config  map[string]any
+	Context map[string]any
+}
+
 // EnsureSystem registers graphs (the graphs assistants may use) and creates the system assistant
 // of each that lacks one: id SystemID(graph), name the graph id, metadata created_by=system,
-// version 1. It is idempotent, and safe when several processes start at once: the loser of the
-// append race finds the assistant made and does nothing.
-func (s *Service) EnsureSystem(ctx context.Context, graphs []string) error {
+// version 1, and the graph's Config and Context. An existing system assistant is left as it is,
+// even when the defaults have changed since it was made. It is idempotent, and safe when several
+// processes start at once: the loser of the append race finds the assistant made and does
+// nothing.
+func (s *Service) EnsureSystem(ctx context.Context, graphs []SystemGraph) error {
 	const op = "assistants.ensure_system"
-	set := slices.Clone(graphs)
-	slices.Sort(set)
-	set = slices.Compact(set)
-	for _, g := range set {
-		if g == "" {
+	byID := make(map[string]SystemGraph, len(graphs))
+	set := make([]string, 0, len(graphs))
+	for _, g := range graphs {
+		if g.ID == "" {
 			return engine.E(engine.Op(op), engine.Invalid, "A graph id cannot be empty.")
 		}
+		if _, dup := byID[g.ID]; dup {
+			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("Graph %s is registered twice.", g.ID))
+		}
+		byID[g.ID] = g
+		set = append(set, g.ID)
 	}
+	slices.Sort(set)
 	s.mu.Lock()
 	s.graphs = set
 	s.mu.Unlock()
@@ -417,7 +432,8 @@ func (s *Service) EnsureSystem(ctx context.Context, graphs []string) error {
 				return nil, nil
 			}
 			created = true
-			spec := engine.AssistantSpec{GraphID: g, Name: g, Metadata: SystemMetadata()}
+			spec := engine.AssistantSpec{GraphID: g, Name: g, Metadata: SystemMetadata(),
+				Config: byID[g].Config, Context: byID[g].Context}
 			return s.decide(op, agg, engine.AssistantCreated, engine.AssistantCreatedData{AssistantSpec: spec})
 		})
 		switch {

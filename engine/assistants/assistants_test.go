@@ -12,13 +12,23 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
-var graphs = []string{"echo", "agent"}
+var graphIDs = []string{"echo", "agent", "simple_runtime"}
+
+// served is the registry the test processes serve: graphIDs of the example graphs.
+func served() *graphs.Registry {
+	r, err := graphs.Examples().Select(graphIDs)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
 
 // start opens and starts a platform on log l with its projection file in data.
 func start(t *testing.T, l *eventlog.Log, data string) *platform.Platform {
@@ -34,7 +44,7 @@ func start(t *testing.T, l *eventlog.Log, data string) *platform.Platform {
 func tryStart(t *testing.T, l *eventlog.Log, data string) (*platform.Platform, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	p, err := platform.Open(ctx, platform.Config{Data: data, Graphs: graphs,
+	p, err := platform.Open(ctx, platform.Config{Data: data, Graphs: served(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, l)
 	if err != nil {
 		return nil, err
@@ -97,7 +107,7 @@ func TestEnsureSystemIdempotent(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	for _, g := range graphs {
+	for _, g := range graphIDs {
 		id := assistants.SystemID(g)
 		if got := eventsOf(t, l, id); !reflect.DeepEqual(got, []string{engine.AssistantCreated}) {
 			t.Errorf("graph %s: events %v, want one created", g, got)
@@ -113,12 +123,19 @@ func TestEnsureSystemIdempotent(t *testing.T) {
 			}
 		}
 	}
+	// System assistants carry their graph's defaults.
+	if a, _ := ps[0].Assistants.Get(ctxT(t), "agent"); !reflect.DeepEqual(a.Config["configurable"], map[string]any{"model_name": "openai"}) {
+		t.Errorf("agent config = %v", a.Config)
+	}
+	if a, _ := ps[0].Assistants.Get(ctxT(t), "simple_runtime"); !reflect.DeepEqual(a.Context, map[string]any{"model": "unknown"}) {
+		t.Errorf("simple_runtime context = %v", a.Context)
+	}
 	before, _ := ps[0].Assistants.Get(ctxT(t), "agent")
 
 	// A restart on the same folder creates nothing new and reads the same record.
 	ps[0].Close()
 	p := start(t, l, data)
-	for _, g := range graphs {
+	for _, g := range graphIDs {
 		if got := eventsOf(t, l, assistants.SystemID(g)); len(got) != 1 {
 			t.Errorf("after restart graph %s has events %v", g, got)
 		}

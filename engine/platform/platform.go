@@ -13,8 +13,13 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/runner"
+	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/store"
+	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/projections"
@@ -26,10 +31,18 @@ type Config struct {
 	Data string
 	// Log configures the event log; its Dir defaults to Data.
 	Log eventlog.Config
-	// Graphs are the graph ids served; each gets a system assistant.
-	Graphs []string
+	// Graphs are the graphs served; each gets a system assistant with its entry's Config and
+	// Context. Nil serves none.
+	Graphs *graphs.Registry
 	// SweepInterval is how often expired threads and store items are deleted (default 30s).
 	SweepInterval time.Duration
+	// Tracing configures the LLM tracing service (see tracing.go).
+	Tracing TracingConfig
+	// Runs configures the run scheduler and its workers.
+	Runs runs.Config
+	// ShutdownGrace is how long Close lets executing runs finish before it stops them and
+	// leaves them to another process (0: stop them at once).
+	ShutdownGrace time.Duration
 	Logger        *slog.Logger
 }
 
@@ -41,11 +54,26 @@ type Platform struct {
 	Threads    *threads.Service
 	Assistants *assistants.Service
 	Store      *store.Service
+	// Graphs are the graphs served (Config.Graphs, never nil).
+	Graphs *graphs.Registry
+	// Runner executes graphs on threads and answers thread-state reads and updates.
+	Runner *runner.Runner
+	// Runs creates, schedules and executes runs; RunsView is its projection.
+	Runs     *runs.Service
+	RunsView *projections.Runs
+	// Checkpoints is the graph.Saver of graph runs on threads.
+	Checkpoints *checkpoints.Saver
+	// Streams publishes what runs stream and follows it for clients (engine/streaming).
+	Streams *streaming.Streamer
 
 	// Views are the projections, for readers outside the services (CLI, tests).
-	ThreadsView    *projections.Threads
-	AssistantsView *projections.Assistants
-	StoreView      *projections.Store
+	ThreadsView     *projections.Threads
+	AssistantsView  *projections.Assistants
+	StoreView       *projections.Store
+	CheckpointsView *projections.Checkpoints
+
+	// The tracing side: TraceDB, TraceProjector, TracesView, Tracing (see tracing.go).
+	tracingParts
 
 	cfg    Config
 	logger *slog.Logger
@@ -66,7 +94,10 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	if cfg.SweepInterval == 0 {
 		cfg.SweepInterval = 30 * time.Second
 	}
-	p := &Platform{cfg: cfg, logger: cfg.Logger}
+	if cfg.Graphs == nil {
+		cfg.Graphs = graphs.NewRegistry()
+	}
+	p := &Platform{cfg: cfg, logger: cfg.Logger, Graphs: cfg.Graphs}
 	if l == nil {
 		lc := cfg.Log
 		if lc.Dir == "" {
@@ -90,11 +121,28 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.ThreadsView = projections.NewThreads(db)
 	p.AssistantsView = projections.NewAssistants(db)
 	p.StoreView = projections.NewStore(db)
-	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView)
-	runner := &command.Runner{Log: l, Projector: p.Runtime}
-	p.Threads = threads.New(runner, p.ThreadsView, cfg.Logger)
-	p.Assistants = assistants.New(runner, p.AssistantsView, p.ThreadsView, cfg.Logger)
-	p.Store = store.New(runner, p.StoreView, cfg.Logger)
+	p.CheckpointsView = projections.NewCheckpoints(db)
+	p.RunsView = projections.NewRuns(db)
+	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView, p.CheckpointsView, p.RunsView)
+	cmds := &command.Runner{Log: l, Projector: p.Runtime}
+	p.Threads = threads.New(cmds, p.ThreadsView, cfg.Logger)
+	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
+	p.Store = store.New(cmds, p.StoreView, cfg.Logger)
+	p.Checkpoints = checkpoints.New(l, p.Runtime, p.CheckpointsView)
+	p.Runner = runner.New(p.Assistants, p.Threads, p.Graphs, p.Checkpoints, p.Store)
+	rc := cfg.Runs
+	if rc.Logger == nil {
+		rc.Logger = cfg.Logger
+	}
+	p.Streams = streaming.New(streaming.Config{Log: l, Runner: p.Runner, Runs: p.RunsView, Projector: p.Runtime, Logger: cfg.Logger})
+	if err := p.openTracing(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	// Clients get the runs' stream without the internal trace events; the engine's own tracing
+	// (tracing.go) gets all of it.
+	rc.Streamer = runs.Streamers(runs.WithoutTrace(p.Streams), p.selfTraceStreamer())
+	p.Runs = runs.New(rc, l, cmds, p.RunsView, p.ThreadsView, p.Threads, p.Assistants, p.Runner)
 	return p, nil
 }
 
@@ -116,11 +164,15 @@ func (p *Platform) Start(ctx context.Context) error {
 			}
 		}
 	}()
+	p.startTracing(runCtx)
 	if err := p.Runtime.CatchUp(ctx); err != nil {
 		return fmt.Errorf("platform: catch up with the log: %w", err)
 	}
-	if err := p.Assistants.EnsureSystem(ctx, p.cfg.Graphs); err != nil {
+	if err := p.Assistants.EnsureSystem(ctx, systemGraphs(p.Graphs)); err != nil {
 		return fmt.Errorf("platform: system assistants: %w", err)
+	}
+	if err := p.Runs.Start(runCtx); err != nil {
+		return fmt.Errorf("platform: run workers: %w", err)
 	}
 	p.wg.Add(2)
 	go func() { defer p.wg.Done(); p.Threads.RunSweeper(runCtx, p.cfg.SweepInterval) }()
@@ -128,13 +180,25 @@ func (p *Platform) Start(ctx context.Context) error {
 	return nil
 }
 
+// systemGraphs lists r's graphs with their system assistants' defaults.
+func systemGraphs(r *graphs.Registry) []assistants.SystemGraph {
+	var out []assistants.SystemGraph
+	for _, e := range r.Entries() {
+		out = append(out, assistants.SystemGraph{ID: e.ID, Config: e.Config, Context: e.Context})
+	}
+	return out
+}
+
 // Health returns nil when the log answers and the projector is healthy.
 func (p *Platform) Health(ctx context.Context) error {
-	return errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy())
+	return errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy(), p.tracingHealth())
 }
 
 // Close stops the background work and closes the file and the log (if Open opened it).
 func (p *Platform) Close() {
+	if p.Runs != nil {
+		p.Runs.Shutdown(p.cfg.ShutdownGrace)
+	}
 	if p.cancel != nil {
 		p.cancel()
 	}
@@ -142,6 +206,7 @@ func (p *Platform) Close() {
 	if p.DB != nil {
 		_ = p.DB.Close()
 	}
+	p.closeTracing()
 	if p.ownLog && p.Log != nil {
 		p.Log.Close()
 	}

@@ -1,0 +1,120 @@
+package checkpoints
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// blobCacheBytes bounds the values a blobStore keeps in memory. Objects are named by their
+// digest and never change, so a cached value is never stale.
+const blobCacheBytes = 64 << 20
+
+// blobStore puts and gets values in the BlobBucket object store, which it creates on first use.
+type blobStore struct {
+	log *eventlog.Log
+
+	mu  sync.Mutex
+	obs jetstream.ObjectStore
+
+	cacheMu sync.Mutex
+	cache   map[string][]byte
+	order   []string // oldest first
+	size    int
+}
+
+func newBlobStore(l *eventlog.Log) *blobStore {
+	return &blobStore{log: l, cache: map[string][]byte{}}
+}
+
+func (b *blobStore) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.obs == nil {
+		obs, err := b.log.ObjectStore(ctx, BlobBucket)
+		if err != nil {
+			return nil, err
+		}
+		b.obs = obs
+	}
+	return b.obs, nil
+}
+
+// put stores the objects that are not in the store yet.
+func (b *blobStore) put(ctx context.Context, objs []Object) error {
+	for _, o := range objs {
+		if b.cached(o.Digest) != nil {
+			continue // cached only once it is known to be stored
+		}
+		obs, err := b.bucket(ctx)
+		if err != nil {
+			return err
+		}
+		info, err := obs.GetInfo(ctx, o.Digest)
+		switch {
+		case err == nil && !info.Deleted:
+		case err == nil || errors.Is(err, jetstream.ErrObjectNotFound):
+			if _, err := obs.PutBytes(ctx, o.Digest, o.Data); err != nil {
+				return fmt.Errorf("checkpoints: put blob %s: %w", o.Digest, err)
+			}
+		default:
+			return fmt.Errorf("checkpoints: blob %s: %w", o.Digest, err)
+		}
+		b.remember(o.Digest, o.Data)
+	}
+	return nil
+}
+
+// get returns a copy of the value named digest, checking it against its digest.
+func (b *blobStore) get(ctx context.Context, digest string) ([]byte, error) {
+	if v := b.cached(digest); v != nil {
+		return bytes.Clone(v), nil
+	}
+	obs, err := b.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := obs.GetBytes(ctx, digest)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: get blob %s: %w", digest, err)
+	}
+	if engine.BlobDigest(data) != digest {
+		return nil, fmt.Errorf("checkpoints: blob %s: content does not match its digest", digest)
+	}
+	b.remember(digest, data)
+	return bytes.Clone(data), nil
+}
+
+func (b *blobStore) cached(digest string) []byte {
+	b.cacheMu.Lock()
+	defer b.cacheMu.Unlock()
+	return b.cache[digest]
+}
+
+// remember caches data, dropping the oldest values beyond blobCacheBytes.
+func (b *blobStore) remember(digest string, data []byte) {
+	if len(data) > blobCacheBytes/4 {
+		return
+	}
+	b.cacheMu.Lock()
+	defer b.cacheMu.Unlock()
+	if _, ok := b.cache[digest]; ok {
+		return
+	}
+	b.cache[digest] = bytes.Clone(data)
+	b.order = append(b.order, digest)
+	b.size += len(data)
+	for b.size > blobCacheBytes {
+		old := b.order[0]
+		b.order = b.order[1:]
+		b.size -= len(b.cache[old])
+		delete(b.cache, old)
+	}
+}

@@ -1,0 +1,123 @@
+package platform
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/selftrace"
+	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// TracingConfig configures the LLM tracing service.
+type TracingConfig struct {
+	// PricesFile adds model prices to the defaults or overrides them (trace.LoadPrices); empty:
+	// the defaults.
+	PricesFile string
+	// Service tunes ingestion (size limits, API keys, version). Its Retention and Logger are
+	// taken from the platform's Log.TraceRetention and Logger.
+	Service tracing.Config
+	// Project is the tracing project of the engine's own traces: every run executed here is
+	// traced into it (engine/selftrace). Empty: "default".
+	Project string
+	// NoSelfTrace turns the engine's own traces off.
+	NoSelfTrace bool
+}
+
+// tracingParts are the platform's tracing side. It has its own stream, projection file and
+// projector (with its own cursor), so that a burst of traces never delays the runtime's
+// projections: bbolt has one writer per file.
+type tracingParts struct {
+	// TraceDB is the trace projection file (traces.db beside projections.db).
+	TraceDB *projections.DB
+	// TraceProjector keeps TracesView current with eventlog.TraceStream.
+	TraceProjector *projections.Projector
+	TracesView     *projections.Traces
+	Tracing        *tracing.Service
+	// SelfTrace traces the runs executed here into Tracing; nil with NoSelfTrace.
+	SelfTrace *selftrace.Tracer
+}
+
+// TraceDBPath is where the trace projection file of a data folder lives.
+func TraceDBPath(data string) string { return filepath.Join(data, "traces.db") }
+
+// openTracing opens the trace object store and projection file and builds the service.
+func (p *Platform) openTracing(ctx context.Context) error {
+	prices := trace.DefaultPrices()
+	if f := p.cfg.Tracing.PricesFile; f != "" {
+		var err error
+		if prices, err = trace.LoadPrices(f, prices); err != nil {
+			return fmt.Errorf("platform: trace prices %s: %w", f, err)
+		}
+	}
+	objects, err := tracing.OpenObjects(ctx, p.Log, p.cfg.Log.TraceRetention)
+	if err != nil {
+		return err
+	}
+	db, err := projections.OpenDB(TraceDBPath(p.cfg.Data), p.logger)
+	if err != nil {
+		return err
+	}
+	p.TraceDB = db
+	db.SyncAlways(p.cfg.Log.SyncAlways)
+	p.TracesView = projections.NewTraces(db, prices, objects.Get)
+	p.TraceProjector = projections.NewProjector(db, p.Log, eventlog.TraceStream, p.TracesView)
+	sc := p.cfg.Tracing.Service
+	sc.Retention, sc.Logger = p.cfg.Log.TraceRetention, p.logger
+	p.Tracing = tracing.New(p.Log, p.TraceProjector, p.TracesView, objects, sc)
+	if !p.cfg.Tracing.NoSelfTrace {
+		p.SelfTrace = selftrace.New(p.Tracing, selftrace.Config{Project: p.cfg.Tracing.Project, Logger: p.logger})
+	}
+	return nil
+}
+
+// selfTraceStreamer is SelfTrace as a run streamer: nil (no streamer) without it.
+func (p *Platform) selfTraceStreamer() runs.Streamer {
+	if p.SelfTrace == nil {
+		return nil
+	}
+	return p.SelfTrace
+}
+
+// startTracing runs the trace projector (restarting it when it fails) and the retention sweeper
+// until ctx ends. It does not wait for the projector to catch up: ingestion needs only the log.
+func (p *Platform) startTracing(ctx context.Context) {
+	if p.SelfTrace != nil {
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.SelfTrace.Run(ctx) }()
+	}
+	p.wg.Add(2)
+	go func() {
+		defer p.wg.Done()
+		for ctx.Err() == nil {
+			if err := p.TraceProjector.Run(ctx); err != nil && ctx.Err() == nil {
+				p.logger.Error("trace projector stopped, restarting", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+	go func() { defer p.wg.Done(); p.Tracing.RunSweeper(ctx, p.cfg.SweepInterval) }()
+}
+
+// tracingHealth is the trace projector's health.
+func (p *Platform) tracingHealth() error {
+	if p.TraceProjector == nil {
+		return nil
+	}
+	return p.TraceProjector.Healthy()
+}
+
+// closeTracing closes the trace projection file; stop the projector first.
+func (p *Platform) closeTracing() {
+	if p.TraceDB != nil {
+		_ = p.TraceDB.Close()
+	}
+}

@@ -1,0 +1,189 @@
+// Package runner executes an assistant's graph on a thread: it resolves the assistant and its
+// graph, merges config, context and metadata by the API's rules, runs the graph with the thread's
+// checkpoints and the store, and answers the thread-state operations (state, history, update,
+// copy) with the graph the thread runs. Scheduling, queueing and run records are the business of
+// the caller.
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/store"
+	"github.com/jetgraph/jetgraph/engine/threads"
+)
+
+// Runner runs graphs on threads.
+type Runner struct {
+	assistants *assistants.Service
+	threads    *threads.Service
+	graphs     *graphs.Registry
+	saver      Saver
+	store      graph.Store
+
+	mu   sync.Mutex
+	busy map[string]int // tenant/thread -> runs executing here
+}
+
+// Saver keeps the checkpoints of threads: a graph.Saver that can also copy a thread's
+// checkpoints and patch a checkpoint's metadata (engine/checkpoints.Saver).
+type Saver interface {
+	graph.Saver
+	Copy(ctx context.Context, fromThread, toThread string) error
+	PatchMetadata(ctx context.Context, ref graph.Ref, metadata map[string]any) error
+}
+
+// New returns a runner.
+func New(a *assistants.Service, t *threads.Service, reg *graphs.Registry, saver Saver, st *store.Service) *Runner {
+	return &Runner{assistants: a, threads: t, graphs: reg, saver: saver, store: storeAdapter{st}, busy: map[string]int{}}
+}
+
+// Request is one run.
+type Request struct {
+	RunID           string
+	ThreadID        string // "" for a stateless run
+	AssistantID     string // an assistant id or a graph id
+	Input           any
+	Command         *graph.Command
+	CheckpointID    string
+	Config          map[string]any // {configurable, tags, recursion_limit}
+	Context         map[string]any
+	Metadata        map[string]any
+	InterruptBefore []string
+	InterruptAfter  []string
+	Sink            graph.Sink
+}
+
+// Outcome is how a run ended. Err is a graph failure (a node error, the recursion limit), which
+// is a run result, not a failure of the runner.
+type Outcome struct {
+	Values      graph.State
+	Interrupted bool
+	Interrupts  []graph.InterruptValue
+	Err         error
+	Assistant   engine.Assistant
+}
+
+// Status is the run status the outcome means.
+func (o Outcome) Status() string {
+	switch {
+	case o.Err != nil:
+		return "error"
+	case o.Interrupted:
+		return "interrupted"
+	}
+	return "success"
+}
+
+func key(ctx context.Context, thread string) string { return engine.TenantFrom(ctx) + "/" + thread }
+
+// Busy reports whether a run is executing on the thread in this process.
+func (r *Runner) Busy(ctx context.Context, thread string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.busy[key(ctx, thread)] > 0
+}
+
+func (r *Runner) hold(ctx context.Context, thread string) func() {
+	k := key(ctx, thread)
+	r.mu.Lock()
+	r.busy[k]++
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if r.busy[k]--; r.busy[k] <= 0 {
+			delete(r.busy, k)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// Run executes req to its end (finished, interrupted or failed).
+func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
+	const op = "runs.execute"
+	a, err := r.assistants.Resolve(ctx, req.AssistantID)
+	if err != nil {
+		if engine.Is(engine.NotFound, err) {
+			return Outcome{}, assistants.NoAssistant(op, req.AssistantID)
+		}
+		return Outcome{}, err
+	}
+	var thread engine.Thread
+	if req.ThreadID != "" {
+		if thread, err = r.threads.Get(ctx, req.ThreadID); err != nil {
+			return Outcome{}, err
+		}
+		defer r.hold(ctx, req.ThreadID)()
+		if thread.Metadata["graph_id"] != a.GraphID || thread.Metadata["assistant_id"] != a.AssistantID {
+			md := map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}
+			if _, err := r.threads.Patch(ctx, req.ThreadID, md, nil); err != nil {
+				return Outcome{}, err
+			}
+		}
+	}
+	cfg := mergeConfig(a.Config, thread.Config, req.Config)
+	configurable := cfg["configurable"].(map[string]any)
+	configurable["run_id"], configurable["graph_id"], configurable["assistant_id"] = req.RunID, a.GraphID, a.AssistantID
+	if req.ThreadID != "" {
+		configurable["thread_id"] = req.ThreadID
+	}
+	gc := graph.Config{Configurable: configurable}
+	if n, ok := cfg["recursion_limit"].(float64); ok {
+		gc.RecursionLimit = int(n)
+	}
+	for _, t := range asList(cfg["tags"]) {
+		if s, ok := t.(string); ok {
+			gc.Tags = append(gc.Tags, s)
+		}
+	}
+	g, err := r.graphs.Build(a.GraphID, gc)
+	if err != nil {
+		return Outcome{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("Graph %s: %v", a.GraphID, err), err)
+	}
+	md := mergeMetadata(a.Metadata, thread.Metadata, req.Metadata)
+	md["run_id"], md["graph_id"], md["assistant_id"], md["thread_id"] = req.RunID, a.GraphID, a.AssistantID, req.ThreadID
+	gc.Metadata = md
+	var saver graph.Saver = r.saver
+	if req.ThreadID == "" {
+		saver = graph.NewMemorySaver() // a stateless run keeps nothing
+	}
+	res, err := g.Run(ctx, graph.RunOptions{
+		ThreadID: req.ThreadID, Input: req.Input, Command: req.Command, CheckpointID: req.CheckpointID,
+		Config: gc, Context: mergeContext(g.ContextDefaults(), a.Context, req.Context),
+		InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
+		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md,
+	})
+	out := Outcome{Values: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts, Assistant: a}
+	if err != nil {
+		if engine.KindOf(err) != engine.Other {
+			return Outcome{}, err // a bad request (unknown checkpoint, resume without interrupt)
+		}
+		out.Err = err
+	}
+	return out, nil
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// storeAdapter gives nodes the store service.
+type storeAdapter struct{ s *store.Service }
+
+func (a storeAdapter) Get(ctx context.Context, ns []string, key string) (map[string]any, bool, error) {
+	it, ok, err := a.s.Get(ctx, ns, key, false)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	return it.Value, true, nil
+}
+
+func (a storeAdapter) Put(ctx context.Context, ns []string, key string, value map[string]any) error {
+	return a.s.Put(ctx, store.Put{Namespace: ns, Key: key, Value: value})
+}

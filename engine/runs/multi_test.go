@@ -1,0 +1,46 @@
+package runs
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+)
+
+// recorder is a Streamer that records what it is given.
+type recorder struct {
+	began, ended int
+	modes        []string
+}
+
+func (r *recorder) Begin(context.Context, engine.RunRecord) graph.Sink {
+	r.began++
+	return func(e graph.Event) { r.modes = append(r.modes, e.Mode) }
+}
+
+func (r *recorder) End(context.Context, engine.RunRecord, engine.RunFinishedData) { r.ended++ }
+
+func TestStreamersFanOut(t *testing.T) {
+	if Streamers() != nil || Streamers(nil, nil) != nil {
+		t.Fatal("no streamers must be nil")
+	}
+	one := &recorder{}
+	if Streamers(nil, one) != Streamer(one) {
+		t.Fatal("one streamer must be itself")
+	}
+	a, b := &recorder{}, &recorder{}
+	s := Streamers(WithoutTrace(a), b)
+	sink := s.Begin(context.Background(), engine.RunRecord{})
+	for _, m := range []string{"values", graph.TraceModePrefix + "llm_start", "messages"} {
+		sink(graph.Event{Mode: m})
+	}
+	s.End(context.Background(), engine.RunRecord{}, engine.RunFinishedData{})
+	if a.began != 1 || b.began != 1 || a.ended != 1 || b.ended != 1 {
+		t.Errorf("begun %d %d, ended %d %d", a.began, b.began, a.ended, b.ended)
+	}
+	if !slices.Equal(a.modes, []string{"values", "messages"}) || len(b.modes) != 3 {
+		t.Errorf("without trace got %v, the other %v", a.modes, b.modes)
+	}
+}

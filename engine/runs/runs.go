@@ -1,0 +1,329 @@
+// Package runs makes runs durable: creating one appends it to its thread's log under optimistic
+// concurrency (so the multitask strategy is decided against the thread as it is), workers on any
+// process pick pending runs up through a JetStream work consumer, drain one thread at a time
+// under a lease, and a run whose worker dies is taken over and resumed from its last checkpoint.
+//
+// Invariants:
+//   - The runs of a thread execute one at a time, in creation order (run ids are UUIDv7).
+//   - Every state change of a run is an event on its thread's subject; the run record and the
+//     thread's status are projections of them.
+//   - A dispatch message is acknowledged only after its thread has no pending run left, so a
+//     worker that dies leaves its messages to be delivered again.
+package runs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/runner"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/engine/webhooks"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// Config tunes the scheduler.
+type Config struct {
+	// Worker names this process in run_started events; default host-pid.
+	Worker string
+	// Concurrency is how many threads this process drains at once (default 10).
+	Concurrency int
+	// LeaseTTL is how long a thread's lease outlives its holder (default 15s).
+	LeaseTTL time.Duration
+	// AckWait is how long a dispatch message waits for its worker before another gets it
+	// (default 30s); a worker in progress says so every AckWait/3.
+	AckWait time.Duration
+	// RunTimeout bounds every run; 0 is none.
+	RunTimeout time.Duration
+	// Webhooks delivers completion calls; nil disables them.
+	Webhooks *webhooks.Deliverer
+	// Streamer publishes what runs stream; nil streams nothing.
+	Streamer Streamer
+	Logger   *slog.Logger
+}
+
+// Streamer publishes a run's stream: Begin before the run executes (the "metadata" event) and
+// returns the sink for its graph events; End after it ended (an "error" event for a failure,
+// then "end"). An attempt taken over after a crash begins again with its attempt number.
+type Streamer interface {
+	Begin(ctx context.Context, rec engine.RunRecord) graph.Sink
+	End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData)
+}
+
+// Service creates, schedules, executes, cancels and reports runs.
+type Service struct {
+	cfg        Config
+	log        *eventlog.Log
+	cmd        *command.Runner
+	projector  *projections.Projector
+	runs       *projections.Runs
+	threadView *projections.Threads
+	threads    *threads.Service
+	assistants *assistants.Service
+	runner     *runner.Runner
+	logger     *slog.Logger
+
+	mu      sync.Mutex
+	running map[string]context.CancelCauseFunc // run id -> cancel of its execution here
+	wg      sync.WaitGroup
+	stop    context.CancelFunc
+	msgs    jetstream.MessagesContext
+	leases  jetstream.KeyValue
+}
+
+// New returns the run service. Call Start to make this process a worker.
+func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections.Runs, threadView *projections.Threads,
+	th *threads.Service, as *assistants.Service, r *runner.Runner) *Service {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 10
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = 15 * time.Second
+	}
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Worker == "" {
+		host, _ := os.Hostname()
+		cfg.Worker = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	return &Service{cfg: cfg, log: l, cmd: cmd, projector: cmd.Projector, runs: runsView, threadView: threadView,
+		threads: th, assistants: as, runner: r, logger: cfg.Logger, running: map[string]context.CancelCauseFunc{}}
+}
+
+// Create is a request to create a run.
+type Create struct {
+	ThreadID          string // "" for a stateless run on a temporary thread
+	IfNotExists       string // "reject" (default) or "create"
+	AssistantID       string
+	Input             any
+	Command           map[string]any
+	Config            map[string]any
+	Context           map[string]any
+	Metadata          map[string]any
+	StreamMode        []string
+	InterruptBefore   []string
+	InterruptAfter    []string
+	CheckpointID      string
+	Webhook           string
+	FeedbackKeys      []string
+	Durability        string
+	MultitaskStrategy string  // default enqueue
+	AfterSeconds      float64 // start no sooner than this
+	OnCompletion      string  // stateless runs: "delete" (default) or "keep"
+}
+
+// RejectDetail is the reference servers' text for a run refused by the reject strategy.
+const RejectDetail = "Thread is already running a task. Wait for it to finish or choose a different multitask strategy."
+
+// Create validates and records a run; workers pick it up. It returns the run as recorded
+// (status pending).
+func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error) {
+	const op = "runs.create"
+	a, err := s.assistants.Resolve(ctx, c.AssistantID)
+	if err != nil {
+		if engine.Is(engine.NotFound, err) {
+			return engine.RunRecord{}, assistants.NoAssistant(op, c.AssistantID)
+		}
+		return engine.RunRecord{}, err
+	}
+	if c.MultitaskStrategy == "" {
+		c.MultitaskStrategy = engine.MultitaskEnqueue
+	}
+	temporary := false
+	if c.ThreadID == "" {
+		th, err := s.threads.Create(ctx, threads.Create{Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}})
+		if err != nil {
+			return engine.RunRecord{}, err
+		}
+		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != "keep"
+	} else if _, err := s.threads.Get(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == "create" {
+		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: "do_nothing",
+			Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}); err != nil {
+			return engine.RunRecord{}, err
+		}
+	} else if err != nil {
+		return engine.RunRecord{}, err
+	}
+
+	rec := s.record(ctx, c, a)
+	rec.Temporary = temporary
+	rec.Kwargs["temporary"] = temporary
+	agg := threads.Aggregate(ctx, c.ThreadID)
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		active, err := s.runs.Active(agg.Tenant, agg.ID)
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		if len(active) > 0 && c.MultitaskStrategy == engine.MultitaskReject {
+			return nil, engine.E(engine.Op(op), engine.Conflict, RejectDetail)
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		created, err := eventlog.New(agg, engine.RunCreatedEvent, engine.RunCreatedData{Run: rec})
+		if err != nil {
+			return nil, engine.E(engine.Op(op), err)
+		}
+		d := command.Decision{{Event: created, Expect: expect}}
+		if c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback {
+			for _, r := range active {
+				e, err := eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: r.RunID, Action: c.MultitaskStrategy})
+				if err != nil {
+					return nil, engine.E(engine.Op(op), err)
+				}
+				d = append(d, eventlog.Pending{Event: e, Expect: eventlog.Any})
+			}
+		}
+		return d, nil
+	})
+	if err != nil {
+		return engine.RunRecord{}, err
+	}
+	if c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback {
+		s.cancelLocal(agg.Tenant, agg.ID)
+	}
+	// The run as created: a worker may already have moved it on.
+	return rec, nil
+}
+
+// record builds the run record of a creation request, with the kwargs the API shows.
+func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engine.RunRecord {
+	runID := uuid.Must(uuid.NewV7()).String()
+	configurable := map[string]any{}
+	if cf, ok := c.Config["configurable"].(map[string]any); ok {
+		for k, v := range cf {
+			configurable[k] = v
+		}
+	}
+	configurable["run_id"], configurable["thread_id"], configurable["graph_id"], configurable["assistant_id"] =
+		runID, c.ThreadID, a.GraphID, a.AssistantID
+	configurable["checkpoint_id"] = nil
+	if c.CheckpointID != "" {
+		configurable["checkpoint_id"] = c.CheckpointID
+	}
+	config := map[string]any{}
+	for k, v := range c.Config {
+		config[k] = v
+	}
+	config["configurable"] = configurable
+	config["metadata"] = map[string]any{"created_by": "system"}
+	streamMode := c.StreamMode
+	if streamMode == nil {
+		streamMode = []string{"values"}
+	}
+	kwargs := map[string]any{
+		"input": c.Input, "command": nilIfEmpty(c.Command), "config": config, "context": orEmpty(c.Context),
+		"webhook": nilIfEmptyString(c.Webhook), "stream_mode": streamMode,
+		"feedback_keys": nilIfEmptyList(c.FeedbackKeys), "interrupt_before": nilIfEmptyList(c.InterruptBefore),
+		"interrupt_after": nilIfEmptyList(c.InterruptAfter), "checkpoint_id": nilIfEmptyString(c.CheckpointID),
+		"durability": nilIfEmptyString(c.Durability),
+	}
+	now := engine.At(time.Now())
+	rec := engine.RunRecord{Run: engine.Run{
+		RunID: runID, ThreadID: c.ThreadID, AssistantID: a.AssistantID, Status: engine.RunPending,
+		CreatedAt: now, UpdatedAt: now,
+		Metadata: orEmpty(c.Metadata), Kwargs: kwargs, MultitaskStrategy: c.MultitaskStrategy,
+	}, Webhook: c.Webhook}
+	if c.AfterSeconds > 0 {
+		rec.RunAt = engine.At(time.Now().Add(time.Duration(c.AfterSeconds * float64(time.Second))))
+	}
+	return rec
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+func nilIfEmpty(m map[string]any) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+func nilIfEmptyString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nilIfEmptyList(l []string) any {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// NotFound is the error for a run that does not exist.
+func NotFound(op string) error { return engine.E(engine.Op(op), engine.NotFound, "Run not found") }
+
+// Get returns a run of a thread.
+func (s *Service) Get(ctx context.Context, thread, run string) (engine.RunRecord, error) {
+	rec, ok, err := s.runs.Get(engine.TenantFrom(ctx), thread, run)
+	if err != nil {
+		return rec, engine.E(engine.Op("runs.get"), err)
+	}
+	if !ok {
+		return rec, NotFound("runs.get")
+	}
+	return rec, nil
+}
+
+// GetByID returns a run whose thread is not named (stateless runs).
+func (s *Service) GetByID(ctx context.Context, run string) (engine.RunRecord, error) {
+	thread, ok, err := s.runs.ThreadOf(engine.TenantFrom(ctx), run)
+	if err != nil {
+		return engine.RunRecord{}, engine.E(engine.Op("runs.get"), err)
+	}
+	if !ok {
+		return engine.RunRecord{}, NotFound("runs.get")
+	}
+	return s.Get(ctx, thread, run)
+}
+
+// List returns a thread's runs, newest first.
+func (s *Service) List(ctx context.Context, thread, status string, limit, offset int) ([]engine.RunRecord, error) {
+	if _, err := s.threads.Get(ctx, thread); err != nil {
+		return nil, err
+	}
+	return s.runs.List(engine.TenantFrom(ctx), thread, status, limit, offset)
+}
+
+// Wait blocks until the run has ended and returns it.
+func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecord, error) {
+	tenant := engine.TenantFrom(ctx)
+	for {
+		changed := s.runs.Watch(tenant, thread, run)
+		rec, err := s.Get(ctx, thread, run)
+		if err != nil || !rec.Active() {
+			s.runs.Unwatch(tenant, thread, run, changed)
+			return rec, err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			s.runs.Unwatch(tenant, thread, run, changed)
+			return rec, engine.E(engine.Op("runs.wait"), engine.Unavailable, ctx.Err())
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package runs_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+)
+
+func start(t *testing.T) *platform.Platform {
+	t.Helper()
+	ctx := context.Background()
+	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Examples(),
+		Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second}}, eventlogtest.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func messages(t *testing.T, p *platform.Platform, thread string) string {
+	t.Helper()
+	st, err := p.Runner.State(context.Background(), graph.Ref{ThreadID: thread}, false)
+	if err != nil || st == nil {
+		t.Fatalf("state: %v", err)
+	}
+	var out []string
+	for _, m := range graph.MessagesOf(st.Values, "messages") {
+		out = append(out, m.Text())
+	}
+	return fmt.Sprint(out)
+}
+
+func TestEnqueueRunsInOrder(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	r1, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay", Input: map[string]any{"messages": "one", "delay": 300}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay", Input: map[string]any{"messages": "two", "delay": 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := p.Threads.Get(ctx, th.ThreadID); got.Status != engine.ThreadBusy {
+		t.Fatalf("thread status while runs are queued: %s", got.Status)
+	}
+	for _, r := range []engine.RunRecord{r1, r2} {
+		rec, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID)
+		if err != nil || rec.Status != engine.RunSuccess {
+			t.Fatalf("run %s: %+v %v", r.RunID, rec, err)
+		}
+	}
+	if got := messages(t, p, th.ThreadID); got != "[one finished after 300ms two finished after 10ms]" {
+		t.Fatalf("messages = %s", got)
+	}
+	if got, _ := p.Threads.Get(ctx, th.ThreadID); got.Status != engine.ThreadIdle {
+		t.Fatalf("thread status after: %s", got.Status)
+	}
+}
+
+func TestRejectInterruptRollback(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	first, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "agent", Input: map[string]any{"messages": "a", "sleep": map[string]any{"steps": 50, "ms": 100}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, p, th.ThreadID, first.RunID, engine.RunRunning)
+	_, err = p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "x"}, MultitaskStrategy: engine.MultitaskReject})
+	if !engine.Is(engine.Conflict, err) || err.(*engine.Error).Detail != runs.RejectDetail {
+		t.Fatalf("reject: %v", err)
+	}
+	second, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "agent", Input: map[string]any{"messages": "b"}, MultitaskStrategy: engine.MultitaskInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := p.Runs.Wait(ctx, th.ThreadID, first.RunID)
+	if rec.Status != engine.RunInterrupted {
+		t.Fatalf("interrupted run: %+v", rec)
+	}
+	if rec, _ := p.Runs.Wait(ctx, th.ThreadID, second.RunID); rec.Status != engine.RunSuccess {
+		t.Fatalf("second run: %+v", rec)
+	}
+
+	// Rollback: the running run disappears with its checkpoints; the state is as before it.
+	before := messages(t, p, th.ThreadID)
+	third, _ := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "agent", Input: map[string]any{"messages": "c", "sleep": map[string]any{"steps": 50, "ms": 100}}})
+	waitStatus(t, p, th.ThreadID, third.RunID, engine.RunRunning)
+	fourth, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "d"}, MultitaskStrategy: engine.MultitaskRollback})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := p.Runs.Wait(ctx, th.ThreadID, fourth.RunID); rec.Status != engine.RunSuccess {
+		t.Fatalf("after rollback: %+v", rec)
+	}
+	if _, err := p.Runs.Get(ctx, th.ThreadID, third.RunID); !engine.Is(engine.NotFound, err) {
+		t.Fatalf("rolled back run still there: %v", err)
+	}
+	hist, _ := p.Runner.History(ctx, graph.Ref{ThreadID: th.ThreadID}, graph.ListOptions{})
+	for _, h := range hist {
+		if h.Metadata["run_id"] == third.RunID {
+			t.Fatalf("a checkpoint of the rolled back run is still in the history")
+		}
+	}
+	if got := messages(t, p, th.ThreadID); got != before[:len(before)-1]+" d echo: d]" {
+		t.Fatalf("after rollback messages = %s, before = %s", got, before)
+	}
+}
+
+func waitStatus(t *testing.T, p *platform.Platform, thread, run, status string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		rec, err := p.Runs.Get(context.Background(), thread, run)
+		if err == nil && rec.Status == status {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("run %s never became %s", run, status)
+}
+
+func TestCancelAndFailure(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	r, _ := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "agent", Input: map[string]any{"messages": "a", "sleep": map[string]any{"steps": 100, "ms": 100}}})
+	waitStatus(t, p, th.ThreadID, r.RunID, engine.RunRunning)
+	if err := p.Runs.Cancel(ctx, th.ThreadID, r.RunID, runs.ActionInterrupt, true); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := p.Runs.Get(ctx, th.ThreadID, r.RunID); rec.Status != engine.RunInterrupted {
+		t.Fatalf("cancelled: %+v", rec)
+	}
+	e, _ := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{}})
+	rec, _ := p.Runs.Wait(ctx, th.ThreadID, e.RunID)
+	if rec.Status != engine.RunFailed || rec.Error == nil || rec.Error.Error != "CustomError" || rec.Error.Message != "Boo!" {
+		t.Fatalf("failed run: %+v", rec)
+	}
+	if got, _ := p.Threads.Get(ctx, th.ThreadID); got.Status != engine.ThreadError {
+		t.Fatalf("thread after a failed run: %s", got.Status)
+	}
+	if _, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "nope"}); !engine.Is(engine.NotFound, err) {
+		t.Fatalf("unknown assistant: %v", err)
+	}
+}

@@ -1,0 +1,411 @@
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/runner"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/engine/webhooks"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Names of the JetStream resources the scheduler uses.
+const (
+	DispatchConsumer = "JG_DISPATCH"
+	LeaseBucket      = "JG_LEASES"
+)
+
+var (
+	errLeaseLost = errors.New("runs: the thread's lease was lost")
+	errShutdown  = errors.New("runs: the process is shutting down")
+	errTimeout   = errors.New("runs: run timed out")
+)
+
+// Start makes this process a worker: it consumes the dispatch consumer (one durable consumer
+// shared by every process, filtered on run creations) and drains threads under leases until
+// Shutdown.
+func (s *Service) Start(ctx context.Context) error {
+	js := s.log.JetStream()
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: LeaseBucket, TTL: s.cfg.LeaseTTL, Storage: jetstream.FileStorage, Replicas: s.log.Replicas(),
+	})
+	if err != nil {
+		return fmt.Errorf("runs: lease bucket: %w", err)
+	}
+	s.leases = kv
+	stream, err := js.Stream(ctx, eventlog.RuntimeStream)
+	if err != nil {
+		return fmt.Errorf("runs: %w", err)
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       DispatchConsumer,
+		FilterSubject: "thread.*.*." + engine.RunCreatedEvent,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       s.cfg.AckWait,
+		MaxAckPending: 10_000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Replicas:      s.log.Replicas(),
+	})
+	if err != nil {
+		return fmt.Errorf("runs: dispatch consumer: %w", err)
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Concurrency))
+	if err != nil {
+		return fmt.Errorf("runs: consume: %w", err)
+	}
+	s.msgs = msgs
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	sem := make(chan struct{}, s.cfg.Concurrency)
+	go func() {
+		for {
+			msg, err := msgs.Next()
+			if err != nil {
+				return // stopped
+			}
+			sem <- struct{}{}
+			s.wg.Add(1)
+			go func() {
+				defer func() { <-sem; s.wg.Done() }()
+				s.handle(runCtx, msg)
+			}()
+		}
+	}()
+	return nil
+}
+
+// Shutdown stops taking work, lets executing runs finish for up to grace, then stops them
+// without ending them and releases their threads so that another process resumes them.
+func (s *Service) Shutdown(grace time.Duration) {
+	if s.msgs == nil {
+		return
+	}
+	s.msgs.Stop()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(grace):
+	}
+	s.mu.Lock()
+	for _, cancel := range s.running {
+		cancel(errShutdown)
+	}
+	s.mu.Unlock()
+	s.stop()
+	<-done
+}
+
+// threadOf reads tenant and thread from a dispatch message's subject, thread.<tenant>.<id>.<type>.
+func threadOf(subject string) (tenant, thread string, ok bool) {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 4 || parts[0] != "thread" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
+// handle drains the thread of a dispatch message if it can take its lease.
+func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
+	tenant, thread, ok := threadOf(msg.Subject())
+	if !ok {
+		_ = msg.Term()
+		return
+	}
+	ctx = engine.WithTenant(ctx, tenant)
+	lease, err := s.acquire(ctx, tenant, thread)
+	if err != nil {
+		// Another worker drains this thread: ask again soon, in case it finishes first.
+		_ = msg.NakWithDelay(250 * time.Millisecond)
+		return
+	}
+	defer lease.release()
+	progress := time.NewTicker(s.cfg.AckWait / 3)
+	defer progress.Stop()
+	stopProgress := make(chan struct{})
+	defer close(stopProgress)
+	go func() {
+		for {
+			select {
+			case <-progress.C:
+				_ = msg.InProgress()
+			case <-stopProgress:
+				return
+			}
+		}
+	}()
+	// The run that sent the message must be in the local projection before the queue is read;
+	// later runs of the thread are there once they are the worker's own writes or come with
+	// messages of their own.
+	if md, err := msg.Metadata(); err != nil || s.projector.WaitFor(ctx, md.Sequence.Stream) != nil {
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	for {
+		active, err := s.runs.Active(tenant, thread)
+		if err != nil {
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+		if len(active) == 0 {
+			_ = msg.Ack()
+			return
+		}
+		rec := active[0]
+		if wait := time.Until(rec.RunAt.Time); !rec.RunAt.IsZero() && wait > 0 {
+			_ = msg.NakWithDelay(wait)
+			return
+		}
+		if err := s.execute(ctx, lease, rec); err != nil {
+			s.logger.Warn("runs: run not finished here", "run_id", rec.RunID, "thread_id", thread, "err", err)
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+	}
+}
+
+// execute runs one run to its end and records the end. It returns an error when the run was
+// left for another worker (lease lost, shutdown).
+func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecord) error {
+	agg := threads.Aggregate(ctx, rec.ThreadID)
+	if rec.Cancel != "" {
+		return s.finish(ctx, agg, rec, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
+	}
+	attempt := rec.Attempt + 1
+	head, err := s.threadView.Head(agg.Tenant, agg.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.start(ctx, agg, rec, attempt, head); err != nil {
+		return err
+	}
+	rec.Attempt, rec.Status = attempt, engine.RunRunning
+	if attempt == 1 {
+		rec.Checkpoint = head
+	}
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if s.cfg.RunTimeout > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errTimeout)
+		defer stop()
+	}
+	s.mu.Lock()
+	s.running[rec.RunID] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, rec.RunID)
+		s.mu.Unlock()
+	}()
+	go s.watch(runCtx, cancel, agg.Tenant, rec)
+	go lease.keep(runCtx, cancel)
+
+	req := s.request(rec)
+	if s.cfg.Streamer != nil {
+		req.Sink = s.cfg.Streamer.Begin(ctx, rec)
+	}
+	if attempt > 1 {
+		// Taken over after a crash: continue from the run's last checkpoint, if it made one.
+		if cps, err := s.runner.State(ctx, graph.Ref{ThreadID: rec.ThreadID}, false); err == nil && cps != nil && cps.Metadata["run_id"] == rec.RunID {
+			req.Input, req.Command, req.CheckpointID = nil, nil, ""
+		}
+	}
+	out, runErr := s.runner.Run(runCtx, req)
+	cause := context.Cause(runCtx)
+	var cancelled errCancelled
+	switch {
+	case errors.Is(cause, errLeaseLost), errors.Is(cause, errShutdown):
+		return cause
+	case errors.As(cause, &cancelled):
+		err := s.finish(ctx, agg, rec, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
+		if err == nil && s.cfg.Streamer != nil {
+			s.cfg.Streamer.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunInterrupted})
+		}
+		return err
+	}
+	fin := engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess}
+	switch {
+	case errors.Is(cause, errTimeout):
+		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: "TimeoutError", Message: fmt.Sprintf("Run exceeded its timeout of %s", s.cfg.RunTimeout)}
+	case runErr != nil:
+		class, msg := graph.ClassOf(runErr)
+		if e := new(engine.Error); errors.As(runErr, &e) && e.Detail != "" {
+			msg = e.Detail
+		}
+		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: class, Message: msg}
+	case out.Err != nil:
+		class, msg := graph.ClassOf(out.Err)
+		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: class, Message: msg}
+	case out.Interrupted:
+		fin.Status = engine.RunInterrupted
+	}
+	if err := s.finish(ctx, agg, rec, func() (eventlog.Event, error) {
+		return eventlog.New(agg, engine.RunFinishedEvent, fin)
+	}); err != nil {
+		return err
+	}
+	if s.cfg.Streamer != nil {
+		s.cfg.Streamer.End(ctx, rec, fin)
+	}
+	s.afterRun(ctx, rec, fin, out.Values)
+	return nil
+}
+
+// request rebuilds the runner request from a run record's kwargs.
+func (s *Service) request(rec engine.RunRecord) runner.Request {
+	k := rec.Kwargs
+	req := runner.Request{RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Input: k["input"], Metadata: rec.Metadata}
+	if c, ok := k["command"].(map[string]any); ok {
+		raw, _ := json.Marshal(c)
+		var cmd graph.Command
+		if json.Unmarshal(raw, &cmd) == nil {
+			req.Command = &cmd
+		}
+	}
+	req.Config, _ = k["config"].(map[string]any)
+	req.Context, _ = k["context"].(map[string]any)
+	req.CheckpointID, _ = k["checkpoint_id"].(string)
+	req.InterruptBefore = strings2(k["interrupt_before"])
+	req.InterruptAfter = strings2(k["interrupt_after"])
+	return req
+}
+
+func strings2(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// start records that attempt of the run begins, unless the run changed meanwhile (another
+// worker took it, or it was cancelled): the version check is the fence.
+func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int, head string) error {
+	_, err := s.cmd.Run(ctx, "runs.start", func() (command.Decision, error) {
+		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !cur.Active() || cur.Attempt != rec.Attempt || cur.Cancel != "" {
+			return nil, errors.New("runs: the run changed before it started")
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := eventlog.New(agg, engine.RunStartedEvent, engine.RunStartedData{RunID: rec.RunID, Attempt: attempt, Worker: s.cfg.Worker, Checkpoint: head})
+		if err != nil {
+			return nil, err
+		}
+		return command.Decision{{Event: e, Expect: expect}}, nil
+	})
+	return err
+}
+
+// finish appends the event that ends the run, if the run is still this attempt's.
+func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, event func() (eventlog.Event, error)) error {
+	_, err := s.cmd.Run(ctx, "runs.finish", func() (command.Decision, error) {
+		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !cur.Active() {
+			return nil, nil // already ended
+		}
+		if cur.Attempt != rec.Attempt {
+			return nil, errors.New("runs: another worker took the run over")
+		}
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		e, err := event()
+		if err != nil {
+			return nil, err
+		}
+		return command.Decision{{Event: e, Expect: expect}}, nil
+	})
+	return err
+}
+
+// watch cancels the run's context when a cancel request for it reaches the projection, from
+// whatever process it came.
+func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
+	for {
+		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
+		cur, ok, err := s.runs.Get(tenant, rec.ThreadID, rec.RunID)
+		if err == nil && ok && cur.Cancel != "" {
+			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
+			cancel(errCancelled{cur.Cancel})
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
+			return
+		}
+	}
+}
+
+// afterRun calls the webhook and removes a temporary run's thread.
+func (s *Service) afterRun(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData, values graph.State) {
+	if rec.Webhook != "" && s.cfg.Webhooks != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.deliver(context.WithoutCancel(ctx), rec, fin, values)
+		}()
+	}
+	if rec.Temporary {
+		if err := s.threads.Delete(ctx, rec.ThreadID); err != nil && !engine.Is(engine.NotFound, err) {
+			s.logger.Warn("runs: deleting a temporary thread", "thread_id", rec.ThreadID, "err", err)
+		}
+	}
+}
+
+func (s *Service) deliver(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData, values graph.State) {
+	now := engine.At(time.Now())
+	p := webhooks.Payload{
+		RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Status: fin.Status,
+		CreatedAt: rec.CreatedAt, UpdatedAt: now, RunStartedAt: rec.StartedAt, RunEndedAt: now,
+		Metadata: rec.Metadata, Kwargs: rec.Kwargs, MultitaskStrategy: rec.MultitaskStrategy, Values: values,
+	}
+	if rec.Temporary {
+		p.ThreadID = ""
+	}
+	if fin.Error != nil {
+		p.Error = &webhooks.RunError{Error: fin.Error.Error, Message: fin.Error.Message}
+	}
+	res := s.cfg.Webhooks.Deliver(ctx, rec.Webhook, p)
+	events, err := webhooks.Events(threads.Aggregate(ctx, rec.ThreadID), res)
+	if err != nil || len(events) == 0 {
+		return
+	}
+	for _, e := range events {
+		if _, err := s.log.Append(ctx, e, eventlog.Any); err != nil {
+			s.logger.Warn("runs: recording a webhook delivery", "run_id", rec.RunID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package streaming
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// recorder is a FrameSink that keeps what it is sent.
+type recorder struct {
+	mu      sync.Mutex
+	frames  []Frame
+	flushes int
+}
+
+func (r *recorder) WriteFrame(f Frame) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f.Data = bytes.Clone(f.Data)
+	r.frames = append(r.frames, f)
+	return nil
+}
+
+func (r *recorder) Flush() error {
+	r.mu.Lock()
+	r.flushes++
+	r.mu.Unlock()
+	return nil
+}
+
+func (r *recorder) events() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, f := range r.frames {
+		if f.Comment != "" {
+			out = append(out, ": "+f.Comment)
+		} else {
+			out = append(out, f.Event)
+		}
+	}
+	return out
+}
+
+// openBus opens an embedded log with the given output retention and a Streamer on it.
+func openBus(t testing.TB, retention time.Duration, logs io.Writer) (*eventlog.Log, *Streamer) {
+	t.Helper()
+	if logs == nil {
+		logs = io.Discard
+	}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	l, err := eventlog.Open(context.Background(), eventlog.Config{Dir: t.TempDir(), Logger: logger, OutputRetention: retention})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l, New(Config{Log: l, Logger: logger})
+}
+
+func testRun(modes ...string) engine.RunRecord {
+	return engine.RunRecord{Run: engine.Run{RunID: uuid.NewString(), ThreadID: uuid.NewString(), AssistantID: "a",
+		Kwargs: map[string]any{"stream_mode": modes}}, Attempt: 1}
+}
+
+// follow serves the run's stream into a recorder until it ends.
+func follow(t testing.TB, s *Streamer, r RunRequest) *recorder {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f, err := s.FollowRun(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec := &recorder{}
+	if err := f.Serve(ctx, rec); err != nil {
+		t.Fatalf("serve: %v (got %v)", err, rec.events())
+	}
+	return rec
+}
+
+func TestPublishFollowAndResume(t *testing.T) {
+	_, s := openBus(t, 0, nil)
+	ctx := context.Background()
+	rec := testRun("values", "custom")
+	sink := s.Begin(ctx, rec)
+	for i := range 5 {
+		sink(graph.Event{Mode: "custom", Data: map[string]any{"i": i}})
+	}
+	sink(graph.Event{Mode: "values", Data: map[string]any{"done": true}})
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+
+	modes := []string{"values", "custom"}
+	all := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes})
+	if got := strings.Join(all.events(), ","); got != "metadata,custom,custom,custom,custom,custom,values,end" {
+		t.Fatalf("events = %s", got)
+	}
+	// Resume after the third event: only later ones, none repeated.
+	third := all.frames[2]
+	after, _, err := ParseEventID(third.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes, After: after, Resume: true})
+	if len(later.frames) != len(all.frames)-3 {
+		t.Fatalf("resumed = %v", later.events())
+	}
+	for i, f := range later.frames {
+		if f.ID != all.frames[i+3].ID || !bytes.Equal(f.Data, all.frames[i+3].Data) {
+			t.Errorf("resumed frame %d = %s %s, want %s %s", i, f.ID, f.Data, all.frames[i+3].ID, all.frames[i+3].Data)
+		}
+	}
+	// The old plain-integer form names the sequence alone.
+	plainSeq, _, _ := ParseEventID(strings.SplitN(third.ID, "-", 2)[1])
+	plain := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes, After: plainSeq, Resume: true})
+	if len(plain.frames) != len(later.frames) {
+		t.Errorf("plain id resumed %v", plain.events())
+	}
+}
+
+func TestOversizedEventSkipped(t *testing.T) {
+	var logs syncBuffer
+	l, s := openBus(t, 0, &logs)
+	ctx := context.Background()
+	rec := testRun("custom")
+	sink := s.Begin(ctx, rec)
+	big := strings.Repeat("x", int(l.JetStream().Conn().MaxPayload())+1)
+	sink(graph.Event{Mode: "custom", Data: big})
+	sink(graph.Event{Mode: "custom", Data: "small"})
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
+	if strings.Join(got.events(), ",") != "metadata,custom,end" || string(got.frames[1].Data) != `"small"` {
+		t.Errorf("events = %v", got.events())
+	}
+	if !strings.Contains(logs.String(), "over the message size limit") {
+		t.Errorf("no log line for the skipped event: %s", logs.String())
+	}
+}
+
+func TestExpiredLastEventIDRestarts(t *testing.T) {
+	_, s := openBus(t, time.Second, nil)
+	ctx := context.Background()
+	rec := testRun("custom")
+	sink := s.Begin(ctx, rec)
+	sink(graph.Event{Mode: "custom", Data: "old"})
+	time.Sleep(1500 * time.Millisecond)
+	sink(graph.Event{Mode: "custom", Data: "new"})
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}, After: 1, Resume: true})
+	ev := got.events()
+	if len(ev) != 3 || !strings.HasPrefix(ev[0], ": Last-Event-ID 1 is older than the stream's retention") || ev[1] != "custom" || ev[2] != "end" {
+		t.Errorf("events = %q", ev)
+	}
+}
+
+func TestFollowerLeavesNothingBehind(t *testing.T) {
+	l, s := openBus(t, 0, nil)
+	s.Heartbeat = 10 * time.Millisecond
+	ctx := context.Background()
+	rec := testRun("custom")
+	sink := s.Begin(ctx, rec)
+	sink(graph.Event{Mode: "custom", Data: 1})
+	st, err := l.JetStream().Stream(ctx, eventlog.OutputStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
+	for range 3 {
+		cctx, cancel := context.WithCancel(ctx)
+		f, err := s.FollowRun(cctx, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &recorder{}
+		done := make(chan error, 1)
+		go func() { done <- f.Serve(cctx, r) }()
+		waitFor(t, func() bool { return strings.Contains(strings.Join(r.events(), ","), ": heartbeat") })
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("Serve ended without the client leaving")
+		}
+		f.Close()
+	}
+	waitFor(t, func() bool { return runtime.NumGoroutine() <= before })
+	waitFor(t, func() bool {
+		info, err := st.Info(ctx)
+		return err == nil && info.State.Consumers == 0
+	})
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+}
+
+// waitFor polls cond for up to 5 seconds.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("condition not met in 5s; goroutines:\n%s", buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -1,0 +1,322 @@
+package streaming
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+)
+
+// RunRequest is a client's request to follow one run.
+type RunRequest struct {
+	ThreadID string
+	RunID    string
+	// Modes are the stream modes to send; nil sends the run's own (its kwargs.stream_mode).
+	Modes []string
+	// Subgraphs sends the events of subgraphs too, named "<mode>|<ns>".
+	Subgraphs bool
+	// After, when Resume is set, is the stream sequence of the client's Last-Event-ID: only
+	// later events are sent.
+	After  uint64
+	Resume bool
+}
+
+// Follower follows a run or a thread for one client. Serve sends its frames; Close releases
+// its consumers. A Follower is for one goroutine.
+type Follower struct {
+	s      *Streamer
+	tenant string
+	run    RunRequest
+	modes  []string
+	cons   *consumer
+	notice string // a comment sent first (a Last-Event-ID older than the retention)
+	thread *threadFollow
+}
+
+// FollowRun prepares to follow a run's stream: it checks Last-Event-ID against the retention and
+// opens the reading. An error here means nothing was sent yet.
+func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, error) {
+	st, err := s.outStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{s: s, tenant: tenantOf(ctx), run: r, modes: r.Modes}
+	if f.modes == nil {
+		f.modes = []string{"values"}
+		if s.cfg.Runs != nil {
+			if rec, ok, err := s.cfg.Runs.Get(f.tenant, r.ThreadID, r.RunID); err == nil && ok {
+				if m := stringList(rec.Kwargs["stream_mode"]); m != nil {
+					f.modes = m
+				}
+			}
+		}
+	}
+	if r.Resume {
+		if f.notice, err = expired(ctx, st, r.After); err != nil {
+			return nil, err
+		}
+	}
+	// From the start of the run, also on resume: the derived shapes need the earlier messages.
+	if f.cons, err = s.consume(ctx, st, Subject(f.tenant, r.ThreadID, r.RunID), 1); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// expired returns a notice when the event after seq is no longer kept.
+func expired(ctx context.Context, st jetstream.Stream, seq uint64) (string, error) {
+	info, err := st.Info(ctx)
+	if err != nil {
+		return "", fmt.Errorf("streaming: output stream: %w", err)
+	}
+	if seq+1 < info.State.FirstSeq {
+		return fmt.Sprintf("Last-Event-ID %d is older than the stream's retention of %s: restarting from the oldest kept event",
+			seq, info.Config.MaxAge), nil
+	}
+	return "", nil
+}
+
+// Close releases what the follower holds. It is safe to call more than once.
+func (f *Follower) Close() {
+	if f.cons != nil {
+		f.cons.close()
+	}
+	if f.thread != nil {
+		f.thread.close()
+	}
+}
+
+// Serve sends the stream to sink until it ends (nil), the client leaves (ctx's error) or the
+// sink fails (its error).
+func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
+	if f.thread != nil {
+		return f.serveThread(ctx, sink)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &writer{sink: sink, hb: f.s.Heartbeat}
+	if f.notice != "" {
+		if err := w.write(Frame{Comment: f.notice}); err != nil {
+			return err
+		}
+	}
+	ended := make(chan engine.RunRecord, 1)
+	go f.watch(ctx, ended)
+	shaper := NewShaper(f.modes, f.run.Subgraphs)
+	hb := time.NewTicker(w.hb)
+	defer hb.Stop()
+	var (
+		frames   []Frame
+		lastSeq  uint64
+		sawError bool
+		grace    <-chan time.Time
+		final    engine.RunRecord
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.cons.done:
+			return f.consumerGone()
+		case jm := <-f.cons.ch:
+			m, err := decode(jm)
+			if err != nil {
+				f.s.log.Warn("streaming: undecodable output message skipped", "subject", jm.Subject(), "err", err)
+				continue
+			}
+			lastSeq = m.Seq
+			sawError = sawError || m.Event == "error"
+			frames = shaper.Shape(m, frames[:0])
+			if !f.run.Resume || m.Seq > f.run.After {
+				for _, fr := range frames {
+					if err := w.write(fr); err != nil {
+						return err
+					}
+				}
+			}
+			if m.Event == "end" {
+				return w.flush()
+			}
+			if len(f.cons.ch) == 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+			}
+		case final = <-ended:
+			if grace = f.endWait(ctx, lastSeq, true); grace != nil {
+				continue
+			}
+			return f.endHere(w, final, sawError)
+		case <-grace:
+			if grace = f.endWait(ctx, lastSeq, false); grace != nil {
+				continue
+			}
+			return f.endHere(w, final, sawError)
+		case <-hb.C:
+			if err := w.heartbeat(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// consumerGone is Serve's error when its consumer stopped under it.
+func (f *Follower) consumerGone() error {
+	if err := f.cons.Err(); err != nil {
+		return fmt.Errorf("streaming: reading the run's output: %w", err)
+	}
+	return errors.New("streaming: reading the run's output stopped")
+}
+
+// endWait is called once the run has ended (first) and then whenever its wait is over: it
+// returns nil when the stream should end now — the run published nothing that is still kept,
+// or everything it published was read and EndGrace passed — and otherwise a channel that fires
+// after EndGrace, to look again (an "end" may still be on its way).
+func (f *Follower) endWait(ctx context.Context, lastSeq uint64, first bool) <-chan time.Time {
+	st, err := f.s.outStream(ctx)
+	if err != nil {
+		return nil
+	}
+	last, err := st.GetLastMsgForSubject(ctx, Subject(f.tenant, f.run.ThreadID, f.run.RunID))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil
+	case err != nil && ctx.Err() != nil:
+		return nil
+	case first || err != nil || last.Sequence > lastSeq:
+		return time.After(f.s.EndGrace)
+	}
+	return nil
+}
+
+// endHere ends a stream whose run ended without an "end" message (cancelled before it started,
+// its output expired, or its worker could not publish it): the run's error if it failed, then
+// "end".
+func (f *Follower) endHere(w *writer, final engine.RunRecord, sawError bool) error {
+	if final.Error != nil && !sawError {
+		data := mustJSON(map[string]any{"error": final.Error.Error, "message": Sanitize(final.Error.Message)})
+		if err := w.write(Frame{Event: "error", Data: data}); err != nil {
+			return err
+		}
+	}
+	if err := w.write(Frame{Event: "end", Data: []byte("null")}); err != nil {
+		return err
+	}
+	return w.flush()
+}
+
+// watch sends the run's record on ended once it is no longer active (or no longer exists).
+func (f *Follower) watch(ctx context.Context, ended chan<- engine.RunRecord) {
+	if f.s.cfg.Runs == nil || f.s.cfg.Projector == nil {
+		return
+	}
+	for {
+		changed := f.s.cfg.Projector.Changed()
+		rec, ok, err := f.s.cfg.Runs.Get(f.tenant, f.run.ThreadID, f.run.RunID)
+		if err == nil && (!ok || !rec.Active()) {
+			ended <- rec
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// writer sends frames to a sink and keeps the heartbeat: a comment when nothing was sent for a
+// heartbeat period.
+type writer struct {
+	sink  FrameSink
+	hb    time.Duration
+	wrote bool
+}
+
+func (w *writer) write(f Frame) error {
+	w.wrote = true
+	return w.sink.WriteFrame(f)
+}
+
+func (w *writer) flush() error { return w.sink.Flush() }
+
+// heartbeat is called every heartbeat period.
+func (w *writer) heartbeat() error {
+	if w.wrote {
+		w.wrote = false
+		return nil
+	}
+	if err := w.sink.WriteFrame(Frame{Comment: "heartbeat"}); err != nil {
+		return err
+	}
+	return w.sink.Flush()
+}
+
+// decode reads an output message (see wireVersion for its form).
+func decode(jm jetstream.Msg) (Msg, error) {
+	md, err := jm.Metadata()
+	if err != nil {
+		return Msg{}, err
+	}
+	m := Msg{Seq: md.Sequence.Stream, Time: md.Timestamp, RunID: runOfSubject(jm.Subject())}
+	rest := jm.Data()
+	var lines [5][]byte
+	for i := range lines {
+		n := bytes.IndexByte(rest, '\n')
+		if n < 0 {
+			return Msg{}, errors.New("streaming: output message cut short")
+		}
+		lines[i], rest = rest[:n], rest[n+1:]
+	}
+	if string(lines[0]) != wireVersion {
+		return Msg{}, fmt.Errorf("streaming: output message of unknown form %.16q", lines[0])
+	}
+	m.Event, m.Data = string(lines[1]), rest
+	if len(lines[2]) > 0 {
+		if err := json.Unmarshal(lines[2], &m.NS); err != nil {
+			return Msg{}, fmt.Errorf("streaming: namespace: %w", err)
+		}
+	}
+	if id := lines[3]; len(id) > 1 {
+		if bytes.IndexByte(id, '\\') < 0 {
+			m.ChunkID = string(id[1 : len(id)-1])
+		} else {
+			_ = json.Unmarshal(id, &m.ChunkID)
+		}
+	}
+	if len(lines[4]) > 0 {
+		m.Run = new(RunInfo)
+		if err := json.Unmarshal(lines[4], m.Run); err != nil {
+			return Msg{}, fmt.Errorf("streaming: run info: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Retained reports whether output of run is still kept, and the thread it is on; thread ""
+// looks on every thread (a run named by its id alone).
+func (s *Streamer) Retained(ctx context.Context, thread, run string) (string, bool) {
+	st, err := s.outStream(ctx)
+	if err != nil {
+		return "", false
+	}
+	if thread == "" {
+		thread = "*"
+	}
+	m, err := st.GetLastMsgForSubject(ctx, Subject(tenantOf(ctx), thread, run))
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(m.Subject, ".")
+	if len(parts) != 4 {
+		return "", false
+	}
+	return parts[2], true
+}

@@ -1,0 +1,356 @@
+package streaming
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+)
+
+// The wire form of an output message: five lines, then the event's data as JSON. Only the data
+// is JSON to parse, and only when a mode needs to look inside it:
+//
+//	jg1
+//	<event: values, updates, messages, tasks, checkpoints, custom, metadata, error, end>
+//	<subgraph namespace as a JSON list of "node:task_id", empty for the root graph>
+//	<the message id of a "messages" chunk as a JSON string, else empty>
+//	<the run's RunInfo as JSON on "metadata" messages, else empty>
+//	<data>
+const wireVersion = "jg1"
+
+// RunInfo is what a "metadata" message tells readers about its run besides {run_id, attempt}:
+// enough to shape derived events (events, messages) and to filter a thread stream by each
+// run's own modes.
+type RunInfo struct {
+	ThreadID    string         `json:"thread_id"`
+	AssistantID string         `json:"assistant_id"`
+	GraphID     string         `json:"graph_id,omitempty"`
+	StreamMode  []string       `json:"stream_mode"`
+	Input       any            `json:"input,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// ackWait bounds how long End waits for the acknowledgement of a run's last message.
+const ackWait = 5 * time.Second
+
+// runPub publishes the output of one executing run attempt.
+type runPub struct {
+	s       *Streamer
+	ctx     context.Context // the worker's: it carries the tenant
+	rec     engine.RunRecord
+	subject string
+	tags    []string // the run config's tags, for the metadata of model chunks
+	// full: the run's modes want checkpoints in their history-entry shape (values, next,
+	// tasks), which costs a state read per checkpoint.
+	full bool
+
+	mu   sync.Mutex
+	last jetstream.PubAckFuture
+	buf  bytes.Buffer
+	enc  *json.Encoder
+}
+
+// Begin is runs.Streamer.Begin: it publishes the attempt's "metadata" message and returns the
+// sink that publishes the run's graph events.
+func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
+	p := s.newPub(ctx, rec)
+	s.mu.Lock()
+	s.runs[rec.RunID] = p
+	s.mu.Unlock()
+	modes := stringList(rec.Kwargs["stream_mode"])
+	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: graphID(rec),
+		StreamMode: modes, Input: rec.Kwargs["input"], Metadata: rec.Metadata}
+	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
+	return p.sink
+}
+
+// End is runs.Streamer.End: it publishes what the run's end adds (the interrupts of an
+// interrupted run, the error of a failed one) and "end", and waits until they are stored.
+func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
+	s.mu.Lock()
+	p := s.runs[rec.RunID]
+	delete(s.runs, rec.RunID)
+	s.mu.Unlock()
+	if p == nil {
+		p = s.newPub(ctx, rec)
+	}
+	if fin.Status == engine.RunInterrupted && !s.cancelled(ctx, rec) {
+		p.interrupts(ctx)
+	}
+	if fin.Error != nil {
+		p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
+	}
+	p.publish("end", nil, nil, nil)
+	p.flush()
+}
+
+func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
+	p := &runPub{s: s, ctx: context.WithoutCancel(ctx), rec: rec, subject: Subject(tenantOf(ctx), rec.ThreadID, rec.RunID)}
+	modes := stringList(rec.Kwargs["stream_mode"])
+	p.full = slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug")
+	p.tags = []string{}
+	if cfg, ok := rec.Kwargs["config"].(map[string]any); ok {
+		if t := stringList(cfg["tags"]); t != nil {
+			p.tags = t
+		}
+	}
+	p.enc = json.NewEncoder(&p.buf)
+	p.enc.SetEscapeHTML(false)
+	return p
+}
+
+// cancelled reports whether the run ended because a client cancelled it (then its end says
+// nothing of interrupts).
+func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
+	if s.cfg.Runs == nil {
+		return false
+	}
+	cur, ok, err := s.cfg.Runs.Get(tenantOf(ctx), rec.ThreadID, rec.RunID)
+	return err == nil && ok && cur.Cancel != ""
+}
+
+// sink publishes one graph event.
+func (p *runPub) sink(e graph.Event) {
+	data := e.Data
+	switch e.Mode {
+	case "checkpoints":
+		data = p.checkpoint(e.Data)
+	case "messages":
+		// Clients index the metadata's tags; the runtime leaves them out.
+		if t, ok := e.Data.([]any); ok && len(t) == 2 {
+			if md, ok := t[1].(map[string]any); ok && md["tags"] == nil {
+				md["tags"] = p.tags
+			}
+		}
+	}
+	p.publish(e.Mode, e.NS, data, nil)
+}
+
+// checkpoint shapes a checkpoints event ({checkpoint, metadata, parent}) as a history entry:
+// read back in full when the run's modes want it, otherwise with what the event says.
+func (p *runPub) checkpoint(data any) any {
+	m, _ := data.(map[string]any)
+	ref, _ := m["checkpoint"].(graph.Ref)
+	parent, _ := m["parent"].(*graph.Ref)
+	md, _ := m["metadata"].(map[string]any)
+	if p.full && p.s.cfg.Runner != nil && ref.ID != "" {
+		if snap, err := p.s.cfg.Runner.State(p.ctx, ref, false); err == nil && snap != nil {
+			return CheckpointJSON(ref.ThreadID, snap)
+		}
+	}
+	return CheckpointJSON(ref.ThreadID, &graph.Snapshot{Values: graph.State{}, Next: []string{}, Metadata: md, Ref: ref, Parent: parent,
+		CreatedAt: time.Now()})
+}
+
+// interrupts publishes what an interrupted run stopped on: a task result for each interrupted
+// task, {"__interrupt__": [...]} as an update, and the state with "__interrupt__" as values.
+func (p *runPub) interrupts(ctx context.Context) {
+	if p.s.cfg.Runner == nil {
+		return
+	}
+	snap, err := p.s.cfg.Runner.State(ctx, graph.Ref{ThreadID: p.rec.ThreadID}, false)
+	if err != nil || snap == nil {
+		return
+	}
+	ivs := snap.Interrupts
+	if ivs == nil {
+		ivs = []graph.InterruptValue{}
+	}
+	for _, t := range snap.Tasks {
+		if len(t.Interrupts) > 0 {
+			p.publish("tasks", nil, map[string]any{"id": t.ID, "name": t.Name, "error": nil, "result": nil, "interrupts": t.Interrupts}, nil)
+		}
+	}
+	p.publish("updates", nil, map[string]any{graph.Interrupt: ivs}, nil)
+	values := maps.Clone(map[string]any(snap.Values))
+	if values == nil {
+		values = map[string]any{}
+	}
+	values[graph.Interrupt] = ivs
+	p.publish("values", nil, values, nil)
+}
+
+// publish sends one message, in order after the previous ones of the run. A message over the
+// connection's payload limit, or one that cannot be encoded, is skipped with a log line.
+func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
+	if p.s.js == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf.Reset()
+	p.buf.WriteString(wireVersion + "\n" + event + "\n")
+	if len(ns) > 0 {
+		_ = p.encode(ns)
+	}
+	p.buf.WriteByte('\n')
+	if id := chunkID(event, data); id != "" {
+		_ = p.encode(id)
+	}
+	p.buf.WriteByte('\n')
+	if run != nil {
+		if err := p.encode(run); err != nil {
+			p.s.log.Warn("streaming: run info not encodable; sent without it", "run_id", p.rec.RunID, "err", err)
+		}
+	}
+	p.buf.WriteByte('\n')
+	if err := p.encode(data); err != nil {
+		p.s.log.Warn("streaming: event not encodable; skipped", "run_id", p.rec.RunID, "event", event, "err", err)
+		return
+	}
+	body := bytes.Clone(p.buf.Bytes())
+	if limit := p.s.js.Conn().MaxPayload(); int64(len(body)) > limit {
+		p.s.log.Warn("streaming: event over the message size limit; skipped", "run_id", p.rec.RunID,
+			"event", event, "bytes", len(body), "limit", limit)
+		return
+	}
+	f, err := p.s.js.PublishMsgAsync(&nats.Msg{Subject: p.subject, Data: body}, jetstream.WithStallWait(ackWait))
+	if err != nil {
+		p.s.log.Warn("streaming: publish failed; the event is lost", "run_id", p.rec.RunID, "event", event, "err", err)
+		return
+	}
+	p.last = f
+}
+
+// chunkID is the message id of a messages event's chunk ([chunk, metadata]), "" for others.
+func chunkID(event string, data any) string {
+	t, ok := data.([]any)
+	if event != "messages" || !ok || len(t) == 0 {
+		return ""
+	}
+	switch c := t[0].(type) {
+	case engine.MessageChunk:
+		return c.ID
+	case *engine.MessageChunk:
+		return c.ID
+	case map[string]any:
+		id, _ := c["id"].(string)
+		return id
+	}
+	return ""
+}
+
+// encode appends v's JSON to the buffer, without the encoder's trailing newline.
+func (p *runPub) encode(v any) error {
+	if err := p.enc.Encode(v); err != nil {
+		return err
+	}
+	p.buf.Truncate(p.buf.Len() - 1)
+	return nil
+}
+
+// flush waits until the run's last message is stored (or ackWait passes).
+func (p *runPub) flush() {
+	p.mu.Lock()
+	f := p.last
+	p.mu.Unlock()
+	if f == nil {
+		return
+	}
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-f.Ok():
+	case err := <-f.Err():
+		p.s.log.Warn("streaming: the end of a run's stream was not stored", "run_id", p.rec.RunID, "err", err)
+	case <-t.C:
+		p.s.log.Warn("streaming: the end of a run's stream was not acknowledged in time", "run_id", p.rec.RunID)
+	}
+}
+
+// graphID is the graph a run executes, as its kwargs record it.
+func graphID(rec engine.RunRecord) string {
+	cfg, _ := rec.Kwargs["config"].(map[string]any)
+	cf, _ := cfg["configurable"].(map[string]any)
+	id, _ := cf["graph_id"].(string)
+	return id
+}
+
+// stringList reads a list of strings from a decoded JSON value.
+func stringList(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		return []string{l}
+	}
+	return nil
+}
+
+// Patterns of what an error message sent to clients must not reveal.
+var (
+	secretURL  = regexp.MustCompile(`(?i)\b(postgres(ql)?|mysql|mongodb(\+srv)?|rediss?|nats|amqps?|tls|tcp)://[^\s'"]+`)
+	userinfoRE = regexp.MustCompile(`://[^\s/@'"]+@`)
+)
+
+// Sanitize removes connection strings and credentials from an error message before it is sent
+// to a client.
+func Sanitize(msg string) string {
+	msg = secretURL.ReplaceAllString(msg, "<redacted>")
+	return userinfoRE.ReplaceAllString(msg, "://<redacted>@")
+}
+
+// CheckpointJSON shapes a snapshot as a thread-history entry, the shape of the checkpoints
+// stream mode and of debug checkpoint payloads (httpapi's thread state has the same shape).
+func CheckpointJSON(threadID string, s *graph.Snapshot) map[string]any {
+	ref := func(r *graph.Ref) any {
+		if r == nil {
+			return nil
+		}
+		var id any
+		if r.ID != "" {
+			id = r.ID
+		}
+		return map[string]any{"thread_id": threadID, "checkpoint_ns": r.NS, "checkpoint_id": id, "checkpoint_map": nil}
+	}
+	tasks := make([]any, len(s.Tasks))
+	for i, t := range s.Tasks {
+		var state any
+		if t.State != nil {
+			state = map[string]any{"configurable": ref(t.State)}
+		}
+		tasks[i] = map[string]any{"id": t.ID, "name": t.Name, "path": t.Path, "error": t.Error,
+			"interrupts": orEmptyList(t.Interrupts), "checkpoint": ref(t.State), "state": state, "result": t.Result}
+	}
+	var parentID, created any
+	if s.Parent != nil {
+		parentID = s.Parent.ID
+	}
+	if !s.CreatedAt.IsZero() {
+		created = engine.At(s.CreatedAt)
+	}
+	next := s.Next
+	if next == nil {
+		next = []string{}
+	}
+	return map[string]any{
+		"values": s.Values, "next": next, "tasks": tasks, "metadata": s.Metadata,
+		"created_at": created, "checkpoint": ref(&s.Ref), "parent_checkpoint": ref(s.Parent),
+		"interrupts": orEmptyList(s.Interrupts), "checkpoint_id": s.Ref.ID, "parent_checkpoint_id": parentID,
+	}
+}
+
+func orEmptyList(l []graph.InterruptValue) []graph.InterruptValue {
+	if l == nil {
+		return []graph.InterruptValue{}
+	}
+	return l
+}

@@ -1,0 +1,182 @@
+// Package streaming is jetgraph's output bus: what runs stream (tokens, values, updates, task
+// and checkpoint events) is published while they execute to a short-lived JetStream stream
+// (eventlog.OutputStream), one subject per run, and read back from there by whichever process
+// serves a client: the request that created the run, a client joining it later, or one resuming
+// it with Last-Event-ID after a dropped connection.
+//
+// The parts:
+//   - Streamer.Begin/End (publish.go) are the run scheduler's runs.Streamer: every graph event
+//     of a run, in every mode and with its subgraph namespace, becomes one message on
+//     out.<tenant>.<thread_id>.<run_id>, framed by a "metadata" message at the start of an
+//     attempt and "error"/"end" at its end.
+//   - Shaper (shape.go, events.go) turns those messages into the server-sent events a client
+//     asked for: it filters by stream mode and subgraph, names subgraph events
+//     "<mode>|<ns>", and derives the "messages", "events" and "debug" shapes.
+//   - Follower (follow.go) reads a run's or a thread's subject with an ordered consumer and
+//     hands the shaped frames to a FrameSink, with heartbeats while idle; Close releases the
+//     consumer and every goroutine.
+//   - Frame (frame.go) is one SSE event, written with CR/LF stripped from its event and id.
+//
+// Invariants:
+//   - Event ids are "<ms>-<seq>": the publish time in milliseconds and the message's stream
+//     sequence, so an id maps straight back to where a resumed stream starts. A resumed stream
+//     sends only events strictly after the id.
+//   - The messages of one run are published in the order the graph emitted them (one
+//     connection, asynchronous publishes with bounded in-flight), and read back in that order.
+//   - A message over the connection's payload limit is skipped with a log line; the stream
+//     goes on.
+package streaming
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/runner"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// Defaults of the Streamer's tunables.
+const (
+	DefaultHeartbeat   = 5 * time.Second
+	DefaultEndGrace    = 3 * time.Second
+	DefaultMaxInFlight = 4096
+)
+
+// Config says what a Streamer publishes to and reads from.
+type Config struct {
+	// Log is the event log whose output stream carries the runs' output.
+	Log *eventlog.Log
+	// Runner answers thread state: the final values and interrupts of an interrupted run, and
+	// the full shape of checkpoints for the checkpoints and debug modes. Nil leaves both out.
+	Runner *runner.Runner
+	// Runs is the run projection and Projector the projector keeping it (and the checkpoints)
+	// current: a follower learns from them that its run ended, a thread stream which runs are
+	// active, End whether a run was cancelled.
+	Runs      *projections.Runs
+	Projector *projections.Projector
+	// MaxInFlight bounds the publishes awaiting their acknowledgement (default 4096); a run
+	// that streams faster waits for them.
+	MaxInFlight int
+	Logger      *slog.Logger
+}
+
+// Streamer publishes the output of the runs executing in this process and follows the output of
+// any run for the clients of this process.
+type Streamer struct {
+	// Heartbeat is how long a stream stays silent before a comment line is sent to keep the
+	// connection (and the proxies on its way) alive. Set it before serving.
+	Heartbeat time.Duration
+	// EndGrace is how long a follower waits, after its run ended, for the run's "end" message
+	// before it ends the stream itself (a run cancelled before it started publishes none).
+	EndGrace time.Duration
+
+	cfg Config
+	js  jetstream.JetStream
+	log *slog.Logger
+
+	mu     sync.Mutex
+	stream jetstream.Stream
+	runs   map[string]*runPub // run id -> publisher of an executing run
+}
+
+// New returns a Streamer over cfg.Log's output stream.
+func New(cfg Config) *Streamer {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	s := &Streamer{Heartbeat: DefaultHeartbeat, EndGrace: DefaultEndGrace, cfg: cfg, log: cfg.Logger,
+		runs: map[string]*runPub{}}
+	if cfg.Log != nil {
+		js, err := jetstream.New(cfg.Log.JetStream().Conn(),
+			jetstream.WithPublishAsyncMaxPending(cfg.MaxInFlight),
+			jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
+				s.log.Warn("streaming: publish failed; the event is lost", "subject", m.Subject, "bytes", len(m.Data), "err", err)
+			}))
+		if err != nil {
+			// jetstream.New fails only on bad options.
+			panic(fmt.Sprintf("streaming: %v", err))
+		}
+		s.js = js
+	}
+	return s
+}
+
+// outStream returns the output stream's handle, looked up on first use.
+func (s *Streamer) outStream(ctx context.Context) (jetstream.Stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream != nil {
+		return s.stream, nil
+	}
+	if s.js == nil {
+		return nil, errors.New("streaming: no event log")
+	}
+	st, err := s.js.Stream(ctx, eventlog.OutputStream)
+	if err != nil {
+		return nil, fmt.Errorf("streaming: output stream: %w", err)
+	}
+	s.stream = st
+	return st, nil
+}
+
+// Subject is where the output of a run is published.
+func Subject(tenant, thread, run string) string { return "out." + tenant + "." + thread + "." + run }
+
+// threadFilter matches the output of every run of a thread.
+func threadFilter(tenant, thread string) string { return "out." + tenant + "." + thread + ".*" }
+
+// runOfSubject returns the run id of an output subject.
+func runOfSubject(subject string) string {
+	if i := strings.LastIndexByte(subject, '.'); i >= 0 {
+		return subject[i+1:]
+	}
+	return subject
+}
+
+// EventID is the SSE id of the message at stream sequence seq published at t: "<ms>-<seq>".
+func EventID(t time.Time, seq uint64) string {
+	return strconv.FormatInt(t.UnixMilli(), 10) + "-" + strconv.FormatUint(seq, 10)
+}
+
+// ErrBadEventID is returned by ParseEventID for an id of neither accepted form.
+var ErrBadEventID = errors.New("Last-Event-ID must be <ms>-<seq> (as the stream sends them) or a plain integer")
+
+// ParseEventID reads a Last-Event-ID: "<ms>-<seq>", or the older plain integer, read as the
+// sequence alone. It returns the stream sequence after which a resumed stream starts; "" is 0
+// with ok false (start from the beginning).
+func ParseEventID(id string) (seq uint64, ok bool, err error) {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return 0, false, nil
+	}
+	ms, rest, dashed := strings.Cut(id, "-")
+	if dashed {
+		if _, err := strconv.ParseUint(ms, 10, 63); err != nil {
+			return 0, false, ErrBadEventID
+		}
+	} else {
+		rest = ms
+	}
+	seq, err = strconv.ParseUint(rest, 10, 64)
+	if err != nil {
+		return 0, false, ErrBadEventID
+	}
+	return seq, true, nil
+}
+
+// tenantOf is the tenant of ctx, as subjects name it.
+func tenantOf(ctx context.Context) string { return engine.TenantFrom(ctx) }

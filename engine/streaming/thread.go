@@ -1,0 +1,249 @@
+package streaming
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// ThreadRequest is a client's request to follow a thread: every run on it, as they come.
+type ThreadRequest struct {
+	ThreadID string
+	// Modes: "run_modes" (each run's events in its own modes, and a run_done metadata event at
+	// its end), "lifecycle" (only the metadata events of each run's start and end),
+	// "state_update" (a state_update event, the new state, when the state is updated outside
+	// a run). Nil is run_modes.
+	Modes []string
+	// After, when Resume is set, is the output stream sequence of the client's Last-Event-ID.
+	After  uint64
+	Resume bool
+}
+
+// threadFollow is what a thread follower reads besides the runs' output.
+type threadFollow struct {
+	req     ThreadRequest
+	updates *consumer // the thread's checkpoints on the runtime stream (state_update)
+}
+
+func (t *threadFollow) close() {
+	if t.updates != nil {
+		t.updates.close()
+	}
+}
+
+// FollowThread prepares to follow a thread: without Last-Event-ID it starts at the first message
+// of the thread's active runs (or at the next message to come), so a run in progress is seen
+// whole.
+func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower, error) {
+	if r.Modes == nil {
+		r.Modes = []string{"run_modes"}
+	}
+	st, err := s.outStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{s: s, tenant: tenantOf(ctx), thread: &threadFollow{req: r}}
+	var from uint64
+	if r.Resume {
+		if f.notice, err = expired(ctx, st, r.After); err != nil {
+			return nil, err
+		}
+		from = r.After + 1
+	} else if from, err = s.threadStart(ctx, st, f.tenant, r.ThreadID); err != nil {
+		return nil, err
+	}
+	if slices.Contains(r.Modes, "run_modes") || slices.Contains(r.Modes, "lifecycle") {
+		if f.cons, err = s.consume(ctx, st, threadFilter(f.tenant, r.ThreadID), from); err != nil {
+			return nil, err
+		}
+	}
+	if slices.Contains(r.Modes, "state_update") {
+		rt, err := s.js.Stream(ctx, eventlog.RuntimeStream)
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = rt.Info(ctx); err == nil {
+				filter := "thread." + f.tenant + "." + r.ThreadID + "." + engine.ThreadCheckpoint
+				f.thread.updates, err = s.consume(ctx, rt, filter, info.State.LastSeq+1)
+			}
+		}
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// threadStart is where a thread stream without Last-Event-ID starts: at the first kept message
+// of its active runs, or after the last message of the output stream.
+func (s *Streamer) threadStart(ctx context.Context, st jetstream.Stream, tenant, thread string) (uint64, error) {
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	from := info.State.LastSeq + 1
+	if s.cfg.Runs == nil {
+		return from, nil
+	}
+	active, err := s.cfg.Runs.Active(tenant, thread)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range active {
+		m, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(Subject(tenant, thread, r.RunID)))
+		if err == nil && m.Sequence < from {
+			from = m.Sequence
+		}
+	}
+	return from, nil
+}
+
+// serveThread is Serve for a thread: it never ends by itself.
+func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
+	w := &writer{sink: sink, hb: f.s.Heartbeat}
+	if f.notice != "" {
+		if err := w.write(Frame{Comment: f.notice}); err != nil {
+			return err
+		}
+	}
+	req := f.thread.req
+	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
+	shapers := map[string]*Shaper{}
+	var out, updates <-chan jetstream.Msg
+	var outDone, updatesDone <-chan struct{}
+	if f.cons != nil {
+		out, outDone = f.cons.ch, f.cons.done
+	}
+	if f.thread.updates != nil {
+		updates, updatesDone = f.thread.updates.ch, f.thread.updates.done
+	}
+	hb := time.NewTicker(w.hb)
+	defer hb.Stop()
+	var frames []Frame
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-outDone:
+			return f.consumerGone()
+		case <-updatesDone:
+			return errors.New("streaming: reading the thread's state updates stopped")
+		case jm := <-out:
+			m, err := decode(jm)
+			if err != nil {
+				continue
+			}
+			sh := shapers[m.RunID]
+			if sh == nil {
+				sh = NewShaper(f.runModes(m), false)
+				shapers[m.RunID] = sh
+			}
+			frames = sh.Shape(m, frames[:0])
+			if m.Event == "end" {
+				delete(shapers, m.RunID)
+			}
+			if req.Resume && m.Seq <= req.After {
+				continue
+			}
+			for _, fr := range frames {
+				keep := runModes && fr.Event != "end" || lifecycle && m.Event == "metadata" && fr.Event == "metadata"
+				if keep {
+					if err := w.write(fr); err != nil {
+						return err
+					}
+				}
+			}
+			if m.Event == "end" && (runModes || lifecycle) {
+				done := mustJSON(map[string]any{"run_id": m.RunID, "status": "run_done"})
+				if err := w.write(Frame{Event: "metadata", Data: done, ID: m.ID()}); err != nil {
+					return err
+				}
+			}
+			if len(out) == 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+			}
+		case jm := <-updates:
+			for _, fr := range f.stateUpdates(ctx, jm) {
+				if err := w.write(fr); err != nil {
+					return err
+				}
+			}
+			if err := w.flush(); err != nil {
+				return err
+			}
+		case <-hb.C:
+			if err := w.heartbeat(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// runModes are the modes a run of the thread streams in: those of its request.
+func (f *Follower) runModes(m Msg) []string {
+	if m.Run != nil && m.Run.StreamMode != nil {
+		return m.Run.StreamMode
+	}
+	if f.s.cfg.Runs != nil {
+		if rec, ok, err := f.s.cfg.Runs.Get(f.tenant, f.thread.req.ThreadID, m.RunID); err == nil && ok {
+			if modes := stringList(rec.Kwargs["stream_mode"]); modes != nil {
+				return modes
+			}
+		}
+	}
+	return []string{"values"}
+}
+
+// stateUpdates turns the checkpoints of a runtime stream message into state_update frames: one
+// per root checkpoint written by a state update (source update or fork), with the new state.
+func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
+	md, err := jm.Metadata()
+	if err != nil {
+		return nil
+	}
+	var events []eventlog.Event
+	data := jm.Data()
+	if len(data) > 0 && data[0] == '[' {
+		err = json.Unmarshal(data, &events)
+	} else {
+		events = make([]eventlog.Event, 1)
+		err = json.Unmarshal(data, &events[0])
+	}
+	if err != nil {
+		return nil
+	}
+	var out []Frame
+	for _, e := range events {
+		var cp engine.CheckpointData
+		if e.Type != engine.ThreadCheckpoint || json.Unmarshal(e.Data, &cp) != nil || cp.NS != "" {
+			continue
+		}
+		var meta struct {
+			Source string `json:"source"`
+		}
+		if json.Unmarshal(cp.Metadata, &meta) != nil || (meta.Source != "update" && meta.Source != "fork") {
+			continue
+		}
+		var state any = map[string]any{"checkpoint_id": cp.Checkpoint.ID, "metadata": cp.Metadata}
+		if f.s.cfg.Runner != nil && f.s.cfg.Projector != nil {
+			ref := graph.Ref{ThreadID: f.thread.req.ThreadID, ID: cp.Checkpoint.ID}
+			if f.s.cfg.Projector.WaitFor(ctx, md.Sequence.Stream) == nil {
+				if snap, err := f.s.cfg.Runner.State(engine.WithTenant(ctx, f.tenant), ref, false); err == nil && snap != nil {
+					state = CheckpointJSON(ref.ThreadID, snap)
+				}
+			}
+		}
+		out = append(out, Frame{Event: "state_update", Data: mustJSON(state)})
+	}
+	return out
+}

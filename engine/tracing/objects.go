@@ -1,0 +1,87 @@
+package tracing
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// ObjectBucket is the JetStream object store of attachments and oversized run payloads.
+const ObjectBucket = "JG_TRACE_OBJECTS"
+
+// Objects stores content-addressed blobs in the trace object store. Blobs expire with the
+// traces (the bucket's TTL is the trace retention).
+type Objects struct {
+	obs jetstream.ObjectStore
+	ttl time.Duration
+}
+
+// OpenObjects creates (or updates) the bucket with the log's replicas and a TTL of
+// retention (0: eventlog.DefaultTraceRetention; negative: none).
+func OpenObjects(ctx context.Context, l *eventlog.Log, retention time.Duration) (*Objects, error) {
+	if retention == 0 {
+		retention = eventlog.DefaultTraceRetention
+	}
+	ttl := max(retention, 0)
+	obs, err := l.JetStream().CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:   ObjectBucket,
+		Storage:  jetstream.FileStorage,
+		Replicas: max(l.Replicas(), 1),
+		TTL:      ttl,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tracing: object store %s: %w", ObjectBucket, err)
+	}
+	return &Objects{obs: obs, ttl: ttl}, nil
+}
+
+// Digest is the content address of data: "sha256:<hex>".
+func Digest(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// objectName is where tenant's blob of a digest lives: blobs are never shared across tenants.
+func objectName(tenant, digest string) string { return tenant + "/" + digest }
+
+// Put stores data for tenant under its digest and returns the digest. A blob already stored is
+// not sent again unless it is past half its time to live.
+func (o *Objects) Put(ctx context.Context, tenant string, data []byte) (string, error) {
+	digest := Digest(data)
+	name := objectName(tenant, digest)
+	if info, err := o.obs.GetInfo(ctx, name); err == nil && !info.Deleted &&
+		(o.ttl == 0 || time.Since(info.ModTime) < o.ttl/2) {
+		return digest, nil
+	}
+	if _, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(data)); err != nil {
+		return "", fmt.Errorf("tracing: store blob %s: %w", digest, err)
+	}
+	return digest, nil
+}
+
+// Get returns the blob of an object name.
+func (o *Objects) Get(ctx context.Context, name string) ([]byte, error) {
+	data, err := o.obs.GetBytes(ctx, name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		return nil, fmt.Errorf("tracing: blob %s: not found (expired?)", name)
+	}
+	return data, err
+}
+
+// Blob returns the blob of the context's tenant with a digest (an attachment's, say).
+func (s *Service) Blob(ctx context.Context, digest string) ([]byte, error) {
+	data, err := s.objects.Get(ctx, objectName(engine.TenantFrom(ctx), digest))
+	if err != nil {
+		return nil, engine.E(engine.Op("tracing.blob"), engine.NotFound, fmt.Sprintf("Blob %s not found", digest), err)
+	}
+	return data, nil
+}

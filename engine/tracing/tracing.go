@@ -1,0 +1,198 @@
+// Package tracing is the LLM tracing service that the official langsmith clients send their
+// traces to: it validates ingested runs, feedback and attachments and appends them to the trace
+// stream (one aggregate per trace), keeps attachments and oversized payloads in a JetStream
+// object store, and answers run queries, statistics and projects from the trace projection.
+//
+// Ingestion answers as soon as the events are on the log: it never waits for the projection, so
+// a burst of traces never slows the runtime, whose stream, projector and projection file are
+// separate. Reads see what the trace projector has applied.
+package tracing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// Defaults of Config.
+const (
+	// DefaultSizeLimit is the request size the clients are told to stay under (/info).
+	DefaultSizeLimit = 25165824
+	// DefaultBatchLimit is the number of runs per request the clients are told (/info).
+	DefaultBatchLimit = 100
+	// maxFramingAllowance bounds what is accepted beyond SizeLimit (an eighth of it): the
+	// clients count their payloads, not the multipart headers around them.
+	maxFramingAllowance = 1 << 20
+)
+
+// Config tunes the service.
+type Config struct {
+	// Version is reported by /info.
+	Version string
+	// SizeLimit is the advertised largest request body, in bytes; bodies (and decompressed
+	// bodies) over SizeLimit plus an eighth (at most 1 MiB) for framing are refused (413).
+	// 0: DefaultSizeLimit.
+	SizeLimit int64
+	// BatchLimit is the advertised number of runs per request. 0: DefaultBatchLimit.
+	BatchLimit int
+	// Retention is how long traces are kept (the trace stream's MaxAge); negative: forever.
+	// 0: eventlog.DefaultTraceRetention.
+	Retention time.Duration
+	// APIKeys maps accepted x-api-key values to tenants. Empty (the single-user setup): every
+	// key, or none, is the default tenant.
+	APIKeys map[string]string
+	Logger  *slog.Logger
+}
+
+// Service is the tracing service.
+type Service struct {
+	log     *eventlog.Log
+	proj    *projections.Projector
+	view    *projections.Traces
+	objects *Objects
+	cfg     Config
+	logger  *slog.Logger
+	clock   func() time.Time
+	// maxEvent is the largest run payload kept in an event; larger ones go to the object store.
+	maxEvent int
+	// maxMessage bounds the events packed in one log message.
+	maxMessage int
+}
+
+// New returns the service appending to l, reading view (kept by proj), and storing attachments
+// and large payloads in objects.
+func New(l *eventlog.Log, proj *projections.Projector, view *projections.Traces, objects *Objects, cfg Config) *Service {
+	if cfg.SizeLimit <= 0 {
+		cfg.SizeLimit = DefaultSizeLimit
+	}
+	if cfg.BatchLimit <= 0 {
+		cfg.BatchLimit = DefaultBatchLimit
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = eventlog.DefaultTraceRetention
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Service{log: l, proj: proj, view: view, objects: objects, cfg: cfg, logger: cfg.Logger, clock: time.Now}
+	payload := 1 << 20 // the NATS default
+	if nc := l.JetStream().Conn(); nc != nil && nc.MaxPayload() > 0 {
+		payload = int(nc.MaxPayload())
+	}
+	// Keep room for the envelopes, and keep events under the object-store threshold of the
+	// design (512 KiB) so that a message carries several of them.
+	s.maxEvent = min(512<<10, payload/2)
+	s.maxMessage = payload - 64<<10
+	return s
+}
+
+// Info is the answer of GET /info: what the clients need to know to send batches.
+func (s *Service) Info() map[string]any {
+	return map[string]any{
+		"version": s.cfg.Version,
+		"batch_ingest_config": map[string]any{
+			"use_multipart_endpoint": true,
+			"size_limit":             s.cfg.BatchLimit,
+			"size_limit_bytes":       s.cfg.SizeLimit,
+		},
+		"instance_flags": map[string]any{
+			"gzip_body_enabled":        true,
+			"zstd_compression_enabled": true,
+		},
+	}
+}
+
+// BodyLimit is the largest request body accepted, compressed or decompressed.
+func (s *Service) BodyLimit() int64 {
+	return s.cfg.SizeLimit + min(s.cfg.SizeLimit/8, maxFramingAllowance)
+}
+
+// Tenant returns the tenant an x-api-key value stands for, false for a key that is not
+// accepted. A missing key, an empty one, or "undefined" (what the JS client sends when none is
+// configured) is the default tenant.
+func (s *Service) Tenant(key string) (string, bool) {
+	if key == "" || key == "undefined" || len(s.cfg.APIKeys) == 0 {
+		return engine.DefaultTenant, true
+	}
+	t, ok := s.cfg.APIKeys[key]
+	return t, ok
+}
+
+// Healthy reports the trace projector's health.
+func (s *Service) Healthy() error { return s.proj.Healthy() }
+
+// Sweep deletes, in rounds of at most 1000, the traces older than the retention, and returns
+// how many it deleted.
+func (s *Service) Sweep() (int, error) {
+	if s.cfg.Retention < 0 {
+		return 0, nil
+	}
+	before := s.clock().Add(-s.cfg.Retention)
+	total := 0
+	for {
+		n, err := s.view.Expire(before, 1000)
+		total += n
+		if err != nil || n < 1000 {
+			return total, err
+		}
+	}
+}
+
+// RunSweeper sweeps expired traces every interval until ctx ends.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := s.Sweep(); err != nil {
+				s.logger.Error("tracing: sweep failed", "err", err)
+			} else if n > 0 {
+				s.logger.Info("tracing: deleted expired traces", "count", n)
+			}
+		}
+	}
+}
+
+// view runs f on the projection, wrapping a failure.
+func (s *Service) read(op string, f func(v *projections.TraceView) error) error {
+	if err := s.view.View(f); err != nil {
+		var ee *engine.Error
+		if errors.As(err, &ee) {
+			return err
+		}
+		return engine.E(engine.Op(op), fmt.Errorf("read the trace projection: %w", err))
+	}
+	return nil
+}
+
+// GetRun returns a run, with its descendants' tokens and costs rolled up into it.
+func (s *Service) GetRun(ctx context.Context, id string) (*trace.Run, error) {
+	var run *trace.Run
+	err := s.read("tracing.get_run", func(v *projections.TraceView) error {
+		r, ok, err := v.Run(engine.TenantFrom(ctx), id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return engine.E(engine.Op("tracing.get_run"), engine.NotFound, fmt.Sprintf("Run %s not found", id))
+		}
+		run = r
+		return nil
+	})
+	return run, err
+}
+
+// traceAggregate names a trace in the log.
+func traceAggregate(tenant, traceID string) eventlog.Aggregate {
+	return eventlog.Aggregate{Kind: projections.TraceKind, Tenant: tenant, ID: traceID}
+}

@@ -1,0 +1,116 @@
+package tracing
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+func TestRunJSONSplicesRawFields(t *testing.T) {
+	for _, c := range []struct {
+		run  map[string]any
+		raw  map[string]string
+		want string
+	}{
+		{map[string]any{"id": "a"}, nil, `{"id":"a"}`},
+		{map[string]any{"id": "a"}, map[string]string{"outputs": `{"o":1}`, "inputs": `{"i":[1,2]}`}, `{"id":"a","inputs":{"i":[1,2]},"outputs":{"o":1}}`},
+		{map[string]any{}, map[string]string{"inputs": `{}`}, `{"inputs":{}}`},
+	} {
+		o := NewOp(trace.KindPost, nil, nil)
+		o.Run = c.run
+		for k, v := range c.raw {
+			o.SetField(k, json.RawMessage(v), nil)
+		}
+		got, err := runJSON(o)
+		if err != nil || string(got) != c.want || !json.Valid(got) {
+			t.Errorf("runJSON = %s, %v; want %s", got, err, c.want)
+		}
+	}
+}
+
+func TestSetFieldProblems(t *testing.T) {
+	o := NewOp(trace.KindPost, []any{"post.x"}, map[string]json.RawMessage{
+		"inputs": json.RawMessage(`[1]`), "outputs": json.RawMessage(`{"a":`), "events": json.RawMessage(`nope`),
+		"extra": json.RawMessage(`{"metadata":{}}`), "serialized": json.RawMessage(`null`),
+	})
+	got := map[string]string{}
+	for _, p := range o.Problems {
+		got[fmt.Sprint(p.Loc)] = p.Type
+	}
+	want := map[string]string{"[body post.x inputs]": "dict_type", "[body post.x outputs]": "json_invalid", "[body post.x events]": "json_invalid"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("problems %v, want %v", got, want)
+	}
+	if _, ok := o.Run["extra"].(map[string]any); !ok || len(o.Raw) != 0 {
+		t.Errorf("run %v raw %v", o.Run, o.Raw)
+	}
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	p := projections.Position{Start: time.Now().UnixNano(), ID: "0195f0c2-aaaa-7bbb-8ccc-0123456789ab"}
+	got, err := decodeCursor(encodeCursor(p))
+	if err != nil || *got != p {
+		t.Errorf("cursor round trip = %v, %v", got, err)
+	}
+	for _, bad := range []string{"!!", "bm9jb2xvbg"} {
+		if _, err := decodeCursor(bad); err == nil {
+			t.Errorf("cursor %q accepted", bad)
+		}
+	}
+}
+
+// The project roll-ups compute percentiles as trace.ComputeStats does.
+func TestPercentileMatchesComputeStats(t *testing.T) {
+	for n := 1; n < 40; n += 7 {
+		var runs []*trace.Run
+		var sorted []float64
+		t0 := time.Unix(0, 0)
+		for i := range n {
+			lat := float64(i*i%17) / 7
+			end := t0.Add(time.Duration(lat * float64(time.Second)))
+			runs = append(runs, &trace.Run{StartTime: t0, EndTime: &end, Latency: &lat})
+			sorted = append(sorted, lat)
+		}
+		st := trace.ComputeStats(runs)
+		slices.Sort(sorted)
+		for _, c := range []struct {
+			p    float64
+			want *float64
+		}{{0.5, st.LatencyP50}, {0.99, st.LatencyP99}} {
+			if got := percentile(sorted, c.p); *got != *c.want {
+				t.Errorf("n=%d p%v: %v, ComputeStats %v", n, c.p, *got, *c.want)
+			}
+		}
+	}
+}
+
+func TestChunkKeepsMessagesUnderTheLimit(t *testing.T) {
+	s := &Service{maxMessage: 10 << 10}
+	in := &ingest{s: s}
+	var events []eventlog.Event
+	for range 25 {
+		events = append(events, eventlog.Event{Data: make([]byte, 1000)})
+	}
+	total := 0
+	for len(events) > 0 {
+		c := in.chunk(events)
+		size := 0
+		for _, e := range c {
+			size += len(e.Data) + 256
+		}
+		if len(c) > 1 && size > s.maxMessage {
+			t.Errorf("chunk of %d bytes", size)
+		}
+		total += len(c)
+		events = events[len(c):]
+	}
+	if total != 25 {
+		t.Errorf("chunks hold %d events, want 25", total)
+	}
+}

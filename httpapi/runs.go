@@ -1,0 +1,519 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/webhooks"
+)
+
+// runRoutes serves the run API over the durable scheduler (Deps.Runs): runs on threads, and
+// stateless runs on temporary threads (runs_stateless.go).
+func (s *Server) runRoutes() {
+	r := s.needRuns
+	s.echo.POST("/threads/:thread_id/runs", r(s.createRun))
+	s.echo.GET("/threads/:thread_id/runs", r(s.listRuns))
+	s.echo.POST("/threads/:thread_id/runs/wait", r(s.waitRun))
+	s.echo.GET("/threads/:thread_id/runs/:run_id", r(s.getRun))
+	s.echo.DELETE("/threads/:thread_id/runs/:run_id", r(s.deleteRun))
+	s.echo.GET("/threads/:thread_id/runs/:run_id/join", r(s.joinRun))
+	s.echo.POST("/threads/:thread_id/runs/:run_id/cancel", r(s.cancelRun))
+	s.echo.POST("/runs", r(s.createStatelessRun))
+	s.echo.POST("/runs/wait", r(s.waitStatelessRun))
+	s.echo.POST("/runs/batch", r(s.createRunBatch))
+	s.echo.POST("/runs/cancel", r(s.cancelRuns))
+}
+
+// needRuns answers 503 instead of calling h when the server has no run scheduler.
+func (s *Server) needRuns(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.deps.Runs == nil {
+			return engine.E(engine.Op("runs"), engine.Unavailable, "Runs are not served: no run scheduler is configured.")
+		}
+		return h(c)
+	}
+}
+
+// Values of the run-creation fields that the scheduler does not check itself.
+var (
+	streamModeNames = []string{"values", "messages", "messages-tuple", "updates", "events", "debug",
+		"tasks", "checkpoints", "custom", "tools", "lifecycle"}
+	durabilities = []string{"sync", "async", "exit"}
+	// runFields are the fields a run list may select.
+	runFields = []string{"run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status",
+		"metadata", "kwargs", "multitask_strategy"}
+	// credentialHeaders are never copied into configurable, whatever ConfigurableHeaders says.
+	credentialHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "cookie", "set-cookie"}
+)
+
+// runInput is a parsed run-creation body: what the scheduler records, and what the HTTP layer
+// acts on itself.
+type runInput struct {
+	create       runs.Create
+	onDisconnect string // "cancel" or "continue": what a waiting request's departure does
+	onCompletion string // stateless runs: "delete" or "keep" the temporary thread
+}
+
+// readRun reads a run-creation body, recording every problem of its shape in f's violations.
+// stateless sets the default of on_disconnect (cancel for stateless runs, continue otherwise).
+func readRun(f *fields, stateless bool) runInput {
+	f.require("assistant_id")
+	disconnect := "continue"
+	if stateless {
+		disconnect = "cancel"
+	}
+	in := runInput{
+		create: runs.Create{
+			AssistantID:       f.String("assistant_id"),
+			Input:             f.Any("input"),
+			Command:           commandMap(f),
+			Config:            f.Object("config"),
+			Context:           f.Object("context"),
+			Metadata:          f.Object("metadata"),
+			StreamMode:        streamModes(f),
+			InterruptBefore:   interruptList(f, "interrupt_before"),
+			InterruptAfter:    interruptList(f, "interrupt_after"),
+			CheckpointID:      f.UUID("checkpoint_id"),
+			FeedbackKeys:      f.Strings("feedback_keys"),
+			Durability:        f.Enum("durability", "", durabilities...),
+			MultitaskStrategy: f.Enum("multitask_strategy", engine.MultitaskEnqueue, engine.MultitaskStrategies...),
+			IfNotExists:       f.Enum("if_not_exists", "reject", "reject", "create"),
+		},
+		onDisconnect: f.Enum("on_disconnect", disconnect, "cancel", "continue"),
+		onCompletion: f.Enum("on_completion", "delete", "delete", "keep"),
+	}
+	c := &in.create
+	if ref := readCheckpointRef(f, "checkpoint", ""); ref.ID != "" || ref.NS != "" {
+		if c.CheckpointID == "" {
+			c.CheckpointID = ref.ID
+		}
+		if ref.NS != "" {
+			configurable(f, c)["checkpoint_ns"] = ref.NS
+		}
+	}
+	if n, ok := f.Number("after_seconds"); ok {
+		if n < 0 {
+			f.add("greater_than_equal", "Input should be greater than or equal to 0", "after_seconds")
+		} else {
+			c.AfterSeconds = n
+		}
+	}
+	if f.present("webhook") {
+		before := len(*f.errs)
+		if c.Webhook = f.String("webhook"); len(*f.errs) == before {
+			if err := webhooks.ValidateURL(c.Webhook); err != nil {
+				var ee *engine.Error
+				if errors.As(err, &ee) && len(ee.Fields) > 0 {
+					*f.errs = append(*f.errs, ee.Fields...)
+				} else {
+					f.add("url_parsing", err.Error(), "webhook")
+				}
+			}
+		}
+	}
+	// Accepted for the clients' sake; their checks are type checks only.
+	for _, name := range []string{"stream_subgraphs", "stream_resumable", "checkpoint_during"} {
+		f.Bool(name, false)
+	}
+	return in
+}
+
+// commandMap reads a run's command ({update, resume, goto}) as the scheduler records it.
+func commandMap(f *fields) map[string]any {
+	if decodeCommand(f) == nil {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(f.raw["command"], &m); err != nil {
+		f.add("dict_type", "Input should be a valid dictionary", "command")
+	}
+	return m
+}
+
+// configurable returns the run's config.configurable, creating both as needed.
+func configurable(f *fields, c *runs.Create) map[string]any {
+	if c.Config == nil {
+		c.Config = map[string]any{}
+	}
+	switch m := c.Config["configurable"].(type) {
+	case map[string]any:
+		return m
+	case nil:
+	default:
+		f.errs.Add("dict_type", "Input should be a valid dictionary", f.loc, "config", "configurable")
+	}
+	m := map[string]any{}
+	c.Config["configurable"] = m
+	return m
+}
+
+// streamModes reads stream_mode: a mode, a list of modes, or a list as a JSON string.
+func streamModes(f *fields) []string {
+	if !f.present("stream_mode") {
+		return nil
+	}
+	var modes []string
+	switch v := f.Any("stream_mode").(type) {
+	case string:
+		if strings.HasPrefix(strings.TrimSpace(v), "[") {
+			if err := json.Unmarshal([]byte(v), &modes); err != nil {
+				f.add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
+				return nil
+			}
+		} else {
+			modes = []string{v}
+		}
+	case []any:
+		for i, m := range v {
+			if s, ok := m.(string); ok {
+				modes = append(modes, s)
+			} else {
+				f.errs.Add("string_type", "Input should be a valid string", f.loc, "stream_mode", i)
+			}
+		}
+	default:
+		f.add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
+		return nil
+	}
+	for i, m := range modes {
+		if !slices.Contains(streamModeNames, m) {
+			f.errs.Add("literal_error", "Input should be "+quoteList(streamModeNames), f.loc, "stream_mode", i)
+		}
+	}
+	return modes
+}
+
+// interruptList reads interrupt_before/after: "*" or a list of node names.
+func interruptList(f *fields, name string) []string {
+	if !f.present(name) {
+		return nil
+	}
+	if s, ok := f.Any(name).(string); ok {
+		if s != "*" {
+			f.add("literal_error", `Input should be "*" or a list of node names`, name)
+		}
+		return []string{"*"}
+	}
+	return f.Strings(name)
+}
+
+// headerConfig copies the request headers that match Deps.ConfigurableHeaders into the run's
+// config.configurable under their lower-case names. Values the body gives win; credentials are
+// never copied.
+func (s *Server) headerConfig(f *fields, h http.Header, c *runs.Create) {
+	if len(s.deps.ConfigurableHeaders) == 0 {
+		return
+	}
+	for name, values := range h {
+		key := strings.ToLower(name)
+		if len(values) == 0 || slices.Contains(credentialHeaders, key) || !matchesAny(s.deps.ConfigurableHeaders, key) {
+			continue
+		}
+		cf := configurable(f, c)
+		if _, given := cf[key]; !given {
+			cf[key] = values[0]
+		}
+	}
+}
+
+// matchesAny reports whether the header name key matches one of the glob patterns.
+func matchesAny(patterns []string, key string) bool {
+	for _, p := range patterns {
+		if ok, err := path.Match(strings.ToLower(strings.TrimSpace(p)), key); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveRun resolves the run's assistant and checks the node names of interrupt_before/after
+// against its graph, recording bad names in errs. An unknown assistant is a NotFound error
+// with the reference servers' text.
+func (s *Server) resolveRun(ctx context.Context, errs *engine.Violations, c runs.Create) error {
+	if c.AssistantID == "" {
+		return nil
+	}
+	a, err := s.deps.Assistants.Resolve(ctx, c.AssistantID)
+	if engine.Is(engine.NotFound, err) {
+		return assistants.NoAssistant("runs.create", c.AssistantID)
+	}
+	if err != nil {
+		return err
+	}
+	if len(c.InterruptBefore)+len(c.InterruptAfter) == 0 || s.deps.Graphs == nil {
+		return nil
+	}
+	cf := map[string]any{}
+	for _, layer := range []map[string]any{a.Config, c.Config} {
+		if m, ok := layer["configurable"].(map[string]any); ok {
+			for k, v := range m {
+				cf[k] = v
+			}
+		}
+	}
+	g, err := s.deps.Graphs.Build(a.GraphID, graph.Config{Configurable: cf})
+	if err != nil {
+		return nil // the run fails with the graph's error when it executes
+	}
+	for _, l := range []struct {
+		name  string
+		nodes []string
+	}{{"interrupt_before", c.InterruptBefore}, {"interrupt_after", c.InterruptAfter}} {
+		for i, n := range l.nodes {
+			if n != "*" && !g.HasNode(n) {
+				errs.Add("value_error", fmt.Sprintf("Node %q is not in graph %q", n, a.GraphID), "body", l.name, i)
+			}
+		}
+	}
+	return nil
+}
+
+// parseRun reads and checks the run-creation request of c: the body, the configurable headers,
+// the assistant and its graph's nodes. threadID is "" for a stateless run. Problems of the body
+// come first (422, every one listed); an unknown assistant in a well-formed body is a 404;
+// nothing is recorded before both checks pass.
+func (s *Server) parseRun(c echo.Context, op, threadID string, errs *engine.Violations) (runInput, error) {
+	f, err := readBody(c, errs)
+	if err != nil {
+		return runInput{}, err
+	}
+	in := readRun(f, threadID == "")
+	in.create.ThreadID = threadID
+	s.headerConfig(f, c.Request().Header, &in.create)
+	if err := s.resolveRun(c.Request().Context(), errs, in.create); err != nil && len(*errs) == 0 {
+		return runInput{}, err
+	}
+	return in, errs.Err(op)
+}
+
+// runLocation sets the Content-Location of a response that created rec (the JS SDK reads the
+// run id from it).
+func runLocation(c echo.Context, rec engine.RunRecord, stateless bool) {
+	loc := "/threads/" + rec.ThreadID + "/runs/" + rec.RunID
+	if stateless {
+		loc = "/runs/" + rec.RunID
+	}
+	c.Response().Header().Set("Content-Location", loc)
+}
+
+// createRun creates a run on a thread and answers with it (pending).
+func (s *Server) createRun(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	in, err := s.parseRun(c, "runs.create", id, &errs)
+	if err != nil {
+		return err
+	}
+	rec, err := s.deps.Runs.Create(c.Request().Context(), in.create)
+	if err != nil {
+		return err
+	}
+	runLocation(c, rec, false)
+	return ok(c, rec.Run)
+}
+
+// waitRun creates a run on a thread, waits for its end and answers with the thread's values.
+func (s *Server) waitRun(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	in, err := s.parseRun(c, "runs.wait", id, &errs)
+	if err != nil {
+		return err
+	}
+	rec, err := s.deps.Runs.Create(c.Request().Context(), in.create)
+	if err != nil {
+		return err
+	}
+	runLocation(c, rec, false)
+	if rec, err = s.awaitRun(c, rec.ThreadID, rec.RunID, in.onDisconnect == "cancel"); err != nil {
+		return err
+	}
+	out, err := s.runResult(c.Request().Context(), rec)
+	if err != nil {
+		return err
+	}
+	return ok(c, out)
+}
+
+// awaitRun waits for the run's end. When the client leaves first and cancelOnDisconnect is set,
+// the run is cancelled (interrupt).
+func (s *Server) awaitRun(c echo.Context, thread, run string, cancelOnDisconnect bool) (engine.RunRecord, error) {
+	ctx := c.Request().Context()
+	rec, err := s.deps.Runs.Wait(ctx, thread, run)
+	if err != nil && ctx.Err() != nil && cancelOnDisconnect {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if cerr := s.deps.Runs.Cancel(cctx, thread, run, runs.ActionInterrupt, false); cerr != nil {
+			s.log.Warn("runs: cancelling the run of a departed client", "thread_id", thread, "run_id", run, "err", cerr)
+		}
+	}
+	return rec, err
+}
+
+// runResult is the answer of a waited run: the thread's values (with "__interrupt__" when
+// interrupts are pending), or for a failed run {"__error__": {"error", "message"}}; with
+// feedback keys, "__feedback__" maps each to its feedback URL.
+func (s *Server) runResult(ctx context.Context, rec engine.RunRecord) (map[string]any, error) {
+	var out map[string]any
+	if rec.Error != nil {
+		out = map[string]any{"__error__": rec.Error}
+	} else {
+		snap, err := s.deps.Runner.State(ctx, graph.Ref{ThreadID: rec.ThreadID}, false)
+		if err != nil {
+			return nil, err
+		}
+		var values graph.State
+		var interrupts []graph.InterruptValue
+		if snap != nil {
+			values, interrupts = snap.Values, snap.Interrupts
+		}
+		out, _ = waitJSON(values, interrupts, nil).(map[string]any)
+	}
+	if keys := stringList(rec.Kwargs["feedback_keys"]); len(keys) > 0 {
+		fb := make(map[string]any, len(keys))
+		for _, k := range keys {
+			fb[k] = "/runs/" + rec.RunID + "/feedback?key=" + url.QueryEscape(k)
+		}
+		out["__feedback__"] = fb
+	}
+	return out, nil
+}
+
+// stringList reads a list of strings from a decoded JSON value.
+func stringList(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// runPath reads the thread and run ids of a run's path.
+func runPath(c echo.Context, errs *engine.Violations) (thread, run string) {
+	return pathUUID(c, "thread_id", errs), pathUUID(c, "run_id", errs)
+}
+
+// listRuns answers a thread's runs, newest first.
+func (s *Server) listRuns(c echo.Context) error {
+	var errs engine.Violations
+	id := pathUUID(c, "thread_id", &errs)
+	q := queryFields(c, &errs)
+	limit, offset := q.Int("limit", 10, 1), q.Int("offset", 0, 0)
+	status := q.Enum("status", "", engine.RunStatuses...)
+	var sel []string
+	switch v := q.Any("select").(type) {
+	case string:
+		sel = splitComma(v)
+	case []any:
+		sel = stringList(v)
+	}
+	for i, name := range sel {
+		if !slices.Contains(runFields, name) {
+			errs.Add("literal_error", "Input should be one of "+quoteList(runFields), "query", "select", i)
+		}
+	}
+	if err := errs.Err("runs.list"); err != nil {
+		return err
+	}
+	recs, err := s.deps.Runs.List(c.Request().Context(), id, status, limit, offset)
+	if err != nil {
+		return err
+	}
+	list := make([]engine.Run, len(recs))
+	for i, r := range recs {
+		list[i] = r.Run
+	}
+	out, err := selectFields(list, sel)
+	if err != nil {
+		return err
+	}
+	return ok(c, out)
+}
+
+// getRun answers a run of a thread.
+func (s *Server) getRun(c echo.Context) error {
+	var errs engine.Violations
+	thread, run := runPath(c, &errs)
+	if err := errs.Err("runs.get"); err != nil {
+		return err
+	}
+	rec, err := s.deps.Runs.Get(c.Request().Context(), thread, run)
+	if err != nil {
+		return err
+	}
+	return ok(c, rec.Run)
+}
+
+// deleteRun deletes an ended run: 204; an active run is a 409.
+func (s *Server) deleteRun(c echo.Context) error {
+	var errs engine.Violations
+	thread, run := runPath(c, &errs)
+	if err := errs.Err("runs.delete"); err != nil {
+		return err
+	}
+	if err := s.deps.Runs.Delete(c.Request().Context(), thread, run); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// joinRun waits for a run's end and answers like /runs/wait. With ?cancel_on_disconnect the
+// run is cancelled if the client leaves first.
+func (s *Server) joinRun(c echo.Context) error {
+	var errs engine.Violations
+	thread, run := runPath(c, &errs)
+	cancelOnDisconnect := boolQuery(c, "cancel_on_disconnect", &errs)
+	if err := errs.Err("runs.join"); err != nil {
+		return err
+	}
+	rec, err := s.awaitRun(c, thread, run, cancelOnDisconnect)
+	if err != nil {
+		return err
+	}
+	out, err := s.runResult(c.Request().Context(), rec)
+	if err != nil {
+		return err
+	}
+	return ok(c, out)
+}
+
+// cancelRun cancels a run (?action=interrupt|rollback). Without ?wait it answers 202 at once;
+// with it, 204 once the run has ended (as the reference servers).
+func (s *Server) cancelRun(c echo.Context) error {
+	var errs engine.Violations
+	thread, run := runPath(c, &errs)
+	wait := boolQuery(c, "wait", &errs)
+	action := queryFields(c, &errs).Enum("action", runs.ActionInterrupt, runs.ActionInterrupt, runs.ActionRollback)
+	if err := errs.Err("runs.cancel"); err != nil {
+		return err
+	}
+	if err := s.deps.Runs.Cancel(c.Request().Context(), thread, run, action, wait); err != nil {
+		return err
+	}
+	if wait {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return c.NoContent(http.StatusAccepted)
+}

@@ -1,0 +1,160 @@
+package projections
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// What the threads projection takes from checkpoints: a thread's values, interrupts and status
+// follow its latest root checkpoint (namespace "").
+
+// threadHeadsBucket maps tenant/thread_id to the id of the thread's latest root checkpoint (the
+// last one folded), whose pending interrupts are the thread's.
+var threadHeadsBucket = []byte("thread_heads")
+
+// internalChannel reports whether a channel belongs to the runtime, not to the state.
+func internalChannel(ch string) bool {
+	return strings.HasPrefix(ch, "__") || strings.HasPrefix(ch, "branch:")
+}
+
+// getThreadRaw reads the thread under key, leaving its values as JSON (a *json.RawMessage, or nil
+// for null) so that a fold does not decode and encode every value.
+func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
+	var values json.RawMessage
+	th := engine.Thread{Values: &values}
+	ok, err := getJSON(b, key, &th)
+	return th, ok, err
+}
+
+// applyCheckpoint sets the thread's values to those of a root checkpoint, clears its interrupts
+// and makes it idle (unless a run has it busy: the run decides its status when it ends).
+//
+// The event carries only the channels that changed since its parent, so the values are merged
+// into those of the previous root checkpoint; the writer sends every channel (Full) whenever the
+// parent is not the newest checkpoint (a fork), so the merge base is the parent. Values kept in
+// the object store cannot be read by a fold: those channels are left out of thread.values.
+func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
+	var d engine.CheckpointData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return err
+	}
+	if d.NS != "" {
+		return nil
+	}
+	b := tx.Bucket(threadsBucket)
+	// The values are decoded straight into a map of JSON values (one pass less than decoding
+	// them as one JSON value first): the thread record is rewritten with every root checkpoint.
+	values := map[string]json.RawMessage{}
+	th := engine.Thread{Values: &values}
+	ok, err := getJSON(b, key, &th)
+	if err != nil {
+		// Values that are not an object (not written by this fold) are replaced.
+		th, ok, err = getThreadRaw(b, key)
+	}
+	if err != nil || !ok {
+		return err // checkpoints of a thread that does not exist (a saver used on its own)
+	}
+	if _, isMap := th.Values.(*map[string]json.RawMessage); !isMap || d.Full {
+		values = map[string]json.RawMessage{} // no checkpoint yet (null), or all new
+	}
+	for ch, blob := range d.Blobs {
+		switch {
+		case internalChannel(ch):
+		case blob.Value != nil:
+			values[ch] = blob.Value
+		default:
+			delete(values, ch)
+		}
+	}
+	th.Values = values
+	th.Interrupts = map[string]any{}
+	if th.Status != engine.ThreadBusy {
+		th.Status = engine.ThreadIdle
+	}
+	th.UpdatedAt, th.StateUpdatedAt = at, at
+	if err := tx.Bucket(threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
+		return err
+	}
+	return putJSON(b, key, th)
+}
+
+// applyWrites records the interrupts written on the thread's latest root checkpoint, by task id
+// (tasks whose list is empty are left out, as the thread state shows them), and makes the thread
+// interrupted (unless a run has it busy).
+func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
+	var d engine.WritesData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return err
+	}
+	if d.NS != "" || string(tx.Bucket(threadHeadsBucket).Get(key)) != d.CheckpointID {
+		return nil
+	}
+	var interrupts []engine.PendingWriteData
+	for _, w := range d.Writes {
+		if w.Channel == graph.Interrupt && w.Value != nil {
+			interrupts = append(interrupts, w)
+		}
+	}
+	if len(interrupts) == 0 {
+		return nil
+	}
+	b := tx.Bucket(threadsBucket)
+	th, ok, err := getThreadRaw(b, key)
+	if err != nil || !ok {
+		return err
+	}
+	if th.Interrupts == nil {
+		th.Interrupts = map[string]any{}
+	}
+	for _, w := range interrupts {
+		var ivs []any
+		if err := json.Unmarshal(w.Value, &ivs); err != nil {
+			return err
+		}
+		if len(ivs) == 0 {
+			continue // a task waiting for a subgraph that stopped before a node
+		}
+		th.Interrupts[w.TaskID] = ivs
+	}
+	if th.Status != engine.ThreadBusy {
+		th.Status = engine.ThreadInterrupted
+	}
+	th.UpdatedAt, th.StateUpdatedAt = at, at
+	return putJSON(b, key, th)
+}
+
+// SetStatus sets the status of thread tenant/id from a fold in tx: the run layer calls it when it
+// folds its own events (a run starting makes the thread busy; its end, idle, interrupted — static
+// interrupts leave no pending write — or error). A thread that does not exist is left alone.
+func (t *Threads) SetStatus(tx *bbolt.Tx, tenant, id, status string, at time.Time) error {
+	if !slices.Contains(engine.ThreadStatuses, status) {
+		return fmt.Errorf("projections: invalid thread status %q", status)
+	}
+	b := tx.Bucket(threadsBucket)
+	key := tenantKey(tenant, id)
+	th, ok, err := getThreadRaw(b, key)
+	if err != nil || !ok {
+		return err
+	}
+	th.Status, th.UpdatedAt = status, engine.At(at)
+	return putJSON(b, key, th)
+}
+
+// Head returns the id of the thread's newest root checkpoint, "" when it has none.
+func (t *Threads) Head(tenant, id string) (string, error) {
+	var head string
+	err := t.db.View(func(tx *bbolt.Tx) error {
+		head = string(tx.Bucket(threadHeadsBucket).Get(tenantKey(tenant, id)))
+		return nil
+	})
+	return head, err
+}

@@ -1,0 +1,303 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Runs folds run events into run records.
+//
+// Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON; run ids are UUIDv7, so
+// a thread's runs are in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for
+// the endpoints that name a run without its thread.
+type Runs struct {
+	db *DB
+
+	mu       sync.Mutex
+	changed  map[string]bool            // runs changed by the transaction being applied
+	watchers map[string][]chan struct{} // run key -> closed at its next change
+}
+
+// NewRuns returns the runs projection stored in db.
+func NewRuns(db *DB) *Runs {
+	return &Runs{db: db, changed: map[string]bool{}, watchers: map[string][]chan struct{}{}}
+}
+
+func watchKey(tenant, thread, run string) string { return tenant + "/" + thread + "/" + run }
+
+// Watch returns a channel closed the next time the run's record changes (or goes). Call it
+// before reading the record, then wait on it if the record is not what you wait for.
+func (r *Runs) Watch(tenant, thread, run string) <-chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	k := watchKey(tenant, thread, run)
+	r.watchers[k] = append(r.watchers[k], ch)
+	r.mu.Unlock()
+	return ch
+}
+
+// Unwatch forgets a channel Watch returned, when its reader gives up waiting.
+func (r *Runs) Unwatch(tenant, thread, run string, ch <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := watchKey(tenant, thread, run)
+	ws := r.watchers[k]
+	for i, w := range ws {
+		if w == ch {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(r.watchers, k)
+	} else {
+		r.watchers[k] = ws
+	}
+}
+
+func (r *Runs) touch(tenant, thread, run string) {
+	r.mu.Lock()
+	r.changed[watchKey(tenant, thread, run)] = true
+	r.mu.Unlock()
+}
+
+// committed wakes the watchers of the runs a committed transaction changed.
+func (r *Runs) committed(ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ok {
+		for k := range r.changed {
+			for _, ch := range r.watchers[k] {
+				close(ch)
+			}
+			delete(r.watchers, k)
+		}
+	}
+	clear(r.changed)
+}
+
+var (
+	runsBucket     = []byte("runs")
+	runIndexBucket = []byte("run_index")
+)
+
+// Name implements Projection.
+func (*Runs) Name() string { return "runs" }
+
+// Buckets implements Projection.
+func (*Runs) Buckets() []string { return []string{string(runsBucket), string(runIndexBucket)} }
+
+func runThreadPrefix(tenant, thread string) []byte {
+	return append(esc(append(esc(nil, tenant), 0x00), thread), 0x00)
+}
+
+func runKey(tenant, thread, run string) []byte { return esc(runThreadPrefix(tenant, thread), run) }
+
+func runIndexKey(tenant, run string) []byte { return esc(append(esc(nil, tenant), 0x00), run) }
+
+// runID reads the run_id of a run event's payload.
+func runID(data json.RawMessage) (string, error) {
+	var d struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return "", err
+	}
+	if d.RunID == "" {
+		return "", fmt.Errorf("run event without run_id")
+	}
+	return d.RunID, nil
+}
+
+// Apply implements Projection.
+func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
+	if e.Aggregate.Kind != "thread" {
+		return nil
+	}
+	b := tx.Bucket(runsBucket)
+	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
+	at := engine.At(e.Time)
+	switch e.Type {
+	case engine.RunCreatedEvent:
+		var d engine.RunCreatedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if d.Run.RunID == "" {
+			return fmt.Errorf("run_created without run_id")
+		}
+		rec := d.Run
+		rec.ThreadID, rec.Status = thread, engine.RunPending
+		if rec.CreatedAt.IsZero() {
+			rec.CreatedAt = at
+		}
+		rec.UpdatedAt = rec.CreatedAt
+		if err := tx.Bucket(runIndexBucket).Put(runIndexKey(tenant, rec.RunID), []byte(thread)); err != nil {
+			return err
+		}
+		r.touch(tenant, thread, rec.RunID)
+		return putJSON(b, runKey(tenant, thread, rec.RunID), rec)
+	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
+		id, err := runID(e.Data)
+		if err != nil {
+			return err
+		}
+		key := runKey(tenant, thread, id)
+		var rec engine.RunRecord
+		if ok, err := getJSON(b, key, &rec); err != nil || !ok {
+			return orMissing(err, e)
+		}
+		rec.UpdatedAt = at
+		switch e.Type {
+		case engine.RunStartedEvent:
+			var d engine.RunStartedData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return err
+			}
+			rec.Status, rec.Attempt, rec.StartedAt = engine.RunRunning, d.Attempt, at
+			if d.Attempt == 1 {
+				rec.Checkpoint = d.Checkpoint
+			}
+		case engine.RunFinishedEvent:
+			var d engine.RunFinishedData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return err
+			}
+			rec.Status, rec.Error, rec.EndedAt = d.Status, d.Error, at
+		case engine.RunCancelRequestedEvent:
+			var d engine.RunCancelRequestedData
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return err
+			}
+			rec.Cancel = d.Action
+		}
+		r.touch(tenant, thread, id)
+		return putJSON(b, key, rec)
+	case engine.RunDeletedEvent:
+		id, err := runID(e.Data)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(runIndexBucket).Delete(runIndexKey(tenant, id)); err != nil {
+			return err
+		}
+		r.touch(tenant, thread, id)
+		return b.Delete(runKey(tenant, thread, id))
+	case engine.ThreadDeleted:
+		var ids [][]byte
+		prefix := runThreadPrefix(tenant, thread)
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var rec engine.RunRecord
+			if json.Unmarshal(v, &rec) == nil {
+				ids = append(ids, runIndexKey(tenant, rec.RunID))
+				r.touch(tenant, thread, rec.RunID)
+			}
+		}
+		for _, k := range ids {
+			if err := tx.Bucket(runIndexBucket).Delete(k); err != nil {
+				return err
+			}
+		}
+		return deletePrefix(b, prefix)
+	}
+	return nil
+}
+
+// Get returns a run of a thread, or false.
+func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
+	var rec engine.RunRecord
+	var ok bool
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		ok, err = getJSON(tx.Bucket(runsBucket), runKey(tenant, thread, run), &rec)
+		return err
+	})
+	return rec, ok, err
+}
+
+// ThreadOf returns the thread a run is on, or false when the run does not exist.
+func (r *Runs) ThreadOf(tenant, run string) (string, bool, error) {
+	var thread string
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		thread = string(tx.Bucket(runIndexBucket).Get(runIndexKey(tenant, run)))
+		return nil
+	})
+	return thread, thread != "", err
+}
+
+// List returns a thread's runs, newest first, optionally only those of status.
+func (r *Runs) List(tenant, thread, status string, limit, offset int) ([]engine.RunRecord, error) {
+	all, err := r.all(tenant, thread)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(all)
+	var out []engine.RunRecord
+	for _, rec := range all {
+		if status == "" || rec.Status == status {
+			out = append(out, rec)
+		}
+	}
+	return page(out, offset, limit), nil
+}
+
+// Active returns a thread's pending and running runs, oldest first: the queue.
+func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
+	all, err := r.all(tenant, thread)
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.RunRecord
+	for _, rec := range all {
+		if rec.Active() {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
+	var out []engine.RunRecord
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		prefix := runThreadPrefix(tenant, thread)
+		c := tx.Bucket(runsBucket).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var rec engine.RunRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			out = append(out, rec)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ActiveAll returns every active run of tenant, on any thread, oldest first within a thread.
+func (r *Runs) ActiveAll(tenant string) ([]engine.RunRecord, error) {
+	var out []engine.RunRecord
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		prefix := append(esc(nil, tenant), 0x00)
+		c := tx.Bucket(runsBucket).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var rec engine.RunRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			if rec.Active() {
+				out = append(out, rec)
+			}
+		}
+		return nil
+	})
+	return out, err
+}

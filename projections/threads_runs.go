@@ -1,0 +1,150 @@
+package projections
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// What the threads projection takes from runs: a thread is busy while it has a pending or
+// running run; when its last active run ends, its status follows that run's outcome; a rolled
+// back run returns the thread's values to the checkpoint the run started from.
+
+// threadActiveRunsBucket holds tenant/thread_id/run_id for every active run of a thread.
+var threadActiveRunsBucket = []byte("thread_active_runs")
+
+func activeKey(tenant, thread, run string) []byte { return []byte(tenant + "/" + thread + "/" + run) }
+
+// applyRun folds a run event into the thread's status (and values, for a rollback).
+func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
+	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
+	active := tx.Bucket(threadActiveRunsBucket)
+	switch e.Type {
+	case engine.RunCreatedEvent:
+		var d engine.RunCreatedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if err := active.Put(activeKey(tenant, thread, d.Run.RunID), nil); err != nil {
+			return err
+		}
+		if err := t.setRunGraph(tx, tenant, thread, d.Run); err != nil {
+			return err
+		}
+		return t.SetStatus(tx, tenant, thread, engine.ThreadBusy, e.Time)
+	case engine.RunFinishedEvent:
+		var d engine.RunFinishedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		status := engine.ThreadIdle
+		switch d.Status {
+		case engine.RunFailed, engine.RunTimeout:
+			status = engine.ThreadError
+		case engine.RunInterrupted:
+			status = engine.ThreadInterrupted
+		}
+		return t.endRun(tx, e, d.RunID, status)
+	case engine.RunDeletedEvent:
+		var d engine.RunDeletedData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		if d.Rollback {
+			if err := t.restore(tx, tenant, thread, d.RestoreTo); err != nil {
+				return err
+			}
+		}
+		return t.endRun(tx, e, d.RunID, engine.ThreadIdle)
+	}
+	return nil
+}
+
+// endRun removes an ended run from the thread's active runs; with none left, the thread takes
+// status.
+func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run, status string) error {
+	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
+	active := tx.Bucket(threadActiveRunsBucket)
+	if active.Get(activeKey(tenant, thread, run)) == nil {
+		return nil // not active (already ended): the status belongs to a later run
+	}
+	if err := active.Delete(activeKey(tenant, thread, run)); err != nil {
+		return err
+	}
+	prefix := []byte(tenant + "/" + thread + "/")
+	if k, _ := active.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+		return nil // another run keeps it busy
+	}
+	return t.SetStatus(tx, tenant, thread, status, e.Time)
+}
+
+// restore sets the thread's values to those of its root checkpoint id ("" for none) and makes it
+// the thread's head.
+func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
+	b := tx.Bucket(threadsBucket)
+	key := tenantKey(tenant, thread)
+	th, ok, err := getThreadRaw(b, key)
+	if err != nil || !ok {
+		return err
+	}
+	heads := tx.Bucket(threadHeadsBucket)
+	if id == "" {
+		th.Values, th.Interrupts = nil, map[string]any{}
+		if err := heads.Delete(key); err != nil {
+			return err
+		}
+		return putJSON(b, key, th)
+	}
+	ref := graph.Ref{ThreadID: thread, ID: id}
+	ns := nsPrefix(tenant, thread, "")
+	ck := checkpointKey(ns, id)
+	var rec checkpointRecord
+	if ok, err := getJSON(tx.Bucket(checkpointsBucket), ck, &rec); err != nil || !ok {
+		return err // the checkpoint is gone: keep what the thread has
+	}
+	st, err := assemble(tx, ref, ns, ck, &rec, map[string]any{})
+	if err != nil {
+		return err
+	}
+	values := map[string]json.RawMessage{}
+	for ch, raw := range st.Checkpoint.ChannelValues {
+		if !internalChannel(ch) {
+			values[ch] = raw
+		}
+	}
+	th.Values, th.Interrupts = values, map[string]any{}
+	if err := heads.Put(key, []byte(id)); err != nil {
+		return err
+	}
+	return putJSON(b, key, th)
+}
+
+// setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as
+// the reference servers do (thread state is read with that graph).
+func (t *Threads) setRunGraph(tx *bbolt.Tx, tenant, thread string, run engine.RunRecord) error {
+	cfg, _ := run.Kwargs["config"].(map[string]any)
+	configurable, _ := cfg["configurable"].(map[string]any)
+	graphID, _ := configurable["graph_id"].(string)
+	if graphID == "" {
+		return nil
+	}
+	b := tx.Bucket(threadsBucket)
+	key := tenantKey(tenant, thread)
+	th, ok, err := getThreadRaw(b, key)
+	if err != nil || !ok {
+		return err
+	}
+	if th.Metadata["graph_id"] == graphID && th.Metadata["assistant_id"] == run.AssistantID {
+		return nil
+	}
+	if th.Metadata == nil {
+		th.Metadata = map[string]any{}
+	}
+	th.Metadata["graph_id"], th.Metadata["assistant_id"] = graphID, run.AssistantID
+	return putJSON(b, key, th)
+}

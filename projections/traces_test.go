@@ -1,0 +1,214 @@
+package projections_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// traceScript is a fixed history of the trace stream that touches every fold: a project
+// created by event and others on first use (by name, by id, the default), a trace whose llm
+// child has tokens, a cost and a first token, a patch that comes before its post, and feedback.
+func traceScript() []eventlog.Event {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	i := 0
+	ev := func(kind, id, typ string, data any) eventlog.Event {
+		i++
+		raw, _ := json.Marshal(data)
+		return eventlog.Event{ID: fmt.Sprintf("01JT%022d", i), Type: typ, Version: 1, Data: raw,
+			Aggregate: eventlog.Aggregate{Kind: kind, Tenant: "default", ID: id}, Time: t0.Add(time.Duration(i) * time.Second)}
+	}
+	uid := func(n int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }
+	at := func(ms int) string {
+		return t0.Add(time.Duration(ms) * time.Millisecond).Format("2006-01-02T15:04:05.000000Z")
+	}
+	dotted := func(ids ...int) string {
+		s := ""
+		for k, id := range ids {
+			if k > 0 {
+				s += "."
+			}
+			s += trace.FormatSegment(t0.Add(time.Duration(k)*time.Millisecond), uid(id))
+		}
+		return s
+	}
+	run := func(trace string, fields map[string]any) projections.RunData { return projections.RunData{Run: fields} }
+	root, llm, tool := uid(1), uid(2), uid(3)
+	root2, child2 := uid(4), uid(5)
+	return []eventlog.Event{
+		ev("trace_project", projections.ProjectID("default", "alpha"), projections.ProjectCreated,
+			projections.ProjectData{Name: "alpha", Extra: map[string]any{"team": "a"}}),
+		ev("trace", root, projections.RunPosted, run(root, map[string]any{"id": root, "trace_id": root, "dotted_order": dotted(1),
+			"name": "agent", "run_type": "chain", "start_time": at(0), "session_name": "alpha", "inputs": map[string]any{"q": "hi"}})),
+		ev("trace", root, projections.RunPosted, run(root, map[string]any{"id": llm, "trace_id": root, "dotted_order": dotted(1, 2),
+			"parent_run_id": root, "name": "model", "run_type": "llm", "start_time": at(1), "end_time": at(900), "session_name": "alpha",
+			"extra":   map[string]any{"metadata": map[string]any{"ls_provider": "openai", "ls_model_name": "gpt-4o-mini"}},
+			"events":  []any{map[string]any{"name": "new_token", "time": at(300)}},
+			"inputs":  map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}},
+			"outputs": map[string]any{"role": "assistant", "content": "hello", "usage_metadata": map[string]any{"input_tokens": 12, "output_tokens": 3, "total_tokens": 15}}})),
+		ev("trace", root, projections.RunPosted, run(root, map[string]any{"id": tool, "trace_id": root, "dotted_order": dotted(1, 3),
+			"parent_run_id": root, "name": "search", "run_type": "tool", "start_time": at(2), "session_name": "alpha"})),
+		ev("trace", root, projections.RunPatched, run(root, map[string]any{"id": tool, "trace_id": root, "end_time": at(950), "error": "timeout"})),
+		ev("trace", root, projections.RunPatched, run(root, map[string]any{"id": root, "trace_id": root, "end_time": at(1000),
+			"outputs": map[string]any{"a": "hello"}})),
+		ev("trace", root, projections.FeedbackCreated, projections.FeedbackData{ID: uid(9), Feedback: json.RawMessage(`{"key":"ok","score":1}`)}),
+		// A patch before its post, a child before its parent, in a project named by id.
+		ev("trace", root2, projections.RunPatched, run(root2, map[string]any{"id": child2, "trace_id": root2, "end_time": at(500),
+			"extra": map[string]any{"metadata": map[string]any{"patched": true}}})),
+		ev("trace", root2, projections.RunPosted, run(root2, map[string]any{"id": child2, "trace_id": root2, "dotted_order": dotted(4, 5),
+			"parent_run_id": root2, "name": "step", "run_type": "llm", "start_time": at(1), "session_id": uid(7), "session_name": "beta",
+			"end_time": nil, "outputs": map[string]any{"r": 0, "usage_metadata": map[string]any{"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}})),
+		ev("trace", root2, projections.RunPosted, run(root2, map[string]any{"id": root2, "trace_id": root2, "dotted_order": dotted(4),
+			"name": "second", "run_type": "chain", "start_time": at(0), "session_id": uid(7), "end_time": at(600)})),
+		// No project named: the default one.
+		ev("trace", uid(6), projections.RunPosted, run(uid(6), map[string]any{"id": uid(6), "trace_id": uid(6), "dotted_order": dotted(6),
+			"name": "alone", "run_type": "prompt", "start_time": at(0)})),
+	}
+}
+
+func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
+	l := eventlogtest.Open(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	live := openDB(t, filepath.Join(dir, "live.db"))
+	liveTraces := projections.NewTraces(live, nil, nil)
+	p := projections.NewProjector(live, l, eventlog.TraceStream, liveTraces)
+	run(t, p)
+	var last uint64
+	for _, e := range traceScript() {
+		var err error
+		if last, err = l.Append(ctx, e, eventlog.Any); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, p, last) // applied one by one, as live traffic is
+	}
+	if p.Skipped() != 0 {
+		t.Fatalf("%d events could not be folded", p.Skipped())
+	}
+	got := dumpTraces(t, live, liveTraces)
+	golden := filepath.Join("testdata", "traces.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("traces projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+
+	rebuilt := openDB(t, filepath.Join(dir, "rebuilt.db"))
+	rebuiltTraces := projections.NewTraces(rebuilt, nil, nil)
+	p2 := projections.NewProjector(rebuilt, l, eventlog.TraceStream, rebuiltTraces)
+	if err := p2.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	run(t, p2)
+	waitFor(t, p2, last)
+	if r := dumpTraces(t, rebuilt, rebuiltTraces); r != got {
+		t.Errorf("rebuild differs from live:\nrebuilt:\n%s\nlive:\n%s", r, got)
+	}
+
+	// Roll-ups: the root carries its llm child's tokens, cost and first token.
+	_ = liveTraces.View(func(v *projections.TraceView) error {
+		root, ok, err := v.Run("default", "00000000-0000-4000-8000-000000000001")
+		if err != nil || !ok {
+			t.Fatalf("root: %v %v", ok, err)
+		}
+		if root.TotalTokens != 15 || root.TotalCost == nil || root.FirstTokenTime == nil {
+			t.Errorf("root roll-up: tokens %d, cost %v, first token %v", root.TotalTokens, root.TotalCost, root.FirstTokenTime)
+		}
+		child, _, _ := v.Run("default", "00000000-0000-4000-8000-000000000005")
+		if child == nil || child.EndTime == nil || child.Metadata()["patched"] != true || child.TotalTokens != 2 {
+			t.Errorf("a patch before its post was lost or overwritten: %+v", child)
+		}
+		// The child came before its parent: the parent still gets its roll-up.
+		if root2, _, _ := v.Run("default", "00000000-0000-4000-8000-000000000004"); root2 == nil || root2.TotalTokens != 2 {
+			t.Errorf("parent posted after its child: %+v", root2)
+		}
+		alpha := v.ProjectStats("default", projections.ProjectID("default", "alpha"))
+		if alpha.Runs != 3 || alpha.Roots != 1 || alpha.TotalTokens != 15 || len(alpha.Latencies) != 1 || len(alpha.FirstTokens) != 1 {
+			t.Errorf("alpha roll-ups: %+v", alpha)
+		}
+		return nil
+	})
+
+	// Retention: expiring everything leaves projects, and roll-ups at zero.
+	n, err := liveTraces.Expire(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 100)
+	if err != nil || n != 3 {
+		t.Fatalf("Expire = %d, %v; want the 3 traces", n, err)
+	}
+	_ = liveTraces.View(func(v *projections.TraceView) error {
+		if _, ok, _ := v.Run("default", "00000000-0000-4000-8000-000000000001"); ok {
+			t.Error("an expired run is still there")
+		}
+		ps, _ := v.Projects("default")
+		if len(ps) != 3 {
+			t.Errorf("projects after expiry: %d, want 3", len(ps))
+		}
+		alpha := v.ProjectStats("default", projections.ProjectID("default", "alpha"))
+		if alpha.Runs != 0 || alpha.Roots != 0 || alpha.TotalTokens != 0 || len(alpha.Latencies) != 0 {
+			t.Errorf("alpha roll-ups after expiry: %+v", alpha)
+		}
+		return nil
+	})
+	after := dumpTraces(t, live, liveTraces)
+	for _, b := range []string{"trace_runs", "trace_meta", "trace_by_project", "trace_by_trace", "trace_traces", "trace_expiry", "trace_feedback", "trace_project_latency"} {
+		if i := indexAfter(after, "["+b+"]\n"); i >= 0 && i < len(after) && after[i] != '[' {
+			t.Errorf("bucket %s not empty after expiry:\n%s", b, after)
+		}
+	}
+}
+
+// dumpTraces renders every bucket of the projection in key order: keys quoted, values as they
+// are when they are JSON, quoted otherwise.
+func dumpTraces(t *testing.T, db *projections.DB, p projections.Projection) string {
+	t.Helper()
+	var b strings.Builder
+	err := db.View(func(tx *bbolt.Tx) error {
+		for _, name := range p.Buckets() {
+			fmt.Fprintf(&b, "[%s]\n", name)
+			err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
+				if len(v) > 1 && json.Valid(v) {
+					fmt.Fprintf(&b, "%q = %s\n", k, v)
+				} else {
+					fmt.Fprintf(&b, "%q = %q\n", k, v)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// indexAfter returns the index just past sub in s, -1 when absent.
+func indexAfter(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i + len(sub)
+		}
+	}
+	return -1
+}
