@@ -3,6 +3,7 @@ package scenarios
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -73,9 +74,10 @@ var (
 	npmErr  error
 )
 
-// ensureNodeModules makes sure node and npm are present and the pinned SDK is
-// installed in scenarios/node_modules, running `npm ci` at most once. Without
-// node or npm the test is skipped locally but fails under CI.
+// ensureNodeModules makes sure node and npm are present and the pinned packages
+// (the LangGraph SDK, the langsmith client) are installed in
+// scenarios/node_modules, running `npm ci` at most once. Without node or npm
+// the test is skipped locally but fails under CI.
 func ensureNodeModules(t *testing.T) {
 	t.Helper()
 	for _, tool := range []string{"node", "npm"} {
@@ -87,7 +89,7 @@ func ensureNodeModules(t *testing.T) {
 		}
 	}
 	npmOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join("node_modules", "@langchain", "langgraph-sdk", "package.json")); err == nil {
+		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") {
 			return
 		}
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
@@ -98,6 +100,18 @@ func ensureNodeModules(t *testing.T) {
 	if npmErr != nil {
 		t.Fatal(npmErr)
 	}
+}
+
+// installed reports whether node_modules holds version of package pkg (as package.json pins it).
+func installed(pkg, version string) bool {
+	raw, err := os.ReadFile(filepath.Join("node_modules", filepath.FromSlash(pkg), "package.json"))
+	if err != nil {
+		return false
+	}
+	var p struct {
+		Version string `json:"version"`
+	}
+	return json.Unmarshal(raw, &p) == nil && p.Version == version
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
@@ -134,6 +148,12 @@ type server struct {
 // and on failure its output logged, when the test ends.
 func startServer(t *testing.T, dataDir string) *server {
 	t.Helper()
+	return startServerArgs(t, dataDir)
+}
+
+// startServerArgs is startServer with extra command-line flags.
+func startServerArgs(t *testing.T, dataDir string, extra ...string) *server {
+	t.Helper()
 	bin := buildBinary(t)
 	addr := freeAddr(t)
 	s := &server{
@@ -143,7 +163,7 @@ func startServer(t *testing.T, dataDir string) *server {
 		logs: &syncBuffer{},
 		done: make(chan struct{}),
 	}
-	s.cmd = exec.Command(bin, "serve", "--addr", addr, "--data", dataDir, "--log-format", "text")
+	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", dataDir, "--log-format", "text"}, extra...)...)
 	s.cmd.Stdout = s.logs
 	s.cmd.Stderr = s.logs
 	if err := s.cmd.Start(); err != nil {

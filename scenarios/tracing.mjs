@@ -1,0 +1,204 @@
+// Tracing scenario: the official langsmith client, pointed at jetgraph's tracing service, sends a
+// nested trace made with `traceable` (chain -> streaming llm -> tool) through /runs/multipart;
+// a second client, told by /info that multipart is off, sends one through /runs/batch; then the
+// client's own reads (readRun, listRuns with a filter, readProject with stats, getRunStats) give
+// back the runs with their tokens, cost and time to first token. Last, a run of the agent graph
+// is found in the default project as a root chain span whose id is the run's id (jetgraph traces
+// itself).
+//
+//   node tracing.mjs     (the server URL comes from JETGRAPH_URL)
+import assert from "node:assert/strict";
+import { Client } from "langsmith";
+import { traceable, getCurrentRunTree } from "langsmith/traceable";
+import { Client as LangGraph } from "@langchain/langgraph-sdk";
+
+process.env.LANGSMITH_TRACING = "true";
+const base = process.env.JETGRAPH_URL;
+const apiUrl = `${base}/tracing`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// recordingFetch logs "METHOD /path" of every request; with noMultipart it edits /info so the
+// client believes the server has no multipart endpoint, and falls back to /runs/batch.
+function recordingFetch(log, { noMultipart = false } = {}) {
+  return async (input, init) => {
+    const url = new URL(typeof input === "string" ? input : input.url);
+    log.push(`${init?.method ?? "GET"} ${url.pathname}`);
+    const res = await fetch(input, init);
+    if (noMultipart && url.pathname.endsWith("/info") && res.ok) {
+      const info = await res.json();
+      info.batch_ingest_config = { ...info.batch_ingest_config, use_multipart_endpoint: false };
+      return new Response(JSON.stringify(info), { status: 200, headers: { "content-type": "application/json" } });
+    }
+    return res;
+  };
+}
+
+// poll calls f until it returns something truthy (or 30 s pass): reads see what the trace
+// projection has applied, a moment after ingestion answered.
+async function poll(what, f) {
+  let last;
+  for (const end = Date.now() + 30000; Date.now() < end; await sleep(100)) {
+    try {
+      const v = await f();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
+}
+
+async function collect(iter) {
+  const out = [];
+  for await (const x of iter) out.push(x);
+  return out;
+}
+
+const usage = { input_tokens: 12, output_tokens: 5, total_tokens: 17 };
+// gpt-4o-mini's default prices: $0.15 and $0.60 per million input and output tokens.
+const wantCost = 12 * 0.15e-6 + 5 * 0.6e-6;
+
+// sendTrace traces one question with client into project: a chain calling a streaming fake
+// model (run type llm, model gpt-4o-mini) and a tool. It returns the ids of the three runs.
+async function sendTrace(client, project) {
+  const ids = {};
+  const model = traceable(
+    async function* fakeChat({ messages }) {
+      ids.llm = getCurrentRunTree().id;
+      await sleep(40); // the first token comes after the call started
+      for (const token of ["2 + 3 * 4", " is", " 14", "."]) {
+        yield token;
+        await sleep(5);
+      }
+    },
+    {
+      name: "fake-chat", run_type: "llm", client, project_name: project,
+      metadata: { ls_provider: "openai", ls_model_name: "gpt-4o-mini" },
+      // The chunks become one assistant message in the native format, with the usage.
+      aggregator: (chunks) => ({
+        messages: [{ role: "assistant", content: [{ type: "text", text: chunks.join("") }] }],
+        usage_metadata: usage,
+      }),
+    },
+  );
+  const calculator = traceable(
+    async ({ expression }) => {
+      ids.tool = getCurrentRunTree().id;
+      return { result: String(2 + 3 * 4), expression };
+    },
+    { name: "calculator", run_type: "tool", client, project_name: project },
+  );
+  const agent = traceable(
+    async ({ question }) => {
+      ids.chain = getCurrentRunTree().id;
+      let text = "";
+      for await (const token of model({ messages: [{ role: "user", content: question }] })) text += token;
+      const tool = await calculator({ expression: "2 + 3 * 4" });
+      return { answer: text, tool };
+    },
+    { name: "agent-chain", run_type: "chain", client, project_name: project },
+  );
+  const out = await agent({ question: "What is 2 + 3 * 4?" });
+  assert.equal(out.answer, "2 + 3 * 4 is 14.");
+  await client.awaitPendingTraceBatches();
+  return ids;
+}
+
+// checkTrace reads one trace back through client and checks it.
+async function checkTrace(client, project, ids) {
+  const root = await poll(`run ${ids.chain}`, async () => {
+    const r = await client.readRun(ids.chain);
+    return r.end_time && r.total_tokens === usage.total_tokens ? r : null;
+  });
+  assert.equal(root.run_type, "chain");
+  assert.equal(root.name, "agent-chain");
+  assert.equal(root.parent_run_id, null);
+  assert.equal(root.outputs.answer, "2 + 3 * 4 is 14.");
+  assert.ok(Math.abs(root.total_cost - wantCost) < 1e-12, `root cost ${root.total_cost}`);
+
+  const llms = await poll(`llm runs of ${project}`, async () => {
+    const runs = await collect(client.listRuns({ projectName: project, filter: 'eq(run_type, "llm")' }));
+    return runs.length === 1 && runs[0].end_time ? runs : null;
+  });
+  const llm = llms[0];
+  assert.equal(llm.id, ids.llm);
+  assert.equal(llm.parent_run_id, ids.chain);
+  assert.equal(llm.trace_id, ids.chain);
+  assert.equal(llm.prompt_tokens, 12);
+  assert.equal(llm.completion_tokens, 5);
+  assert.equal(llm.total_tokens, 17);
+  assert.ok(llm.total_cost !== null && Math.abs(llm.total_cost - wantCost) < 1e-12, `llm cost ${llm.total_cost}`);
+  assert.ok(llm.first_token_time, "first_token_time is set");
+  const ttft = Date.parse(llm.first_token_time) - Date.parse(llm.start_time);
+  assert.ok(ttft >= 30 && ttft <= Date.parse(llm.end_time) - Date.parse(llm.start_time), `time to first token ${ttft} ms`);
+  assert.ok(llm.events.some((e) => e.name === "new_token"));
+
+  const tool = await client.readRun(ids.tool);
+  assert.equal(tool.run_type, "tool");
+  assert.equal(tool.parent_run_id, ids.chain);
+  assert.equal(tool.outputs.result, "14");
+
+  const none = await collect(client.listRuns({ projectName: project, filter: 'and(eq(run_type, "llm"), gt(total_tokens, 100))' }));
+  assert.equal(none.length, 0);
+
+  const stats = await poll(`stats of ${project}`, async () => {
+    const p = await client.readProject({ projectName: project, includeStats: true });
+    return p.run_count === 1 && p.total_tokens === 17 ? p : null;
+  });
+  assert.equal(stats.name, project);
+  assert.equal(stats.prompt_tokens, 12);
+  assert.equal(stats.completion_tokens, 5);
+  assert.ok(Math.abs(stats.total_cost - wantCost) < 1e-12, `project cost ${stats.total_cost}`);
+  assert.ok(stats.first_token_p50 > 0.03, `first token p50 ${stats.first_token_p50}`);
+  assert.equal(stats.error_rate, 0);
+
+  const llmStats = await client.getRunStats({ projectNames: [project], runType: "llm" });
+  assert.equal(llmStats.run_count, 1);
+  assert.equal(llmStats.total_tokens, 17);
+  assert.ok(llmStats.first_token_p50 > 0.03, `llm first token p50 ${llmStats.first_token_p50}`);
+}
+
+const suffix = Date.now().toString(36);
+
+// 1. Multipart, the client's default.
+const multipartLog = [];
+const multipart = new Client({ apiUrl, apiKey: "test", fetchImplementation: recordingFetch(multipartLog) });
+const project1 = `scenario-multipart-${suffix}`;
+const ids1 = await sendTrace(multipart, project1);
+assert.ok(multipartLog.includes("POST /tracing/runs/multipart"), `requests: ${multipartLog}`);
+assert.ok(!multipartLog.includes("POST /tracing/runs/batch"), `requests: ${multipartLog}`);
+await checkTrace(multipart, project1, ids1);
+
+// 2. /runs/batch, when the server says it has no multipart endpoint.
+const batchLog = [];
+const batch = new Client({ apiUrl, apiKey: "test", fetchImplementation: recordingFetch(batchLog, { noMultipart: true }) });
+const project2 = `scenario-batch-${suffix}`;
+const ids2 = await sendTrace(batch, project2);
+assert.ok(batchLog.includes("POST /tracing/runs/batch"), `requests: ${batchLog}`);
+assert.ok(!batchLog.includes("POST /tracing/runs/multipart"), `requests: ${batchLog}`);
+await checkTrace(batch, project2, ids2);
+
+// 3. jetgraph traces its own runs into the default project: the root span is the run.
+const lg = new LangGraph({ apiUrl: base, apiKey: null, callerOptions: { maxRetries: 0 } });
+const thread = await lg.threads.create();
+const run = await lg.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "hi" }] } });
+await lg.runs.join(thread.thread_id, run.run_id);
+const reader = new Client({ apiUrl, apiKey: "test" });
+const own = await poll("the agent run's trace", async () => {
+  const roots = await collect(reader.listRuns({ projectName: "default", isRoot: true, filter: 'eq(name, "agent")' }));
+  const r = roots.find((x) => x.id === run.run_id);
+  return r && r.end_time ? r : null;
+});
+assert.equal(own.run_type, "chain");
+assert.equal(own.trace_id, run.run_id);
+assert.equal(own.status, "success");
+const ownLLMs = await collect(reader.listRuns({ projectName: "default", traceId: run.run_id, filter: 'eq(run_type, "llm")' }));
+assert.equal(ownLLMs.length, 2, "the agent's two model calls");
+for (const l of ownLLMs) {
+  assert.ok(l.total_tokens > 0 && l.first_token_time, `own llm run ${JSON.stringify(l)}`);
+}
+const ownTools = await collect(reader.listRuns({ projectName: "default", traceId: run.run_id, runType: "tool" }));
+assert.equal(ownTools.length, 1);
+
+console.log(JSON.stringify({ multipart: ids1, batch: ids2, own: run.run_id }));
+console.log("tracing scenario passed");
