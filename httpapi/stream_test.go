@@ -519,3 +519,64 @@ func TestThreadStream(t *testing.T) {
 		t.Errorf("resumed thread stream: %v", resumed)
 	}
 }
+
+func TestStreamJoinRunCancelledBeforeItStarts(t *testing.T) {
+	s := startStreamStack(t, 0)
+	tid := s.thread(t)
+	create := func(body string) string {
+		code, out := s.status(t, "POST", "/threads/"+tid+"/runs", body, nil)
+		if code != 200 {
+			t.Fatalf("create run: %d %s", code, out)
+		}
+		var r engine.Run
+		_ = json.Unmarshal([]byte(out), &r)
+		return r.RunID
+	}
+	first := create(longRun(""))
+	queued := create(`{"assistant_id":"echo","input":` + fooInput + `}`)
+	done := make(chan []sseEvent, 1)
+	go func() {
+		_, events := s.stream(t, "GET", "/threads/"+tid+"/runs/"+queued+"/stream", "", nil)
+		done <- events
+	}()
+	time.Sleep(100 * time.Millisecond)
+	if code, out := s.status(t, "POST", "/threads/"+tid+"/runs/"+queued+"/cancel", "", nil); code != 202 {
+		t.Fatalf("cancel: %d %s", code, out)
+	}
+	select {
+	case events := <-done:
+		if strings.Join(names(events), ",") != "end" {
+			t.Errorf("events of a run cancelled before it started: %v", names(events))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream of a cancelled queued run did not end")
+	}
+	_ = s.P.Runs.Cancel(context.Background(), tid, first, "interrupt", true)
+}
+
+func TestStreamOfCancelledRunEndsWithoutInterrupt(t *testing.T) {
+	s := startStreamStack(t, 0)
+	for _, action := range []string{"interrupt", "rollback"} {
+		tid := s.thread(t)
+		s.stream(t, "POST", "/threads/"+tid+"/runs/stream", `{"assistant_id":"echo","input":`+fooInput+`}`, nil) // a state to return to
+		resp := s.open(t, context.Background(), "POST", "/threads/"+tid+"/runs/stream",
+			`{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}],"sleep":2},"stream_mode":["values","updates"]}`, nil)
+		var events []sseEvent
+		cancelled := false
+		_ = readSSE(resp.Body, func(e sseEvent) bool {
+			events = append(events, e)
+			if e.Event == "values" && !cancelled {
+				cancelled = true
+				if code, out := s.status(t, "POST", resp.Header.Get("Content-Location")+"/cancel?action="+action, "", nil); code != 202 {
+					t.Errorf("cancel: %d %s", code, out)
+				}
+			}
+			return true
+		})
+		resp.Body.Close()
+		got := strings.Join(names(events), ",")
+		if got != "metadata,values,end" || strings.Contains(fmt.Sprint(events), "__interrupt__") {
+			t.Errorf("%s: events %s: %v", action, got, events)
+		}
+	}
+}

@@ -205,6 +205,12 @@ func (s *Service) resolve(ctx context.Context, op, idOrGraph string) (engine.Ass
 
 func (s *Service) get(ctx context.Context, op, id string) (engine.Assistant, error) {
 	a, ok, err := s.view.Get(engine.TenantFrom(ctx), id)
+	if err == nil && !ok {
+		// Perhaps created through another process: catch up with the log once.
+		if cerr := s.cmd.Projector.CatchUp(ctx); cerr == nil {
+			a, ok, err = s.view.Get(engine.TenantFrom(ctx), id)
+		}
+	}
 	if err != nil {
 		return engine.Assistant{}, engine.E(engine.Op(op), err)
 	}

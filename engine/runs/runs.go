@@ -277,9 +277,15 @@ func nilIfEmptyList(l []string) any {
 // NotFound is the error for a run that does not exist.
 func NotFound(op string) error { return engine.E(engine.Op(op), engine.NotFound, "Run not found") }
 
-// Get returns a run of a thread.
+// Get returns a run of a thread, catching up with the log once before it says NotFound (the run
+// may have been created through another process).
 func (s *Service) Get(ctx context.Context, thread, run string) (engine.RunRecord, error) {
 	rec, ok, err := s.runs.Get(engine.TenantFrom(ctx), thread, run)
+	if err == nil && !ok {
+		if cerr := s.projector.CatchUp(ctx); cerr == nil {
+			rec, ok, err = s.runs.Get(engine.TenantFrom(ctx), thread, run)
+		}
+	}
 	if err != nil {
 		return rec, engine.E(engine.Op("runs.get"), err)
 	}

@@ -106,6 +106,9 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 		if err := w.write(Frame{Comment: f.notice}); err != nil {
 			return err
 		}
+		if err := w.flush(); err != nil {
+			return err
+		}
 	}
 	ended := make(chan engine.RunRecord, 1)
 	go f.watch(ctx, ended)
@@ -144,10 +147,8 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 			if m.Event == "end" {
 				return w.flush()
 			}
-			if len(f.cons.ch) == 0 {
-				if err := w.flush(); err != nil {
-					return err
-				}
+			if err := w.flushUnlessMore(len(f.cons.ch)); err != nil {
+				return err
 			}
 		case final = <-ended:
 			if grace = f.endWait(ctx, lastSeq, true); grace != nil {
@@ -235,9 +236,10 @@ func (f *Follower) watch(ctx context.Context, ended chan<- engine.RunRecord) {
 // writer sends frames to a sink and keeps the heartbeat: a comment when nothing was sent for a
 // heartbeat period.
 type writer struct {
-	sink  FrameSink
-	hb    time.Duration
-	wrote bool
+	sink    FrameSink
+	hb      time.Duration
+	wrote   bool
+	pending int // events written since the last flush
 }
 
 func (w *writer) write(f Frame) error {
@@ -245,7 +247,24 @@ func (w *writer) write(f Frame) error {
 	return w.sink.WriteFrame(f)
 }
 
-func (w *writer) flush() error { return w.sink.Flush() }
+func (w *writer) flush() error {
+	w.pending = 0
+	return w.sink.Flush()
+}
+
+// maxUnflushed bounds the events written but not flushed while more are already waiting.
+const maxUnflushed = 32
+
+// flushUnlessMore flushes after an event unless more are waiting (queued of them): then the
+// next ones go out in the same write, up to maxUnflushed, so a client catching up is not sent
+// one packet per event while a live stream still gets each event at once.
+func (w *writer) flushUnlessMore(queued int) error {
+	w.pending++
+	if queued > 0 && w.pending < maxUnflushed {
+		return nil
+	}
+	return w.flush()
+}
 
 // heartbeat is called every heartbeat period.
 func (w *writer) heartbeat() error {

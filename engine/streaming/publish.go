@@ -109,14 +109,14 @@ func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	return p
 }
 
-// cancelled reports whether the run ended because a client cancelled it (then its end says
-// nothing of interrupts).
+// cancelled reports whether the run ended because a client cancelled it, or was rolled back
+// (deleted): then its end says nothing of interrupts.
 func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
 	if s.cfg.Runs == nil {
 		return false
 	}
 	cur, ok, err := s.cfg.Runs.Get(tenantOf(ctx), rec.ThreadID, rec.RunID)
-	return err == nil && ok && cur.Cancel != ""
+	return err == nil && (!ok || cur.Cancel != "")
 }
 
 // sink publishes one graph event.

@@ -94,6 +94,14 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 	visible := ns == "" || s.subgraphs
 	switch m.Event {
 	case "metadata":
+		if s.runID != "" {
+			// A new attempt (the run was taken over after a crash) streams again from its
+			// last checkpoint: what was streamed of the lost step is dropped.
+			s.accum, s.streamed = map[string]*chunkAcc{}, map[string]bool{}
+			if s.ev != nil {
+				s.ev.models = map[string]*chunkAcc{}
+			}
+		}
 		s.runID = runIDOf(m)
 		if m.Run != nil {
 			s.run = *m.Run

@@ -113,6 +113,9 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 		if err := w.write(Frame{Comment: f.notice}); err != nil {
 			return err
 		}
+		if err := w.flush(); err != nil {
+			return err
+		}
 	}
 	req := f.thread.req
 	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
@@ -167,10 +170,8 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 					return err
 				}
 			}
-			if len(out) == 0 {
-				if err := w.flush(); err != nil {
-					return err
-				}
+			if err := w.flushUnlessMore(len(out)); err != nil {
+				return err
 			}
 		case jm := <-updates:
 			for _, fr := range f.stateUpdates(ctx, jm) {

@@ -84,9 +84,15 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 	return s.Get(ctx, c.ThreadID)
 }
 
-// Get returns a thread, TTL included.
+// Get returns a thread, TTL included. A thread this process does not know yet may have been
+// created through another process: Get catches up with the log once before it says NotFound.
 func (s *Service) Get(ctx context.Context, id string) (engine.Thread, error) {
 	th, ok, err := s.view.Get(engine.TenantFrom(ctx), id)
+	if err == nil && !ok {
+		if cerr := s.cmd.Projector.CatchUp(ctx); cerr == nil {
+			th, ok, err = s.view.Get(engine.TenantFrom(ctx), id)
+		}
+	}
 	if err != nil {
 		return engine.Thread{}, engine.E(engine.Op("threads.get"), err)
 	}
