@@ -383,7 +383,7 @@ func (s *Server) runResult(ctx context.Context, rec engine.RunRecord) (map[strin
 		}
 		out, _ = waitJSON(values, interrupts, nil).(map[string]any)
 	}
-	if keys := stringList(rec.Kwargs["feedback_keys"]); len(keys) > 0 {
+	if keys := engine.StringList(rec.Kwargs["feedback_keys"]); len(keys) > 0 {
 		fb := make(map[string]any, len(keys))
 		for _, k := range keys {
 			fb[k] = "/runs/" + rec.RunID + "/feedback?key=" + url.QueryEscape(k)
@@ -391,23 +391,6 @@ func (s *Server) runResult(ctx context.Context, rec engine.RunRecord) (map[strin
 		out["__feedback__"] = fb
 	}
 	return out, nil
-}
-
-// stringList reads a list of strings from a decoded JSON value.
-func stringList(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // runPath reads the thread and run ids of a run's path.
@@ -427,7 +410,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	case string:
 		sel = splitComma(v)
 	case []any:
-		sel = stringList(v)
+		sel = engine.StringList(v)
 	}
 	for i, name := range sel {
 		if !slices.Contains(runFields, name) {

@@ -81,7 +81,7 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 	}
 	c.Response().Header().Set("Location", loc)
 	f, err := streams.FollowRun(ctx, streaming.RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID,
-		Modes: stringList(rec.Kwargs["stream_mode"]), Subgraphs: subgraphs})
+		Modes: engine.StringList(rec.Kwargs["stream_mode"]), Subgraphs: subgraphs})
 	if err != nil {
 		if in.onDisconnect == "cancel" {
 			s.cancelDeparted(ctx, rec)

@@ -278,25 +278,9 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 	req.Config, _ = k["config"].(map[string]any)
 	req.Context, _ = k["context"].(map[string]any)
 	req.CheckpointID, _ = k["checkpoint_id"].(string)
-	req.InterruptBefore = strings2(k["interrupt_before"])
-	req.InterruptAfter = strings2(k["interrupt_after"])
+	req.InterruptBefore = engine.StringList(k["interrupt_before"])
+	req.InterruptAfter = engine.StringList(k["interrupt_after"])
 	return req
-}
-
-func strings2(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // start records that attempt of the run begins, unless the run changed meanwhile (another

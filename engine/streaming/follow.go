@@ -52,7 +52,7 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 		f.modes = []string{"values"}
 		if s.cfg.Runs != nil {
 			if rec, ok, err := s.cfg.Runs.Get(f.tenant, r.ThreadID, r.RunID); err == nil && ok {
-				if m := stringList(rec.Kwargs["stream_mode"]); m != nil {
+				if m := engine.StringList(rec.Kwargs["stream_mode"]); m != nil {
 					f.modes = m
 				}
 			}

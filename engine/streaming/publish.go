@@ -67,7 +67,7 @@ func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	s.mu.Lock()
 	s.runs[rec.RunID] = p
 	s.mu.Unlock()
-	modes := stringList(rec.Kwargs["stream_mode"])
+	modes := engine.StringList(rec.Kwargs["stream_mode"])
 	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: graphID(rec),
 		StreamMode: modes, Input: rec.Kwargs["input"], Metadata: rec.Metadata}
 	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
@@ -96,11 +96,11 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	p := &runPub{s: s, ctx: context.WithoutCancel(ctx), rec: rec, subject: Subject(tenantOf(ctx), rec.ThreadID, rec.RunID)}
-	modes := stringList(rec.Kwargs["stream_mode"])
+	modes := engine.StringList(rec.Kwargs["stream_mode"])
 	p.full = slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug")
 	p.tags = []string{}
 	if cfg, ok := rec.Kwargs["config"].(map[string]any); ok {
-		if t := stringList(cfg["tags"]); t != nil {
+		if t := engine.StringList(cfg["tags"]); t != nil {
 			p.tags = t
 		}
 	}
@@ -274,25 +274,6 @@ func graphID(rec engine.RunRecord) string {
 	cf, _ := cfg["configurable"].(map[string]any)
 	id, _ := cf["graph_id"].(string)
 	return id
-}
-
-// stringList reads a list of strings from a decoded JSON value.
-func stringList(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	case string:
-		return []string{l}
-	}
-	return nil
 }
 
 // Patterns of what an error message sent to clients must not reveal.

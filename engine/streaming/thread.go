@@ -197,7 +197,7 @@ func (f *Follower) runModes(m Msg) []string {
 	}
 	if f.s.cfg.Runs != nil {
 		if rec, ok, err := f.s.cfg.Runs.Get(f.tenant, f.thread.req.ThreadID, m.RunID); err == nil && ok {
-			if modes := stringList(rec.Kwargs["stream_mode"]); modes != nil {
+			if modes := engine.StringList(rec.Kwargs["stream_mode"]); modes != nil {
 				return modes
 			}
 		}
