@@ -7,6 +7,7 @@ package command
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -67,5 +68,24 @@ func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, er
 			return seq, engine.E(engine.Op(op), engine.Unavailable, err)
 		}
 		return seq, nil
+	}
+}
+
+// Sweep calls sweep every interval until ctx ends, logging what it deleted (what names it) and
+// its failures: the expiry sweepers of threads, store items and traces share it.
+func Sweep(ctx context.Context, interval time.Duration, log *slog.Logger, what string, sweep func(context.Context) (int, error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := sweep(ctx); err != nil {
+				log.Error("sweep failed", "of", what, "err", err)
+			} else if n > 0 {
+				log.Info("deleted expired "+what, "count", n)
+			}
+		}
 	}
 }

@@ -303,18 +303,5 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 
 // RunSweeper deletes expired items every interval until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := s.Sweep(ctx); err != nil {
-				s.log.Error("store: sweep failed", "err", err)
-			} else if n > 0 {
-				s.log.Info("store: deleted expired items", "count", n)
-			}
-		}
-	}
+	command.Sweep(ctx, interval, s.log, "store items", s.Sweep)
 }

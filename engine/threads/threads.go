@@ -188,20 +188,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 
 // RunSweeper sweeps every interval until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if n, err := s.Sweep(ctx); err != nil {
-				s.log.Error("threads: sweep failed", "err", err)
-			} else if n > 0 {
-				s.log.Info("threads: deleted expired threads", "count", n)
-			}
-		}
-	}
+	command.Sweep(ctx, interval, s.log, "threads", s.Sweep)
 }
 
 func orNotFound(op, id string, err error) error {
