@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
@@ -258,11 +260,19 @@ func TestStreamResumeWithLastEventID(t *testing.T) {
 			}
 		}
 	}
-	// The plain integer form is the sequence alone.
-	seq := all[3].ID[strings.IndexByte(all[3].ID, '-')+1:]
-	_, later := s.stream(t, "GET", loc, "", map[string]string{"Last-Event-ID": seq})
-	if len(later) == 0 || later[0].ID == all[3].ID {
-		t.Errorf("plain id: %v", names(later))
+	// The plain integer form names a message: the stream resumes after all of its frames.
+	msg, err := streaming.MessageOf(all[3].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, later := s.stream(t, "GET", loc, "", map[string]string{"Last-Event-ID": strconv.FormatUint(msg, 10)})
+	for _, e := range later {
+		if m, _ := streaming.MessageOf(e.ID); m <= msg {
+			t.Errorf("plain id %d: event %s of message %d resent", msg, e.ID, m)
+		}
+	}
+	if len(later) == 0 {
+		t.Errorf("plain id: nothing after message %d", msg)
 	}
 }
 

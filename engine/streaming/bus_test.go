@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -122,11 +123,18 @@ func TestPublishFollowAndResume(t *testing.T) {
 			t.Errorf("resumed frame %d = %s %s, want %s %s", i, f.ID, f.Data, all.frames[i+3].ID, all.frames[i+3].Data)
 		}
 	}
-	// The old plain-integer form names the sequence alone.
-	plainSeq, _, _ := ParseEventID(strings.SplitN(third.ID, "-", 2)[1])
-	plain := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes, After: plainSeq, Resume: true})
-	if len(plain.frames) != len(later.frames) {
-		t.Errorf("plain id resumed %v", plain.events())
+	// The old plain-integer form names a message: the stream resumes after all of its frames.
+	msg := messageOf(after)
+	plainPos, _, _ := ParseEventID(strconv.FormatUint(msg, 10))
+	plain := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes, After: plainPos, Resume: true})
+	want := 0
+	for _, f := range all.frames {
+		if pos, _, _ := ParseEventID(f.ID); messageOf(pos) > msg {
+			want++
+		}
+	}
+	if len(plain.frames) != want {
+		t.Errorf("plain id resumed %v, want %d frames", plain.events(), want)
 	}
 }
 
@@ -158,7 +166,7 @@ func TestExpiredLastEventIDRestarts(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	sink(graph.Event{Mode: "custom", Data: "new"})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}, After: 1, Resume: true})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}, After: position(1, 0), Resume: true})
 	ev := got.events()
 	if len(ev) != 3 || !strings.HasPrefix(ev[0], ": Last-Event-ID 1 is older than the stream's retention") || ev[1] != "custom" || ev[2] != "end" {
 		t.Errorf("events = %q", ev)

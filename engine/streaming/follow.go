@@ -59,7 +59,7 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 		}
 	}
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, r.After); err != nil {
+		if f.notice, err = expired(ctx, st, messageOf(r.After)); err != nil {
 			return nil, err
 		}
 	}
@@ -136,12 +136,13 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 			}
 			lastSeq = m.Seq
 			sawError = sawError || m.Event == "error"
-			frames = shaper.Shape(m, frames[:0])
-			if !f.run.Resume || m.Seq > f.run.After {
-				for _, fr := range frames {
-					if err := w.write(fr); err != nil {
-						return err
-					}
+			frames = numbered(m, shaper.Shape(m, frames[:0]))
+			for k, fr := range frames {
+				if f.run.Resume && position(m.Seq, k) <= f.run.After {
+					continue // the client has it
+				}
+				if err := w.write(fr); err != nil {
+					return err
 				}
 			}
 			if m.Event == "end" {

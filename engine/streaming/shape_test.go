@@ -2,6 +2,7 @@ package streaming
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -51,8 +52,9 @@ func TestParseEventID(t *testing.T) {
 	}{
 		{"", 0, false, false},
 		{"1700000000000-42", 42, true, false},
-		{"42", 42, true, false},
-		{" 7 ", 7, true, false},
+		// The old plain integer names a message: everything of it was received.
+		{"42", 42*frameSlots + frameSlots - 1, true, false},
+		{" 7 ", 7*frameSlots + frameSlots - 1, true, false},
 		{"abc", 0, false, true},
 		{"1-x", 0, false, true},
 		{"x-1", 0, false, true},
@@ -64,8 +66,11 @@ func TestParseEventID(t *testing.T) {
 			t.Errorf("ParseEventID(%q) = %d, %v, %v", c.in, seq, ok, err)
 		}
 	}
-	if got := EventID(time.UnixMilli(1234), 56); got != "1234-56" {
+	if got := EventID(time.UnixMilli(1234), 56); got != fmt.Sprintf("1234-%d", 56*frameSlots) {
 		t.Errorf("EventID = %q", got)
+	}
+	if got := FrameID(time.UnixMilli(1234), 56, 2); got != fmt.Sprintf("1234-%d", 56*frameSlots+2) {
+		t.Errorf("FrameID = %q", got)
 	}
 }
 

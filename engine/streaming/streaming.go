@@ -147,18 +147,51 @@ func runOfSubject(subject string) string {
 	return subject
 }
 
-// EventID is the SSE id of the message at stream sequence seq published at t: "<ms>-<seq>".
-func EventID(t time.Time, seq uint64) string {
-	return strconv.FormatInt(t.UnixMilli(), 10) + "-" + strconv.FormatUint(seq, 10)
+// frameSlots is how many SSE frames one bus message may become. A frame's id counts frames, not
+// messages (frame k of the message at sequence seq is seq*frameSlots+k), so a client that resumes
+// between two frames of one message misses neither.
+const frameSlots = 1024
+
+// EventID is the SSE id of the first frame of the message at stream sequence seq published at t.
+func EventID(t time.Time, seq uint64) string { return FrameID(t, seq, 0) }
+
+// FrameID is the SSE id of frame k of the message at stream sequence seq published at t:
+// "<ms>-<position>".
+func FrameID(t time.Time, seq uint64, k int) string {
+	return strconv.FormatInt(t.UnixMilli(), 10) + "-" + strconv.FormatUint(position(seq, k), 10)
+}
+
+// position is where frame k of the message at seq stands in a stream.
+func position(seq uint64, k int) uint64 { return seq*frameSlots + uint64(k) }
+
+// messageOf is the stream sequence of the message a position belongs to.
+func messageOf(pos uint64) uint64 { return pos / frameSlots }
+
+// MessageOf is the stream sequence of the message an event id ("<ms>-<position>") belongs to:
+// the plain-integer form of Last-Event-ID older clients send.
+func MessageOf(id string) (uint64, error) {
+	pos, _, err := ParseEventID(id)
+	return messageOf(pos), err
+}
+
+// numbered gives each frame of the message m its own id.
+func numbered(m Msg, frames []Frame) []Frame {
+	for k := range frames {
+		if frames[k].ID != "" {
+			frames[k].ID = FrameID(m.Time, m.Seq, k)
+		}
+	}
+	return frames
 }
 
 // ErrBadEventID is returned by ParseEventID for an id of neither accepted form.
 var ErrBadEventID = errors.New("Last-Event-ID must be <ms>-<seq> (as the stream sends them) or a plain integer")
 
-// ParseEventID reads a Last-Event-ID: "<ms>-<seq>", or the older plain integer, read as the
-// sequence alone. It returns the stream sequence after which a resumed stream starts; "" is 0
-// with ok false (start from the beginning).
-func ParseEventID(id string) (seq uint64, ok bool, err error) {
+// ParseEventID reads a Last-Event-ID: "<ms>-<position>" as the stream sends them, or the older
+// plain integer, read as a message sequence (everything of that message was received). It
+// returns the position after which a resumed stream starts; "" is 0 with ok false (start from
+// the beginning).
+func ParseEventID(id string) (pos uint64, ok bool, err error) {
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return 0, false, nil
@@ -171,11 +204,14 @@ func ParseEventID(id string) (seq uint64, ok bool, err error) {
 	} else {
 		rest = ms
 	}
-	seq, err = strconv.ParseUint(rest, 10, 64)
+	n, err := strconv.ParseUint(rest, 10, 64)
 	if err != nil {
 		return 0, false, ErrBadEventID
 	}
-	return seq, true, nil
+	if !dashed {
+		return position(n, frameSlots-1), true, nil
+	}
+	return n, true, nil
 }
 
 // tenantOf is the tenant of ctx, as subjects name it.

@@ -53,10 +53,10 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 	f := &Follower{s: s, tenant: tenantOf(ctx), thread: &threadFollow{req: r}}
 	var from uint64
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, r.After); err != nil {
+		if f.notice, err = expired(ctx, st, messageOf(r.After)); err != nil {
 			return nil, err
 		}
-		from = r.After + 1
+		from = max(messageOf(r.After), 1) // that message again: the client may lack its later frames
 	} else if from, err = s.threadStart(ctx, st, f.tenant, r.ThreadID); err != nil {
 		return nil, err
 	}
@@ -149,14 +149,14 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 				sh = NewShaper(f.runModes(m), false)
 				shapers[m.RunID] = sh
 			}
-			frames = sh.Shape(m, frames[:0])
+			frames = numbered(m, sh.Shape(m, frames[:0]))
 			if m.Event == "end" {
 				delete(shapers, m.RunID)
 			}
-			if req.Resume && m.Seq <= req.After {
-				continue
-			}
-			for _, fr := range frames {
+			for k, fr := range frames {
+				if req.Resume && position(m.Seq, k) <= req.After {
+					continue // the client has it
+				}
 				keep := runModes && fr.Event != "end" || lifecycle && m.Event == "metadata" && fr.Event == "metadata"
 				if keep {
 					if err := w.write(fr); err != nil {
@@ -165,9 +165,19 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 				}
 			}
 			if m.Event == "end" && (runModes || lifecycle) {
+				// run_done stands in the slot of the run's end frame, which a thread stream does not
+				// show: its id is the end's, as a run's own stream sends it.
+				slot := len(frames)
+				for k, fr := range frames {
+					if fr.Event == "end" {
+						slot = k
+					}
+				}
 				done := mustJSON(map[string]any{"run_id": m.RunID, "status": "run_done"})
-				if err := w.write(Frame{Event: "metadata", Data: done, ID: m.ID()}); err != nil {
-					return err
+				if !req.Resume || position(m.Seq, slot) > req.After {
+					if err := w.write(Frame{Event: "metadata", Data: done, ID: FrameID(m.Time, m.Seq, slot)}); err != nil {
+						return err
+					}
 				}
 			}
 			if err := w.flushUnlessMore(len(out)); err != nil {
