@@ -86,10 +86,10 @@ func TestInterruptUpdateResumeAndFork(t *testing.T) {
 	if texts(out) != "foo,begin,tool_call__begin,end" {
 		t.Fatalf("resume: %v", out)
 	}
-	// Under the scheduler a refused resume is a failed run, as the SDK's strictResume describes.
-	_, _, bad := s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","command":{"resume":"again"}}`)
-	if !strings.Contains(fmt.Sprint(field(bad, "__error__", "message")), "no pending interrupt") {
-		t.Fatalf("resume without interrupt: %v", bad)
+	// Nothing to resume: refused before anything is appended.
+	code, _, bad := s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","command":{"resume":"again"}}`)
+	if code != 422 || !strings.Contains(fmt.Sprint(bad), "no pending interrupt") {
+		t.Fatalf("resume without interrupt: %d %v", code, bad)
 	}
 
 	// Update the state as a node, then fork from an older checkpoint.

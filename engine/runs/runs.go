@@ -159,6 +159,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	} else if err != nil {
 		return engine.RunRecord{}, err
 	}
+	if err := s.checkResume(ctx, c); err != nil {
+		return engine.RunRecord{}, err
+	}
 
 	rec := s.record(ctx, c, a)
 	rec.Temporary = temporary
@@ -200,6 +203,26 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	}
 	// The run as created: a worker may already have moved it on.
 	return rec, nil
+}
+
+// checkResume refuses, before anything is appended, a resume on a thread that is idle or failed
+// and has no pending interrupt: there is nothing to resume. (Behind an active run the thread
+// may well be interrupted by the time this run starts; the run itself fails then.)
+func (s *Service) checkResume(ctx context.Context, c Create) error {
+	if _, ok := c.Command["resume"]; !ok || c.ThreadID == "" {
+		return nil
+	}
+	th, err := s.threads.Get(ctx, c.ThreadID)
+	if err != nil {
+		return err
+	}
+	if th.Status == engine.ThreadBusy || th.Status == engine.ThreadInterrupted || len(th.Interrupts) > 0 {
+		return nil
+	}
+	return engine.E(engine.Op("runs.create"), engine.Invalid, []engine.FieldError{{
+		Loc: []any{"body", "command", "resume"}, Type: "value_error",
+		Msg: fmt.Sprintf("Cannot resume: thread %s has no pending interrupt", c.ThreadID),
+	}})
 }
 
 // record builds the run record of a creation request, with the kwargs the API shows.
