@@ -389,6 +389,42 @@ async function reconnectSharedID() {
 
 // join follows a running run of the agent graph to its end; while it does, a second join asks for
 // the events after the third custom event with Last-Event-ID and must get exactly the rest.
+// threadStream follows a thread with the SDK's threads.joinStream while two runs go by: both
+// runs' lifecycle and values events arrive, then the client leaves.
+async function threadStream() {
+  const client = newClient(base);
+  const thread = await client.threads.create();
+  const ac = new AbortController();
+  const seen = [];
+  let done = 0;
+  const reader = (async () => {
+    try {
+      for await (const e of client.threads.joinStream(thread.thread_id, { streamMode: ["lifecycle", "run_modes"], signal: ac.signal })) {
+        seen.push(e);
+        if (e.event === "metadata" && e.data?.status === "run_done" && ++done === 2) return;
+      }
+    } catch (err) {
+      if (!ac.signal.aborted) throw err;
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 300)); // the stream is open before the runs start
+  const runs = [];
+  for (const text of ["one", "two"]) {
+    const run = await client.runs.create(thread.thread_id, "echo", { input: { messages: text }, streamMode: ["values"] });
+    runs.push(run.run_id);
+    await client.runs.join(thread.thread_id, run.run_id);
+  }
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error(`thread stream saw only ${JSON.stringify(seen.map((e) => e.event))}`)), 20000));
+  await Promise.race([reader, timeout]);
+  ac.abort();
+  for (const id of runs) {
+    assert.ok(seen.some((e) => e.event === "metadata" && e.data?.run_id === id && e.data?.status === "run_done"), `run_done of ${id}`);
+  }
+  const finals = seen.filter((e) => e.event === "values").map((e) => texts(e.data).at(-1));
+  assert.ok(finals.includes("echo: one") && finals.includes("echo: two"), `values of both runs: ${finals}`);
+  console.log("streaming thread scenario passed");
+}
+
 async function join(runId, threadId, steps) {
   assert.ok(runId && threadId, "usage: node streaming.mjs join <run_id> <thread_id> [steps]");
   const client = newClient(base);
@@ -437,6 +473,7 @@ try {
   else if (phase === "reconnect") await reconnect();
   else if (phase === "reconnect-shared-id") await reconnectSharedID();
   else if (phase === "join") await join(args[0], args[1], Number(args[2] ?? 30));
+  else if (phase === "thread") await threadStream();
   else throw new Error(`unknown phase ${JSON.stringify(phase)}: modes, reconnect or join`);
 } catch (err) {
   console.error(err);

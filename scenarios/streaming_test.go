@@ -18,12 +18,16 @@ func TestStreamingSDK(t *testing.T) {
 	if !strings.Contains(out, "streaming modes scenario passed") {
 		t.Fatalf("scenario output: %s", out)
 	}
+	out = runNode(t, srv, "streaming.mjs", "thread")
+	if !strings.Contains(out, "streaming thread scenario passed") {
+		t.Fatalf("thread stream scenario output: %s", out)
+	}
 }
 
 // TestStreamingReconnect cuts the SDK's stream (a proxy in the script): the SDK must reconnect
 // to the stream's Location with Last-Event-ID and get every event once, the same events an
 // uncut join of the run gives. The cut falls inside an event's frame of a live run, or between
-// two frames that carry one event id.
+// two frames shaped from one bus message.
 func TestStreamingReconnect(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
