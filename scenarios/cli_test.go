@@ -133,6 +133,15 @@ func TestCLI(t *testing.T) {
 		}
 	}
 
+	// A trace, to be found again after the rebuild.
+	traceID := "0190b7a4-5b3c-7d2e-8f10-1a2b3c4d5e6f"
+	traceBody := `{"id":"` + traceID + `","trace_id":"` + traceID + `","dotted_order":"20261122T101010000000Z` + traceID +
+		`","name":"root","run_type":"chain","start_time":"2026-11-22T10:10:10.000000Z","inputs":{"q":1}}`
+	if code := postStatus(t, srv.URL+"/tracing/runs", traceBody); code != http.StatusAccepted {
+		t.Fatalf("POST /tracing/runs: %d", code)
+	}
+	waitStatus(t, srv.URL+"/tracing/runs/"+traceID, http.StatusOK)
+
 	if msg := jetgraph(t, true, "projections", "rebuild", "--data", data); !strings.Contains(msg, "in use") {
 		t.Fatalf("rebuild while serving: %q", msg)
 	}
@@ -157,6 +166,7 @@ func TestCLI(t *testing.T) {
 	if md := th["metadata"].(map[string]any); md["user"] != "a" || md["k"] != 2.0 {
 		t.Fatalf("after rebuild: %v", th)
 	}
+	waitStatus(t, srv.URL+"/tracing/runs/"+traceID, http.StatusOK)
 	srv.Stop()
 }
 
@@ -195,4 +205,35 @@ func TestEnvironmentConfiguresServe(t *testing.T) {
 	if msg := jetgraph(t, true, "--sync", "sometimes", "--data", t.TempDir()); !strings.Contains(msg, "--sync") {
 		t.Errorf("bad --sync: %q", msg)
 	}
+}
+
+// postStatus posts a JSON body and returns the status.
+func postStatus(t *testing.T, url, body string) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// waitStatus polls url until it answers want (the tracing service answers writes before its
+// projection has them), failing after 20 seconds.
+func waitStatus(t *testing.T, url string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	last := 0
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			last = resp.StatusCode
+			resp.Body.Close()
+			if last == want {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("GET %s: %d, want %d", url, last, want)
 }

@@ -170,8 +170,19 @@ func rebuild(ctx context.Context, o *options, data string, logger interface {
 	if err := p.Runtime.Reset(); err != nil {
 		return fmt.Errorf("reset projections: %w", err)
 	}
+	if p.TraceProjector != nil {
+		if err := p.TraceProjector.Reset(); err != nil {
+			return fmt.Errorf("reset trace projections: %w", err)
+		}
+	}
 	if err := p.Start(ctx); err != nil {
 		return err
+	}
+	if p.TraceProjector != nil {
+		// Start waits for the runtime's projections only; a rebuild waits for the traces too.
+		if err := p.TraceProjector.CatchUp(ctx); err != nil {
+			return fmt.Errorf("rebuild trace projections: %w", err)
+		}
 	}
 	logger.Info("projections rebuilt", "file", platform.DBPath(data),
 		"events", p.Runtime.Applied(), "duration", time.Since(start).Round(time.Millisecond))

@@ -114,7 +114,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 		Health: p.Health, Metrics: metrics, Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": buildVersion(),
-			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true},
+			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
 	})
 	url := "http://" + ln.Addr().String()
