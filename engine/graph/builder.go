@@ -33,11 +33,10 @@ type Builder struct {
 }
 
 type node struct {
-	name  string
-	fn    NodeFunc
-	sub   *Graph
-	ends  []string // where a Command may send it, for drawing
-	input []string // state keys the node reads (nil: all)
+	name string
+	fn   NodeFunc
+	sub  *Graph
+	ends []string // where a Command may send it, for drawing
 }
 
 type branch struct {

@@ -544,7 +544,6 @@ func (l *loop) resume(ctx context.Context, value any) error {
 	type pendingInterrupt struct {
 		taskID string
 		ids    []string
-		resume []any
 	}
 	var pend []*pendingInterrupt
 	resumes := map[string][]any{}
