@@ -2,9 +2,7 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -33,35 +31,6 @@ func startRunStack(t *testing.T, mutate func(*httpapi.Deps)) *stack {
 	ts := httptest.NewServer(httpapi.New(d).Handler())
 	t.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, P: p}
-}
-
-// do is call with request headers.
-func (s *stack) do(t testing.TB, method, path, body string, header map[string]string) (int, http.Header, any) {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, s.URL+path, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var v any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &v); err != nil {
-			t.Fatalf("%s %s: body is not JSON: %q", method, path, raw)
-		}
-	}
-	return resp.StatusCode, resp.Header, v
 }
 
 // must calls and fails the test unless the status is want.

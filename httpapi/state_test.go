@@ -139,7 +139,7 @@ func TestSubgraphStateThroughTaskCheckpoint(t *testing.T) {
 	}
 	_, _, th = s.call(t, "GET", "/threads/"+id, "")
 	if field(th, "status") != "interrupted" {
-		t.Logf("thread status after a static interrupt inside a subgraph: %v (run layer sets it)", field(th, "status"))
+		t.Fatalf("thread status after a static interrupt inside a subgraph: %v", field(th, "status"))
 	}
 	code, _, upd := s.call(t, "POST", "/threads/"+id+"/state", `{"checkpoint":{"checkpoint_ns":"`+subNS+`"},"values":{"city":"LA"},"as_node":"model_node"}`)
 	if code != 200 {
@@ -213,5 +213,27 @@ func TestCopyPatchStateAndSupersteps(t *testing.T) {
 	code, _, e := s.call(t, "POST", "/threads", `{"metadata":{"graph_id":"agent"},"supersteps":[{"updates":[{"values":{},"as_node":"nope"}]}]}`)
 	if code != 422 || field(e, "detail") != "Node nope does not exist" {
 		t.Fatalf("bad superstep: %d %v", code, e)
+	}
+}
+
+func TestStateUpdateRefusedWhileARunIsActive(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","input":{"messages":"foo"}}`)
+	// A long run, then one queued behind it: the thread is busy while either is active.
+	s.call(t, "POST", "/threads/"+id+"/runs", `{"assistant_id":"agent","input":{"messages":"a","sleep":{"steps":40,"ms":50}}}`)
+	code, _, queued := s.call(t, "POST", "/threads/"+id+"/runs", `{"assistant_id":"agent","input":{"messages":"b"}}`)
+	if code != 200 {
+		t.Fatalf("queue a run: %d %v", code, queued)
+	}
+	code, _, e := s.call(t, "POST", "/threads/"+id+"/state", `{"values":{"messages":"x"},"as_node":"tool"}`)
+	if code != 409 || field(e, "detail") != "Thread is busy" {
+		t.Fatalf("update while busy: %d %v", code, e)
+	}
+	// Once the queue has run, updates go through again.
+	s.call(t, "GET", "/threads/"+id+"/runs/"+field(queued, "run_id").(string)+"/join", "")
+	if code, _, e := s.call(t, "POST", "/threads/"+id+"/state", `{"values":{"messages":"x"},"as_node":"tool"}`); code != 200 {
+		t.Fatalf("update after the runs: %d %v", code, e)
 	}
 }

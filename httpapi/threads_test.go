@@ -60,6 +60,13 @@ func servedGraphs(t testing.TB) *graphs.Registry {
 // call sends body (a JSON string, or "" for none) and returns the status, headers and decoded body.
 func (s *stack) call(t testing.TB, method, path, body string) (int, http.Header, any) {
 	t.Helper()
+	return s.do(t, method, path, body, nil)
+}
+
+// do sends body ("" for none) with request headers and returns the status, headers and decoded
+// body (JSON; a body that is not JSON fails the test).
+func (s *stack) do(t testing.TB, method, path, body string, header map[string]string) (int, http.Header, any) {
+	t.Helper()
 	var r io.Reader
 	if body != "" {
 		r = strings.NewReader(body)
@@ -67,6 +74,9 @@ func (s *stack) call(t testing.TB, method, path, body string) (int, http.Header,
 	req, err := http.NewRequest(method, s.URL+path, r)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -104,19 +103,7 @@ func TestCheckpointsGoldenAndRebuildEqualsLive(t *testing.T) {
 		t.Fatalf("%d events skipped", p.Skipped())
 	}
 	got := dump(t, live, ps...)
-	golden := filepath.Join("testdata", "checkpoints.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("checkpoints projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	checkGolden(t, "checkpoints.golden", got)
 
 	rebuilt := openDB(t, filepath.Join(dir, "rebuilt.db"))
 	rps := []projections.Projection{projections.NewCheckpoints(rebuilt), projections.NewThreads(rebuilt)}

@@ -194,7 +194,8 @@ func script() []eventlog.Pending {
 	}
 }
 
-// dump renders every bucket the projections own, in key order.
+// dump renders every bucket the projections own, in key order: keys quoted, values as they are
+// when they are JSON, quoted otherwise.
 func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string {
 	t.Helper()
 	var b strings.Builder
@@ -203,7 +204,11 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 			for _, name := range p.Buckets() {
 				fmt.Fprintf(&b, "[%s]\n", name)
 				err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
-					fmt.Fprintf(&b, "%q = %s\n", k, v)
+					if len(v) > 1 && json.Valid(v) {
+						fmt.Fprintf(&b, "%q = %s\n", k, v)
+					} else {
+						fmt.Fprintf(&b, "%q = %q\n", k, v)
+					}
 					return nil
 				})
 				if err != nil {
@@ -217,6 +222,24 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// checkGolden compares got with testdata/name, which -update rewrites.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
 }
 
 func TestThreadsGoldenAndRebuildEqualsLive(t *testing.T) {
@@ -238,19 +261,7 @@ func TestThreadsGoldenAndRebuildEqualsLive(t *testing.T) {
 	}
 	got := dump(t, live, liveThreads)
 
-	golden := filepath.Join("testdata", "threads.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("threads projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	checkGolden(t, "threads.golden", got)
 
 	// A second file, reset and replayed in one go, must hold exactly the same.
 	rebuilt := openDB(t, filepath.Join(dir, "rebuilt.db"))

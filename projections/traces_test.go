@@ -4,13 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -97,20 +93,8 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 	if p.Skipped() != 0 {
 		t.Fatalf("%d events could not be folded", p.Skipped())
 	}
-	got := dumpTraces(t, live, liveTraces)
-	golden := filepath.Join("testdata", "traces.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("traces projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	got := dump(t, live, liveTraces)
+	checkGolden(t, "traces.golden", got)
 
 	rebuilt := openDB(t, filepath.Join(dir, "rebuilt.db"))
 	rebuiltTraces := projections.NewTraces(rebuilt, nil, nil)
@@ -120,7 +104,7 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 	}
 	run(t, p2)
 	waitFor(t, p2, last)
-	if r := dumpTraces(t, rebuilt, rebuiltTraces); r != got {
+	if r := dump(t, rebuilt, rebuiltTraces); r != got {
 		t.Errorf("rebuild differs from live:\nrebuilt:\n%s\nlive:\n%s", r, got)
 	}
 
@@ -167,40 +151,12 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 		}
 		return nil
 	})
-	after := dumpTraces(t, live, liveTraces)
+	after := dump(t, live, liveTraces)
 	for _, b := range []string{"trace_runs", "trace_meta", "trace_by_project", "trace_by_trace", "trace_traces", "trace_expiry", "trace_feedback", "trace_project_latency"} {
 		if i := indexAfter(after, "["+b+"]\n"); i >= 0 && i < len(after) && after[i] != '[' {
 			t.Errorf("bucket %s not empty after expiry:\n%s", b, after)
 		}
 	}
-}
-
-// dumpTraces renders every bucket of the projection in key order: keys quoted, values as they
-// are when they are JSON, quoted otherwise.
-func dumpTraces(t *testing.T, db *projections.DB, p projections.Projection) string {
-	t.Helper()
-	var b strings.Builder
-	err := db.View(func(tx *bbolt.Tx) error {
-		for _, name := range p.Buckets() {
-			fmt.Fprintf(&b, "[%s]\n", name)
-			err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
-				if len(v) > 1 && json.Valid(v) {
-					fmt.Fprintf(&b, "%q = %s\n", k, v)
-				} else {
-					fmt.Fprintf(&b, "%q = %q\n", k, v)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // indexAfter returns the index just past sub in s, -1 when absent.
