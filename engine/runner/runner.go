@@ -8,7 +8,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
@@ -25,9 +24,6 @@ type Runner struct {
 	graphs     *graphs.Registry
 	saver      Saver
 	store      graph.Store
-
-	mu   sync.Mutex
-	busy map[string]int // tenant/thread -> runs executing here
 }
 
 // Saver keeps the checkpoints of threads: a graph.Saver that can also copy a thread's
@@ -40,7 +36,7 @@ type Saver interface {
 
 // New returns a runner.
 func New(a *assistants.Service, t *threads.Service, reg *graphs.Registry, saver Saver, st *store.Service) *Runner {
-	return &Runner{assistants: a, threads: t, graphs: reg, saver: saver, store: storeAdapter{st}, busy: map[string]int{}}
+	return &Runner{assistants: a, threads: t, graphs: reg, saver: saver, store: storeAdapter{st}}
 }
 
 // Request is one run.
@@ -80,29 +76,6 @@ func (o Outcome) Status() string {
 	return "success"
 }
 
-func key(ctx context.Context, thread string) string { return engine.TenantFrom(ctx) + "/" + thread }
-
-// Busy reports whether a run is executing on the thread in this process.
-func (r *Runner) Busy(ctx context.Context, thread string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.busy[key(ctx, thread)] > 0
-}
-
-func (r *Runner) hold(ctx context.Context, thread string) func() {
-	k := key(ctx, thread)
-	r.mu.Lock()
-	r.busy[k]++
-	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		if r.busy[k]--; r.busy[k] <= 0 {
-			delete(r.busy, k)
-		}
-		r.mu.Unlock()
-	}
-}
-
 // Run executes req to its end (finished, interrupted or failed).
 func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	const op = "runs.execute"
@@ -118,13 +91,8 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 		if thread, err = r.threads.Get(ctx, req.ThreadID); err != nil {
 			return Outcome{}, err
 		}
-		defer r.hold(ctx, req.ThreadID)()
-		if thread.Metadata["graph_id"] != a.GraphID || thread.Metadata["assistant_id"] != a.AssistantID {
-			md := map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}
-			if _, err := r.threads.Patch(ctx, req.ThreadID, md, nil); err != nil {
-				return Outcome{}, err
-			}
-		}
+		// The thread's metadata names the run's graph and assistant already: the run_created
+		// fold records them (projections/threads_runs.go).
 	}
 	cfg := mergeConfig(a.Config, thread.Config, req.Config)
 	configurable := cfg["configurable"].(map[string]any)

@@ -53,15 +53,16 @@ func (r *Runner) History(ctx context.Context, ref graph.Ref, opts graph.ListOpti
 }
 
 // UpdateState writes supersteps of updates on the thread at ref and returns the new checkpoint.
-// It is refused while a run executes on the thread.
+// It is refused while a run is pending or running on the thread (its status is busy), on any
+// process.
 func (r *Runner) UpdateState(ctx context.Context, ref graph.Ref, supersteps [][]graph.Update) (graph.Ref, error) {
 	const op = "threads.update_state"
-	if r.Busy(ctx, ref.ThreadID) {
-		return graph.Ref{}, engine.E(engine.Op(op), engine.Conflict, "Thread is busy")
-	}
 	th, g, err := r.threadGraph(ctx, ref.ThreadID)
 	if err != nil {
 		return graph.Ref{}, err
+	}
+	if th.Status == engine.ThreadBusy {
+		return graph.Ref{}, engine.E(engine.Op(op), engine.Conflict, "Thread is busy")
 	}
 	if g == nil {
 		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid,
