@@ -29,9 +29,9 @@ func (l *Log) message(p Pending) (*nats.Msg, error) {
 	if err := p.Event.validate(); err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(p.Event)
+	body, err := encodeFrame([]Event{p.Event})
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: marshal event: %w", err)
+		return nil, err
 	}
 	m := nats.NewMsg(p.Event.Subject())
 	m.Data = body
@@ -139,9 +139,9 @@ func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error)
 		}
 		events[i] = p.Event
 	}
-	body, err := json.Marshal(events)
+	body, err := encodeFrame(events)
 	if err != nil {
-		return 0, fmt.Errorf("eventlog: marshal batch: %w", err)
+		return 0, err
 	}
 	first := batch[0]
 	m := nats.NewMsg(first.Event.Subject())

@@ -42,8 +42,9 @@ func (a Aggregate) Key() string { return a.Kind + "/" + a.Tenant + "/" + a.ID }
 
 func (a Aggregate) String() string { return a.Key() }
 
-// Event is the envelope stored for every change. Data is the event's own JSON payload; Seq and
-// Subject are filled in when an event is read back from the log.
+// Event is the envelope stored for every change. Data is the event's own JSON payload, stored as
+// given (New marshals it; a writer building Data itself must make it valid JSON: it is not
+// parsed on append); Seq is filled in when an event is read back from the log.
 type Event struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`

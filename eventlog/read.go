@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,14 +17,7 @@ func decode(msg jetstream.Msg) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: metadata of %s: %w", msg.Subject(), err)
 	}
-	data := msg.Data()
-	var events []Event
-	if len(data) > 0 && data[0] == '[' {
-		err = json.Unmarshal(data, &events)
-	} else {
-		events = make([]Event, 1)
-		err = json.Unmarshal(data, &events[0])
-	}
+	events, err := DecodeMessage(msg.Data())
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: decode %s: %w", msg.Subject(), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,6 +139,7 @@ func benchTraceIngest(b *testing.B, rate int) {
 	}
 	b.SetBytes(int64(len(reqs[0].body) / reqs[0].runs))
 	b.ResetTimer()
+	cpu0 := processCPU()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range senders {
@@ -178,6 +180,7 @@ func benchTraceIngest(b *testing.B, rate int) {
 		b.Fatal(err)
 	}
 	all := time.Since(start)
+	cpu := processCPU() - cpu0
 	<-polled
 	b.StopTimer()
 	if !readable(reqs[len(reqs)-1].last) {
@@ -191,7 +194,18 @@ func benchTraceIngest(b *testing.B, rate int) {
 	b.ReportMetric(float64(runs)/acked.Seconds(), "accepted_runs/s")
 	b.ReportMetric(pct(0.5), "readable_p50_ms")
 	b.ReportMetric(pct(0.99), "readable_p99_ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(runs), "cpu_us/run")
 	b.ReportMetric(0, "ns/op")
+}
+
+// processCPU is the CPU time (user and system) the process has used so far: divided by the runs
+// ingested, a cost that does not depend on what else the machine is running.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // traceSample is a request whose last run the poller waits for.

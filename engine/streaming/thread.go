@@ -222,14 +222,7 @@ func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
 	if err != nil {
 		return nil
 	}
-	var events []eventlog.Event
-	data := jm.Data()
-	if len(data) > 0 && data[0] == '[' {
-		err = json.Unmarshal(data, &events)
-	} else {
-		events = make([]eventlog.Event, 1)
-		err = json.Unmarshal(data, &events[0])
-	}
+	events, err := eventlog.DecodeMessage(jm.Data())
 	if err != nil {
 		return nil
 	}
