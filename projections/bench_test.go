@@ -46,7 +46,7 @@ func BenchmarkProjectionApply(b *testing.B) {
 					batch[i] = threadEvent(b, int(seq))
 					batch[i].Seq = seq
 				}
-				if err := p.apply(batch); err != nil {
+				if err := p.apply(p.prepareBatch(batch)); err != nil {
 					b.Fatal(err)
 				}
 				events += size

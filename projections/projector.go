@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,7 @@ import (
 
 // SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
 // stores: files of another version are rebuilt from the log at start.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Projection folds events into buckets of its own.
 type Projection interface {
@@ -42,6 +43,26 @@ type Projection interface {
 	// Apply folds one event. On an error the transaction is rolled back, the event is logged
 	// and skipped, and the batch is applied again without it.
 	Apply(tx *bbolt.Tx, e eventlog.Event) error
+}
+
+// Preparer is a Projection that does part of its folds ahead of their transaction: decoding an
+// event's payload, or building what the fold writes when the record it changes does not exist
+// yet. The projector calls Prepare for the events of the next batch, on several goroutines at
+// once, while it applies the current batch; then ApplyPrepared, in log order in the
+// transaction, in place of Apply, with what Prepare returned for the event.
+//
+// ApplyPrepared must fold exactly as Apply does, whatever the stored state: where what Prepare
+// assumed does not hold (the record exists after all), it does the fold's full work. That keeps
+// a rebuild equal to the live projection.
+type Preparer interface {
+	Projection
+	// Prepare returns what ApplyPrepared needs of e (nil: nothing). It must not use the
+	// database, and is called concurrently. ApplyPrepared may be called more than once with its
+	// result (a batch is applied again after a failed fold), so it must not change it in ways
+	// that alter a later fold.
+	Prepare(e eventlog.Event) any
+	// ApplyPrepared folds e, given what Prepare returned for it.
+	ApplyPrepared(tx *bbolt.Tx, e eventlog.Event, prepared any) error
 }
 
 // committer is implemented by projections that tell readers about changes: committed is called
@@ -341,26 +362,25 @@ func (p *Projector) Run(ctx context.Context) error {
 	}
 	defer sub.Stop()
 	p.setHealth(nil)
-	batch := make([]eventlog.Event, 0, maxApplyBatch)
-	for {
-		e, err := sub.Next(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			p.setHealth(err)
-			return fmt.Errorf("projections: read %s: %w", p.stream, err)
-		}
-		batch = append(batch[:0], e)
-		for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
-			e, ok := sub.TryNext()
-			if !ok {
-				break
-			}
-			batch = append(batch, e)
-		}
+
+	// Batches are read and prepared on one goroutine while the previous one is applied here.
+	readCtx, stopReading := context.WithCancel(ctx)
+	batches := make(chan preparedBatch)
+	var readErr error
+	reading := make(chan struct{})
+	go func() {
+		defer close(reading)
+		defer close(batches)
+		readErr = p.read(readCtx, sub, batches)
+	}()
+	defer func() {
+		stopReading()
+		sub.Stop()
+		<-reading
+	}()
+	for b := range batches {
 		for {
-			if err := p.apply(batch); err == nil {
+			if err := p.apply(b); err == nil {
 				break
 			} else {
 				p.setHealth(err)
@@ -382,6 +402,93 @@ func (p *Projector) Run(ctx context.Context) error {
 			p.logger.Info("projections: caught up", "stream", p.stream, "seq", last)
 		}
 	}
+	<-reading
+	if ctx.Err() != nil {
+		return nil
+	}
+	p.setHealth(readErr)
+	return fmt.Errorf("projections: read %s: %w", p.stream, readErr)
+}
+
+// preparedBatch is a batch of events and, for each Preparer among the projections (by index),
+// what it prepared of each event.
+type preparedBatch struct {
+	events   []eventlog.Event
+	prepared [][]any
+}
+
+// read groups the events of sub into batches, prepares them and hands them to out, until
+// reading fails.
+func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out chan<- preparedBatch) error {
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		batch := make([]eventlog.Event, 1, 64)
+		batch[0] = e
+		for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
+			e, ok := sub.TryNext()
+			if !ok {
+				break
+			}
+			batch = append(batch, e)
+		}
+		select {
+		case out <- p.prepareBatch(batch):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// prepareWorkers is how many goroutines prepare a batch: one per core.
+var prepareWorkers = runtime.GOMAXPROCS(0)
+
+// prepareBatch runs the Preparers of the projections on a batch, spread over prepareWorkers.
+func (p *Projector) prepareBatch(batch []eventlog.Event) preparedBatch {
+	b := preparedBatch{events: batch, prepared: make([][]any, len(p.projections))}
+	var preparers []int
+	for i, pr := range p.projections {
+		if _, ok := pr.(Preparer); ok {
+			preparers = append(preparers, i)
+			b.prepared[i] = make([]any, len(batch))
+		}
+	}
+	if len(preparers) == 0 {
+		return b
+	}
+	work := func(from, to int) {
+		for _, i := range preparers {
+			pr := p.projections[i].(Preparer)
+			for j := from; j < to; j++ {
+				b.prepared[i][j] = prepareOne(pr, batch[j])
+			}
+		}
+	}
+	workers := min(prepareWorkers, (len(batch)+7)/8)
+	if workers <= 1 {
+		work(0, len(batch))
+		return b
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { work(w*len(batch)/workers, (w+1)*len(batch)/workers) })
+	}
+	wg.Wait()
+	return b
+}
+
+// prepareFailure is a panic in Prepare; the fold of its event fails with it.
+type prepareFailure struct{ err error }
+
+func prepareOne(pr Preparer, e eventlog.Event) (prepared any) {
+	defer func() {
+		if r := recover(); r != nil {
+			prepared = prepareFailure{fmt.Errorf("panic in prepare: %v", r)}
+		}
+	}()
+	return pr.Prepare(e)
 }
 
 // poison is a fold that failed on one event. The transaction that saw it is rolled back and the
@@ -396,7 +503,7 @@ func (e *poison) Error() string {
 	return fmt.Sprintf("projections: %s cannot fold event %d: %v", e.projection, e.seq, e.err)
 }
 
-func (p *Projector) apply(batch []eventlog.Event) error {
+func (p *Projector) apply(batch preparedBatch) error {
 	skip := map[string]map[uint64]bool{}
 	for {
 		err := p.applyTx(batch, skip)
@@ -413,21 +520,26 @@ func (p *Projector) apply(batch []eventlog.Event) error {
 	}
 }
 
-func (p *Projector) applyTx(batch []eventlog.Event, skip map[string]map[uint64]bool) error {
+func (p *Projector) applyTx(b preparedBatch, skip map[string]map[uint64]bool) error {
 	start := time.Now()
+	batch := b.events
 	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
-		for _, pr := range p.projections {
+		for i, pr := range p.projections {
 			key := cursorKey(p.stream, pr.Name())
 			from := readU64(cursors.Get(key))
 			cursor := from
-			for _, e := range batch {
+			for j, e := range batch {
 				if e.Seq <= from {
 					continue // applied before; events of one packed message share a sequence
 				}
 				if !skip[pr.Name()][e.Seq] {
-					if err := applyOne(tx, pr, e); err != nil {
+					var prepared any
+					if b.prepared[i] != nil {
+						prepared = b.prepared[i][j]
+					}
+					if err := applyOne(tx, pr, e, prepared); err != nil {
 						return &poison{projection: pr.Name(), seq: e.Seq, err: err}
 					}
 				}
@@ -459,13 +571,20 @@ func (p *Projector) applyTx(batch []eventlog.Event, skip map[string]map[uint64]b
 	return nil
 }
 
-// applyOne folds e, turning a panic in the fold into an error.
-func applyOne(tx *bbolt.Tx, pr Projection, e eventlog.Event) (err error) {
+// applyOne folds e, with what was prepared of it if pr is a Preparer, turning a panic in the
+// fold into an error.
+func applyOne(tx *bbolt.Tx, pr Projection, e eventlog.Event, prepared any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
+	if f, ok := prepared.(prepareFailure); ok {
+		return f.err
+	}
+	if pp, ok := pr.(Preparer); ok {
+		return pp.ApplyPrepared(tx, e, prepared)
+	}
 	return pr.Apply(tx, e)
 }
 

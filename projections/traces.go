@@ -3,8 +3,6 @@ package projections
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"math"
 	"time"
@@ -145,7 +143,7 @@ func tkey(parts ...string) []byte {
 func (t *Traces) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch {
 	case e.Aggregate.Kind == TraceKind && (e.Type == RunPosted || e.Type == RunPatched):
-		return t.applyRun(tx, e)
+		return t.applyRun(tx, e, nil)
 	case e.Aggregate.Kind == TraceKind && e.Type == FeedbackCreated:
 		var d FeedbackData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
@@ -266,41 +264,25 @@ func ownSums(r *trace.Run) sums {
 }
 
 func getMeta(tx *bbolt.Tx, tenant, id string) (runMeta, error) {
-	var m runMeta
-	_, err := getJSON(tx.Bucket(tMeta), tkey(tenant, id), &m)
-	return m, err
+	raw := tx.Bucket(tMeta).Get(tkey(tenant, id))
+	if raw == nil {
+		return runMeta{}, nil
+	}
+	return decodeMeta(raw)
 }
 
-func (t *Traces) runPayload(e eventlog.Event) (map[string]any, error) {
-	var d RunData
-	if err := json.Unmarshal(e.Data, &d); err != nil {
-		return nil, err
-	}
-	if d.Blob == nil {
-		return d.Run, nil
-	}
-	if t.blobs == nil {
-		return nil, fmt.Errorf("run payload in blob %s, and no blob reader", d.Blob.Name)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	raw, err := t.blobs(ctx, d.Blob.Name)
-	if err != nil {
-		return nil, fmt.Errorf("run payload blob %s: %w", d.Blob.Name, err)
-	}
-	var run map[string]any
-	return run, json.Unmarshal(raw, &run)
+func putMeta(tx *bbolt.Tx, key []byte, m runMeta) error {
+	return tx.Bucket(tMeta).Put(key, encodeMeta(m))
 }
 
-func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
-	raw, err := t.runPayload(e)
-	if err != nil {
-		return err
+func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error {
+	if p == nil {
+		p = t.readRun(e)
 	}
-	id, _ := raw["id"].(string)
-	if id == "" {
-		return errors.New("run without an id")
+	if p.err != nil {
+		return p.err
 	}
+	id := p.id
 	tenant, traceID := e.Aggregate.Tenant, e.Aggregate.ID
 	if err := touchTrace(tx, tenant, traceID, e.Time); err != nil {
 		return err
@@ -310,21 +292,38 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	if err != nil {
 		return err
 	}
-	var r trace.Run
-	if _, err := getJSON(tx.Bucket(tRuns), key, &r); err != nil {
-		return err
-	}
 	kind := trace.KindPost
 	if e.Type == RunPatched {
 		kind = trace.KindPatch
 	}
-	// Apply merges in any order: a patch that comes before its post is kept in the run, and the
-	// post does not overwrite what it set.
-	if err := trace.Apply(&r, kind, raw, false); err != nil {
-		return err
+	stored := tx.Bucket(tRuns).Get(key)
+	if stored == nil && p.fresh == nil {
+		p.prepareFresh(e, kind, t.prices)
 	}
-	if r.TraceID == "" {
-		r.TraceID = traceID
+	var (
+		r      trace.Run
+		record []byte
+	)
+	if stored == nil {
+		// A run seen for the first time: what Prepare built from the payload alone.
+		f := p.fresh
+		if f.err != nil {
+			return f.err
+		}
+		r, record = f.run, f.record
+		r.SessionID = f.session
+	} else {
+		if err := decodeRunRecord(stored, &r); err != nil {
+			return err
+		}
+		// Apply merges in any order: a patch that comes before its post is kept in the run, and
+		// the post does not overwrite what it set.
+		if err := trace.Apply(&r, kind, p.raw, false); err != nil {
+			return err
+		}
+		if r.TraceID == "" {
+			r.TraceID = traceID
+		}
 	}
 	if !old.Posted && kind == trace.KindPatch {
 		// Not shown, indexed nor counted until its post arrives.
@@ -334,37 +333,44 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 				return err
 			}
 		}
-		if err := putJSON(tx.Bucket(tMeta), key, old); err != nil {
+		if err := putMeta(tx, key, old); err != nil {
 			return err
 		}
-		return putRun(tx, key, &r)
+		return t.putRun(tx, key, &r, record, p)
 	}
 	if err := resolveProject(tx, tenant, &r, e.Time); err != nil {
 		return err
 	}
-	trace.Derive(&r, t.prices)
+	switch {
+	case stored != nil || kind == trace.KindPatch: // (a patch of a posted run always finds its record)
+		trace.DeriveStored(&r, t.prices)
+		record = nil
+	case r.SessionID != p.fresh.run.SessionID:
+		record = nil // the project is not the one Prepare expected
+	}
 	neu := old
 	neu.Posted, neu.Project, neu.Start, neu.Trace = true, r.SessionID, r.StartTime.UnixNano(), traceID
 	neu.Ancestors, neu.Latency, neu.Error, neu.Own = r.ParentRunIDs, r.Latency, r.Status == trace.StatusError, ownSums(&r)
 	if err := reindex(tx, tenant, id, old, neu); err != nil {
 		return err
 	}
-	if err := putJSON(tx.Bucket(tMeta), key, neu); err != nil {
+	if err := putMeta(tx, key, neu); err != nil {
 		return err
 	}
-	return putRun(tx, key, &r)
+	return t.putRun(tx, key, &r, record, p)
 }
 
-// putRun stores a run without the fields that Derive computes from the others alone and that
-// are large (the normalised messages): TraceView.Run derives them again.
-func putRun(tx *bbolt.Tx, key []byte, r *trace.Run) error {
-	stored := *r
-	stored.InputMessages, stored.OutputMessages, stored.MessageProblems = nil, nil, nil
-	raw, err := stored.MarshalJSON() // not json.Marshal: that would scan the result once more
-	if err != nil {
-		return err
+// putRun stores a run: record when it is already encoded, else r's record, with the payload's
+// inputs and outputs as sent when r has them. Fields that Derive computes from the others alone
+// and that are large (the normalised messages) are left out: TraceView.Run derives them again.
+func (t *Traces) putRun(tx *bbolt.Tx, key []byte, r *trace.Run, record []byte, p *preparedRun) error {
+	if record == nil {
+		var err error
+		if record, err = encodeRunRecord(r, p.textOf(r.Inputs, "inputs"), p.textOf(r.Outputs, "outputs")); err != nil {
+			return err
+		}
 	}
-	return tx.Bucket(tRuns).Put(key, raw)
+	return tx.Bucket(tRuns).Put(key, record)
 }
 
 // Values of the by-trace index: whether the run has been posted.

@@ -60,8 +60,12 @@ func (v *TraceView) Run(tenant, id string) (*trace.Run, bool, error) {
 	if err != nil || !m.Posted {
 		return nil, false, err
 	}
+	raw := v.tx.Bucket(tRuns).Get(tkey(tenant, id))
+	if raw == nil {
+		return nil, false, nil
+	}
 	var r trace.Run
-	if ok, err := getJSON(v.tx.Bucket(tRuns), tkey(tenant, id), &r); err != nil || !ok {
+	if err := decodeRunRecord(raw, &r); err != nil {
 		return nil, false, err
 	}
 	trace.Derive(&r, v.prices) // the normalised messages, which are not stored

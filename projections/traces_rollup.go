@@ -163,7 +163,7 @@ func rollUp(tx *bbolt.Tx, tenant string, m runMeta, sign int64) error {
 				return err
 			}
 		}
-		if err := putJSON(tx.Bucket(tMeta), tkey(tenant, a), am); err != nil {
+		if err := putMeta(tx, tkey(tenant, a), am); err != nil {
 			return err
 		}
 	}

@@ -9,7 +9,14 @@ import (
 // input and output messages with their problems, the token counts and the costs (explicit costs
 // of the usage winning over prices; prices may be nil). Other run types have no tokens of their
 // own: RollUp gives them their descendants'.
-func Derive(r *Run, prices *Prices) {
+func Derive(r *Run, prices *Prices) { derive(r, prices, true) }
+
+// DeriveStored is Derive without the normalised messages and their problems, which stay nil:
+// they are derived from the inputs and outputs alone, so storage leaves them out and readers
+// call Derive again.
+func DeriveStored(r *Run, prices *Prices) { derive(r, prices, false) }
+
+func derive(r *Run, prices *Prices, messages bool) {
 	switch {
 	case r.Error != nil && *r.Error != "":
 		r.Status = StatusError
@@ -33,6 +40,18 @@ func Derive(r *Run, prices *Prices) {
 	if r.RunType != RunLLM {
 		return
 	}
+	if messages {
+		deriveMessages(r)
+	}
+	if u, ok := UsageOf(r); ok {
+		r.PromptTokens, r.CompletionTokens, r.TotalTokens = u.Input, u.Output, u.Total
+		r.PromptTokenDetails, r.CompletionTokenDetails = u.InputDetails, u.OutputDetails
+		r.PromptCost, r.CompletionCost, r.TotalCost = prices.Cost(r.Provider, r.ModelName, u)
+	}
+}
+
+// deriveMessages normalises an llm run's inputs and outputs to messages and lists their problems.
+func deriveMessages(r *Run) {
 	known := map[string]bool{}
 	if msgs, ok := normalize(r.Inputs); ok {
 		checkMessages(msgs, known)
@@ -47,11 +66,6 @@ func Derive(r *Run, prices *Prices) {
 		for _, p := range Problems(msgs) {
 			r.MessageProblems = append(r.MessageProblems, "outputs: "+p)
 		}
-	}
-	if u, ok := UsageOf(r); ok {
-		r.PromptTokens, r.CompletionTokens, r.TotalTokens = u.Input, u.Output, u.Total
-		r.PromptTokenDetails, r.CompletionTokenDetails = u.InputDetails, u.OutputDetails
-		r.PromptCost, r.CompletionCost, r.TotalCost = prices.Cost(r.Provider, r.ModelName, u)
 	}
 }
 

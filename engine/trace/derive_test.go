@@ -56,6 +56,19 @@ func TestDeriveLLMRun(t *testing.T) {
 	}
 	golden(t, "run_llm", r)
 
+	// DeriveStored gives the same run without the messages, and leaves the inputs and outputs
+	// as they were.
+	stored := r
+	stored.Inputs, stored.Outputs = deepCopy(t, r.Inputs), deepCopy(t, r.Outputs)
+	DeriveStored(&stored, DefaultPrices())
+	if stored.InputMessages != nil || stored.OutputMessages != nil || stored.MessageProblems != nil {
+		t.Errorf("DeriveStored kept messages")
+	}
+	stored.InputMessages, stored.OutputMessages, stored.MessageProblems = r.InputMessages, r.OutputMessages, r.MessageProblems
+	if !reflect.DeepEqual(stored, r) {
+		t.Errorf("DeriveStored differs from Derive:\n%+v\n%+v", stored, r)
+	}
+
 	// The JSON reads back unchanged.
 	b, _ := json.Marshal(r)
 	var back Run
@@ -193,4 +206,17 @@ func TestRollUp(t *testing.T) {
 	if runs[1].TotalTokens != 16 || runs[1].PromptTokens != 10 {
 		t.Errorf("child: %d tokens", runs[1].TotalTokens)
 	}
+}
+
+func deepCopy(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
