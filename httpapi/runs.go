@@ -52,7 +52,7 @@ func (s *Server) needRuns(h echo.HandlerFunc) echo.HandlerFunc {
 var (
 	streamModeNames = []string{"values", "messages", "messages-tuple", "updates", "events", "debug",
 		"tasks", "checkpoints", "custom", "tools", "lifecycle"}
-	durabilities = []string{"sync", "async", "exit"}
+	durabilities = []string{runs.DurabilitySync, runs.DurabilityAsync, runs.DurabilityExit}
 	// runFields are the fields a run list may select.
 	runFields = []string{"run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status",
 		"metadata", "kwargs", "multitask_strategy"}

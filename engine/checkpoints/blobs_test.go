@@ -60,15 +60,12 @@ func TestCheckpointEventsCarryOnlyChangedChannels(t *testing.T) {
 	}
 }
 
-// TestGraphRunEventsAreDiffs checks, over a real run, that every diff event carries exactly the
-// channels whose version changed since its parent.
-func TestGraphRunEventsAreDiffs(t *testing.T) {
-	e := open(t)
-	r := &recorder{t: t, ctx: context.Background(), saver: e.saver}
-	agentScript(r, false)
+// checkDiffs checks that every diff event of events carries exactly the channels whose version
+// changed since its parent, and counts the diff events and those that left the messages alone.
+func checkDiffs(t *testing.T, events []*engine.CheckpointData) (diffs, withoutMessages int) {
+	t.Helper()
 	versions := map[string]map[string]int64{}
-	diffs, withoutMessages := 0, 0
-	for _, d := range e.checkpointEvents(t, "t1") {
+	for _, d := range events {
 		versions[d.Checkpoint.ID] = d.Checkpoint.ChannelVersions
 		if d.Full {
 			continue
@@ -89,6 +86,16 @@ func TestGraphRunEventsAreDiffs(t *testing.T) {
 			withoutMessages++ // a step that left the messages alone
 		}
 	}
+	return diffs, withoutMessages
+}
+
+// TestGraphRunEventsAreDiffs checks, over a real run, that every diff event carries exactly the
+// channels whose version changed since its parent.
+func TestGraphRunEventsAreDiffs(t *testing.T) {
+	e := open(t)
+	r := &recorder{t: t, ctx: context.Background(), saver: e.saver}
+	agentScript(r, false)
+	diffs, withoutMessages := checkDiffs(t, e.checkpointEvents(t, "t1"))
 	if diffs == 0 || withoutMessages == 0 {
 		t.Fatalf("%d diff events, %d without the messages: want some of each", diffs, withoutMessages)
 	}

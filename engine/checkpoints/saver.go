@@ -132,14 +132,7 @@ func (s *Saver) Events(ctx context.Context, ref graph.Ref, cp graph.Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.blobs.put(ctx, OffloadCheckpoint(&d)); err != nil {
-		return nil, err
-	}
-	e, err := eventlog.New(Aggregate(tenant, ref.ThreadID), engine.ThreadCheckpoint, d)
-	if err != nil {
-		return nil, err
-	}
-	return []eventlog.Event{e}, nil
+	return s.checkpointEvents(ctx, ref.ThreadID, d)
 }
 
 // WriteEvents returns the events that store pending writes on the checkpoint ref, as Events does
@@ -156,11 +149,49 @@ func (s *Saver) WriteEvents(ctx context.Context, ref graph.Ref, writes []graph.P
 	return []eventlog.Event{e}, nil
 }
 
-// Copy batching: a packed batch is one NATS message, which must stay under its 1 MiB limit.
+// Batching of many events: a packed batch is one NATS message, which must stay under its 1 MiB
+// limit.
 const (
-	copyBatchBytes  = 512 << 10
-	copyBatchEvents = 500
+	chunkBytes  = 512 << 10
+	chunkEvents = 500
 )
+
+// eventSize is what an event adds to a packed message: its data and about its envelope.
+func eventSize(e eventlog.Event) int { return len(e.Data) + 256 }
+
+// appendChunked appends events of one thread in order, packed in as few messages as fit, and
+// returns the sequence of the last (0 when there were none). It does not wait for the projection.
+func (s *Saver) appendChunked(ctx context.Context, events []eventlog.Event) (uint64, error) {
+	var (
+		batch []eventlog.Pending
+		size  int
+		last  uint64
+	)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		seq, err := s.log.AppendBatch(ctx, batch)
+		if err != nil {
+			return err
+		}
+		last, batch, size = seq, nil, 0
+		return nil
+	}
+	for _, e := range events {
+		if len(batch) > 0 && (size+eventSize(e) > chunkBytes || len(batch) == chunkEvents) {
+			if err := flush(); err != nil {
+				return 0, err
+			}
+		}
+		batch = append(batch, eventlog.Pending{Event: e, Expect: eventlog.Any})
+		size += eventSize(e)
+	}
+	if err := flush(); err != nil {
+		return 0, err
+	}
+	return last, nil
+}
 
 // Copy re-appends every checkpoint (all namespaces) and pending write of thread fromThread to
 // thread toThread, in order, keeping the checkpoint ids (see Rethread), and waits for the
@@ -181,40 +212,19 @@ func (s *Saver) Copy(ctx context.Context, fromThread, toThread string) error {
 			start = i + 1
 		}
 	}
-	var (
-		batch []eventlog.Pending
-		size  int
-		last  uint64
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		seq, err := s.log.AppendBatch(ctx, batch)
-		if err != nil {
-			return fmt.Errorf("checkpoints: copy %s to %s: %w", fromThread, toThread, err)
-		}
-		last, batch, size = seq, nil, 0
-		return nil
-	}
+	var copied []eventlog.Event
 	for _, e := range events[start:] {
 		ne, ok, err := Rethread(e, toThread)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
+		if ok {
+			copied = append(copied, ne)
 		}
-		if len(batch) > 0 && (size+len(ne.Data) > copyBatchBytes || len(batch) == copyBatchEvents) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		batch = append(batch, eventlog.Pending{Event: ne, Expect: eventlog.Any})
-		size += len(ne.Data)
 	}
-	if err := flush(); err != nil {
-		return err
+	last, err := s.appendChunked(ctx, copied)
+	if err != nil {
+		return fmt.Errorf("checkpoints: copy %s to %s: %w", fromThread, toThread, err)
 	}
 	if last == 0 {
 		return nil

@@ -131,6 +131,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.Checkpoints = checkpoints.New(l, p.Runtime, p.CheckpointsView)
 	p.Runner = runner.New(p.Assistants, p.Threads, p.Graphs, p.Checkpoints, p.Store)
 	rc := cfg.Runs
+	rc.Checkpoints = p.Checkpoints
 	if rc.Logger == nil {
 		rc.Logger = cfg.Logger
 	}

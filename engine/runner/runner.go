@@ -53,6 +53,9 @@ type Request struct {
 	InterruptBefore []string
 	InterruptAfter  []string
 	Sink            graph.Sink
+	// Saver, when set, keeps the run's checkpoints instead of the runner's own (a run whose
+	// durability defers them); ignored for a stateless run.
+	Saver graph.Saver
 }
 
 // Outcome is how a run ended. Err is a graph failure (a node error, the recursion limit), which
@@ -117,6 +120,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	md["run_id"], md["graph_id"], md["assistant_id"], md["thread_id"] = req.RunID, a.GraphID, a.AssistantID, req.ThreadID
 	gc.Metadata = md
 	var saver graph.Saver = r.saver
+	if req.Saver != nil {
+		saver = req.Saver
+	}
 	if req.ThreadID == "" {
 		saver = graph.NewMemorySaver() // a stateless run keeps nothing
 	}

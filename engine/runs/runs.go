@@ -24,6 +24,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/runner"
@@ -50,7 +51,14 @@ type Config struct {
 	Webhooks *webhooks.Deliverer
 	// Streamer publishes what runs stream; nil streams nothing.
 	Streamer Streamer
-	Logger   *slog.Logger
+	// Checkpoints, when set, lets runs of durability "async" (the default) and "exit" keep their
+	// checkpoints in memory and append them with the event that ends the run; without it every
+	// checkpoint is appended as it is made ("sync").
+	Checkpoints *checkpoints.Saver
+	// AsyncFlush is how long an "async" run keeps a checkpoint before appending it while the run
+	// goes on (default 100ms).
+	AsyncFlush time.Duration
+	Logger     *slog.Logger
 }
 
 // Streamer publishes a run's stream: Begin before the run executes (the "metadata" event) and
@@ -94,6 +102,9 @@ func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections
 	if cfg.AckWait <= 0 {
 		cfg.AckWait = 30 * time.Second
 	}
+	if cfg.AsyncFlush <= 0 {
+		cfg.AsyncFlush = 100 * time.Millisecond
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -104,6 +115,16 @@ func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections
 	return &Service{cfg: cfg, log: l, cmd: cmd, projector: cmd.Projector, runs: runsView, threadView: threadView,
 		threads: th, assistants: as, runner: r, logger: cfg.Logger, running: map[string]context.CancelCauseFunc{}}
 }
+
+// Durabilities: when a run's checkpoints reach the log. "sync": each before the next step;
+// "async" (the default): in the background, and at the latest with the event that ends the run;
+// "exit": with the event that ends the run. A run resumed after a crash starts from the last
+// checkpoint that reached the log.
+const (
+	DurabilitySync  = "sync"
+	DurabilityAsync = "async"
+	DurabilityExit  = "exit"
+)
 
 // Create is a request to create a run.
 type Create struct {

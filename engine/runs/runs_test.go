@@ -165,3 +165,61 @@ func TestCancelAndFailure(t *testing.T) {
 		t.Fatalf("unknown assistant: %v", err)
 	}
 }
+
+// TestDurabilityDecidesWhenCheckpointsReachTheLog: "sync" appends each checkpoint on its own
+// before the run's end; "exit" appends them all in the message that ends the run; "async" (the
+// default) appends them at the latest with it. Every mode leaves the same state and history.
+func TestDurabilityDecidesWhenCheckpointsReachTheLog(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	for _, tc := range []struct {
+		durability string
+		inFinish   func(n int) bool // how many checkpoints may share the end's message, of n
+	}{
+		{runs.DurabilitySync, func(n int) bool { return n == 0 }},
+		{runs.DurabilityExit, func(n int) bool { return n == 3 }},
+		{"", func(n int) bool { return n <= 3 }},
+	} {
+		t.Run("durability="+tc.durability, func(t *testing.T) {
+			th, _ := p.Threads.Create(ctx, threads.Create{})
+			r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: tc.durability,
+				Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID); err != nil || rec.Status != engine.RunSuccess {
+				t.Fatalf("run: %+v %v", rec, err)
+			}
+			events, err := p.Log.Load(ctx, threads.Aggregate(ctx, th.ThreadID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var finished uint64
+			var checkpoints []uint64
+			for _, e := range events {
+				switch e.Type {
+				case engine.RunFinishedEvent:
+					finished = e.Seq
+				case engine.ThreadCheckpoint:
+					checkpoints = append(checkpoints, e.Seq)
+				}
+			}
+			inFinish := 0
+			for _, seq := range checkpoints {
+				if seq == finished {
+					inFinish++
+				}
+			}
+			if len(checkpoints) != 3 || finished == 0 || !tc.inFinish(inFinish) {
+				t.Fatalf("checkpoints at %v, run finished at %d: %d checkpoints in the end's message", checkpoints, finished, inFinish)
+			}
+			if got := messages(t, p, th.ThreadID); got != "[hi echo: hi]" {
+				t.Fatalf("messages = %s", got)
+			}
+			history, err := p.Runner.History(ctx, graph.Ref{ThreadID: th.ThreadID}, graph.ListOptions{})
+			if err != nil || len(history) != 3 {
+				t.Fatalf("history: %d checkpoints, %v; want 3", len(history), err)
+			}
+		})
+	}
+}

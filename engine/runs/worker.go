@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/runner"
@@ -180,7 +182,7 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecord) error {
 	agg := threads.Aggregate(ctx, rec.ThreadID)
 	if rec.Cancel != "" {
-		return s.finish(ctx, agg, rec, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
+		return s.finish(ctx, agg, rec, nil, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
 	}
 	attempt := rec.Attempt + 1
 	head, err := s.threadView.Head(agg.Tenant, agg.ID)
@@ -214,6 +216,10 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	go lease.keep(runCtx, cancel)
 
 	req := s.request(rec)
+	deferred := s.deferCheckpoints(rec)
+	if deferred != nil {
+		req.Saver = deferred
+	}
 	if s.cfg.Streamer != nil {
 		req.Sink = s.cfg.Streamer.Begin(ctx, rec)
 	}
@@ -228,9 +234,16 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	var cancelled errCancelled
 	switch {
 	case errors.Is(cause, errLeaseLost), errors.Is(cause, errShutdown):
+		deferred.Discard()
 		return cause
 	case errors.As(cause, &cancelled):
-		err := s.finish(ctx, agg, rec, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
+		var kept []eventlog.Event
+		if cancelled.action == ActionRollback {
+			deferred.Discard() // the run is deleted with its checkpoints
+		} else if kept, err = deferred.Take(ctx, finishBudget); err != nil {
+			return err
+		}
+		err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
 		if err == nil && s.cfg.Streamer != nil {
 			s.cfg.Streamer.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunInterrupted})
 		}
@@ -252,7 +265,11 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	case out.Interrupted:
 		fin.Status = engine.RunInterrupted
 	}
-	if err := s.finish(ctx, agg, rec, func() (eventlog.Event, error) {
+	kept, err := deferred.Take(ctx, finishBudget)
+	if err != nil {
+		return err
+	}
+	if err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) {
 		return eventlog.New(agg, engine.RunFinishedEvent, fin)
 	}); err != nil {
 		return err
@@ -307,8 +324,35 @@ func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.
 	return err
 }
 
-// finish appends the event that ends the run, if the run is still this attempt's.
-func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, event func() (eventlog.Event, error)) error {
+// finishBudget is room left beside a run's kept checkpoints for the event that ends it.
+const finishBudget = 64 << 10
+
+// deferCheckpoints returns the saver that keeps the checkpoints of a run whose durability is
+// "async" (the default) or "exit", nil for "sync". A nil *checkpoints.Deferred takes and
+// discards nothing. A run that streams "checkpoints" or "debug" saves synchronously whatever its
+// durability: those events carry each checkpoint as read back from the thread.
+func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
+	if s.cfg.Checkpoints == nil {
+		return nil
+	}
+	modes := engine.StringList(rec.Kwargs["stream_mode"])
+	if slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug") {
+		return nil
+	}
+	switch d, _ := rec.Kwargs["durability"].(string); d {
+	case DurabilitySync:
+		return nil
+	case DurabilityExit:
+		return s.cfg.Checkpoints.Defer(0)
+	default:
+		return s.cfg.Checkpoints.Defer(s.cfg.AsyncFlush)
+	}
+}
+
+// finish appends the event that ends the run, after kept (the run's checkpoints not yet
+// appended) in the same message, if the run is still this attempt's. The version check of the
+// message's first event fences them all.
+func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, kept []eventlog.Event, event func() (eventlog.Event, error)) error {
 	_, err := s.cmd.Run(ctx, "runs.finish", func() (command.Decision, error) {
 		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
@@ -328,7 +372,13 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 		if err != nil {
 			return nil, err
 		}
-		return command.Decision{{Event: e, Expect: expect}}, nil
+		d := make(command.Decision, 0, len(kept)+1)
+		for _, k := range kept {
+			d = append(d, eventlog.Pending{Event: k, Expect: eventlog.Any})
+		}
+		d = append(d, eventlog.Pending{Event: e, Expect: eventlog.Any})
+		d[0].Expect = expect
+		return d, nil
 	})
 	return err
 }
