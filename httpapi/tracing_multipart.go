@@ -195,7 +195,7 @@ func parseTraceMultipart(c echo.Context, body io.Reader, limit int64) (*tracing.
 				continue
 			}
 			var fields map[string]any
-			if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+			if err := trace.DecodeObject(data, &fields); err != nil || fields == nil {
 				o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name}, Msg: "not a JSON object", Type: "json_invalid"})
 				continue
 			}

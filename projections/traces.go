@@ -303,6 +303,7 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error 
 	var (
 		r      trace.Run
 		record []byte
+		texts  = []textSource{p.source()}
 	)
 	if stored == nil {
 		// A run seen for the first time: what Prepare built from the payload alone.
@@ -313,9 +314,11 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error 
 		r, record = f.run, f.record
 		r.SessionID = f.session
 	} else {
-		if err := decodeRunRecord(stored, &r); err != nil {
+		src, err := decodeRunRecord(stored, &r)
+		if err != nil {
 			return err
 		}
+		texts = append(texts, src)
 		// Apply merges in any order: a patch that comes before its post is kept in the run, and
 		// the post does not overwrite what it set.
 		if err := trace.Apply(&r, kind, p.raw, false); err != nil {
@@ -336,7 +339,7 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error 
 		if err := putMeta(tx, key, old); err != nil {
 			return err
 		}
-		return t.putRun(tx, key, &r, record, p)
+		return putRun(tx, key, &r, record, texts)
 	}
 	if err := resolveProject(tx, tenant, &r, e.Time); err != nil {
 		return err
@@ -357,16 +360,17 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error 
 	if err := putMeta(tx, key, neu); err != nil {
 		return err
 	}
-	return t.putRun(tx, key, &r, record, p)
+	return putRun(tx, key, &r, record, texts)
 }
 
-// putRun stores a run: record when it is already encoded, else r's record, with the payload's
-// inputs and outputs as sent when r has them. Fields that Derive computes from the others alone
-// and that are large (the normalised messages) are left out: TraceView.Run derives them again.
-func (t *Traces) putRun(tx *bbolt.Tx, key []byte, r *trace.Run, record []byte, p *preparedRun) error {
+// putRun stores a run: record when it is already encoded, else r's record, with the text its
+// inputs and outputs were decoded from when texts has it. Fields that Derive computes from the
+// others alone and that are large (the normalised messages) are left out: TraceView.Run
+// derives them again.
+func putRun(tx *bbolt.Tx, key []byte, r *trace.Run, record []byte, texts []textSource) error {
 	if record == nil {
 		var err error
-		if record, err = encodeRunRecord(r, p.textOf(r.Inputs, "inputs"), p.textOf(r.Outputs, "outputs")); err != nil {
+		if record, err = encodeRunRecord(r, textOf(r.Inputs, "inputs", texts...), textOf(r.Outputs, "outputs", texts...)); err != nil {
 			return err
 		}
 	}

@@ -62,12 +62,12 @@ func (t *Traces) ApplyPrepared(tx *bbolt.Tx, e eventlog.Event, prepared any) err
 // offloaded there.
 func (t *Traces) readRun(e eventlog.Event) *preparedRun {
 	p := &preparedRun{}
-	var d RunData
-	if p.err = json.Unmarshal(e.Data, &d); p.err != nil {
+	var blob *Blob
+	if p.raw, p.text, blob, p.err = decodeRunData(e.Data); p.err != nil {
 		return p
 	}
-	p.raw = d.Run
-	if d.Blob != nil {
+	if blob != nil {
+		d := RunData{Blob: blob}
 		if t.blobs == nil {
 			p.err = fmt.Errorf("run payload in blob %s, and no blob reader", d.Blob.Name)
 			return p
@@ -79,7 +79,7 @@ func (t *Traces) readRun(e eventlog.Event) *preparedRun {
 			p.err = fmt.Errorf("run payload blob %s: %w", d.Blob.Name, err)
 			return p
 		}
-		p.raw = nil
+		p.raw, p.text = nil, nil
 		if p.err = json.Unmarshal(raw, &p.raw); p.err != nil {
 			return p
 		}
@@ -106,7 +106,7 @@ func (p *preparedRun) prepareFresh(e eventlog.Event, kind string, prices *trace.
 		speculateProject(e.Aggregate.Tenant, &f.run)
 		trace.DeriveStored(&f.run, prices)
 	}
-	f.record, f.err = encodeRunRecord(&f.run, p.textOf(f.run.Inputs, "inputs"), p.textOf(f.run.Outputs, "outputs"))
+	f.record, f.err = encodeRunRecord(&f.run, textOf(f.run.Inputs, "inputs", p.source()), textOf(f.run.Outputs, "outputs", p.source()))
 }
 
 // speculateProject sets the project id resolveProject gives a run when no project holds its
@@ -122,15 +122,26 @@ func speculateProject(tenant string, r *trace.Run) {
 	r.SessionID = ProjectID(tenant, name)
 }
 
-// textOf returns the payload's JSON text of field when m is the value decoded from it, so that
-// a run stores the client's text; nil otherwise (the run's value is encoded).
-func (p *preparedRun) textOf(m map[string]any, field string) []byte {
-	t, ok := p.text[field]
-	if !ok || m == nil {
+// textSource is the JSON text of some fields of a run (a payload's, or a stored record's)
+// beside the values decoded from it.
+type textSource struct {
+	values map[string]any
+	text   map[string][]byte
+}
+
+func (p *preparedRun) source() textSource { return textSource{p.raw, p.text} }
+
+// textOf returns the text of field from the first source m was decoded from, so that a run
+// keeps the text it was given; nil when m comes from none (it is encoded then).
+func textOf(m map[string]any, field string, sources ...textSource) []byte {
+	if m == nil {
 		return nil
 	}
-	if v, _ := p.raw[field].(map[string]any); v == nil || reflect.ValueOf(v).UnsafePointer() != reflect.ValueOf(m).UnsafePointer() {
-		return nil
+	for _, s := range sources {
+		t, ok := s.text[field]
+		if v, _ := s.values[field].(map[string]any); ok && v != nil && reflect.ValueOf(v).UnsafePointer() == reflect.ValueOf(m).UnsafePointer() {
+			return t
+		}
 	}
-	return t
+	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -129,7 +132,15 @@ func TestTracesPreparedEqualsPlain(t *testing.T) {
 			t.Errorf("%s replay differs from the live projection:\n%s\nlive:\n%s", c.name, got, want)
 		}
 	}
-	// The client's text of inputs and outputs is what reads decode.
+	// The run keeps the client's text of its inputs, and reads decode it.
+	_ = liveDB.View(func(tx *bbolt.Tx) error {
+		rec := tx.Bucket([]byte("trace_runs")).Get([]byte("default\x0000000000-0000-4000-8000-000000000011"))
+		text, _, err := projections.TraceRecordText("trace_runs", rec)
+		if err != nil || !strings.Contains(text, `inputs: {"z": 1, "messages": [{"role": "user", "content": "hi"}]}`) {
+			t.Errorf("run 11 record: %v\n%s", err, text)
+		}
+		return nil
+	})
 	_ = live.View(func(v *projections.TraceView) error {
 		r, ok, err := v.Run("default", "00000000-0000-4000-8000-000000000011")
 		if err != nil || !ok {

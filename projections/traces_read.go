@@ -65,7 +65,7 @@ func (v *TraceView) Run(tenant, id string) (*trace.Run, bool, error) {
 		return nil, false, nil
 	}
 	var r trace.Run
-	if err := decodeRunRecord(raw, &r); err != nil {
+	if _, err := decodeRunRecord(raw, &r); err != nil {
 		return nil, false, err
 	}
 	trace.Derive(&r, v.prices) // the normalised messages, which are not stored

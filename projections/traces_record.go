@@ -76,27 +76,32 @@ func splitRun(b []byte) (head, inputs, outputs []byte, err error) {
 	return parts[0], parts[1], parts[2], nil
 }
 
-// decodeRunRecord reads a run record into r.
-func decodeRunRecord(b []byte, r *trace.Run) error {
+// decodeRunRecord reads a run record into r. The text of its inputs and outputs is returned
+// beside their values (it shares memory with b).
+func decodeRunRecord(b []byte, r *trace.Run) (textSource, error) {
+	var src textSource
 	head, inputs, outputs, err := splitRun(b)
 	if err != nil {
-		return err
+		return src, err
 	}
 	if err := json.Unmarshal(head, r); err != nil {
-		return fmt.Errorf("decode trace run: %w", err)
+		return src, fmt.Errorf("decode trace run: %w", err)
 	}
+	src = textSource{values: make(map[string]any, 2), text: make(map[string][]byte, 2)}
 	if len(inputs) > 0 {
 		r.Inputs = nil
-		if err := json.Unmarshal(inputs, &r.Inputs); err != nil {
-			return fmt.Errorf("decode inputs of trace run %s: %w", r.ID, err)
+		if err := trace.DecodeObject(inputs, &r.Inputs); err != nil {
+			return src, fmt.Errorf("decode inputs of trace run %s: %w", r.ID, err)
 		}
+		src.values["inputs"], src.text["inputs"] = r.Inputs, inputs
 	}
 	if len(outputs) > 0 {
-		if err := json.Unmarshal(outputs, &r.Outputs); err != nil {
-			return fmt.Errorf("decode outputs of trace run %s: %w", r.ID, err)
+		if err := trace.DecodeObject(outputs, &r.Outputs); err != nil {
+			return src, fmt.Errorf("decode outputs of trace run %s: %w", r.ID, err)
 		}
+		src.values["outputs"], src.text["outputs"] = r.Outputs, outputs
 	}
-	return nil
+	return src, nil
 }
 
 // Flags of a stored meta.

@@ -54,7 +54,7 @@ func NewOp(kind string, where []any, fields map[string]json.RawMessage) *Op {
 func (op *Op) SetFields(fields map[string]any, where []any) {
 	for name, v := range fields {
 		if slices.Contains(rawFields, name) {
-			raw, err := json.Marshal(v)
+			raw, err := trace.EncodeValue(v)
 			if err != nil {
 				raw = []byte("invalid")
 			}
@@ -70,7 +70,7 @@ func (op *Op) SetFields(fields map[string]any, where []any) {
 func (op *Op) SetField(name string, raw json.RawMessage, loc []any) {
 	raw = bytes.TrimSpace(raw)
 	if slices.Contains(rawFields, name) {
-		if !json.Valid(raw) {
+		if !trace.ValidJSON(raw) {
 			op.Problems = append(op.Problems, engine.FieldError{Loc: loc, Msg: "not valid JSON", Type: "json_invalid"})
 			return
 		}
@@ -86,7 +86,7 @@ func (op *Op) SetField(name string, raw json.RawMessage, loc []any) {
 		return
 	}
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := trace.DecodeValue(raw, &v); err != nil {
 		op.Problems = append(op.Problems, engine.FieldError{Loc: loc, Msg: "not valid JSON", Type: "json_invalid"})
 		return
 	}
@@ -320,7 +320,7 @@ func (in *ingest) findTrace(o *Op, r *trace.Run) (string, error) {
 
 // runJSON writes the op's run as one JSON object: its decoded fields, then the raw ones.
 func runJSON(o *Op) ([]byte, error) {
-	main, err := json.Marshal(o.Run)
+	main, err := trace.EncodeValue(o.Run)
 	if err != nil {
 		return nil, err
 	}
