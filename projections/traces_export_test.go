@@ -3,6 +3,9 @@ package projections
 import (
 	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/trace"
 )
 
 // TraceRecordText renders a record of the trace projection's binary forms as text for golden
@@ -11,11 +14,17 @@ import (
 func TraceRecordText(bucket string, v []byte) (text string, ok bool, err error) {
 	switch bucket {
 	case string(tRuns):
-		head, inputs, outputs, err := splitRun(v)
+		var r trace.Run
+		sec, err := readRunRecordFields(v, &r)
 		if err != nil {
 			return "", true, err
 		}
-		return fmt.Sprintf("%s\n  inputs: %s\n  outputs: %s", head, inputs, outputs), true, nil
+		head, err := json.Marshal(storedRun{r.ID, r.TraceID, r.DottedOrder, r.Name, r.RunType, r.SessionID, r.SessionName,
+			r.ParentRunID, r.Error, r.ReferenceExampleID, r.StartTime, r.EndTime, r.Tags, r.Patched, r.Attachments})
+		if err != nil {
+			return "", true, err
+		}
+		return fmt.Sprintf("%s\n  extra: %s\n  events: %s\n  inputs: %s\n  outputs: %s", head, sec.extra, sec.events, sec.inputs, sec.outputs), true, nil
 	case string(tMeta):
 		m, err := decodeMeta(v)
 		if err != nil {
@@ -28,6 +37,25 @@ func TraceRecordText(bucket string, v []byte) (text string, ok bool, err error) 
 		return string(raw), true, err
 	}
 	return "", false, nil
+}
+
+// storedRun shows the fields a run record stores but its JSON sections.
+type storedRun struct {
+	ID                 string                      `json:"id"`
+	TraceID            string                      `json:"trace_id"`
+	DottedOrder        string                      `json:"dotted_order"`
+	Name               string                      `json:"name"`
+	RunType            string                      `json:"run_type"`
+	SessionID          string                      `json:"session_id"`
+	SessionName        string                      `json:"session_name"`
+	ParentRunID        *string                     `json:"parent_run_id"`
+	Error              *string                     `json:"error"`
+	ReferenceExampleID *string                     `json:"reference_example_id"`
+	StartTime          time.Time                   `json:"start_time"`
+	EndTime            *time.Time                  `json:"end_time"`
+	Tags               []string                    `json:"tags"`
+	Patched            []string                    `json:"patched_fields"`
+	Attachments        map[string]trace.Attachment `json:"attachments"`
 }
 
 func mustDecodeMeta(b []byte) runMeta {

@@ -2,107 +2,18 @@ package projections
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/jetgraph/jetgraph/engine/trace"
 )
 
-// Stored forms of the trace projection's records, both led by a format byte.
-//
-// A run (tRuns) is recordV1, then three sections, each a uvarint length and its bytes: the
-// trace.Run JSON without inputs, outputs and normalised messages (its "inputs" reads {} and its
-// "outputs" null), then the inputs and the outputs as JSON text, as the client sent them when
-// they came from the client unchanged (empty: none). Keeping the client's text spares encoding
-// the decoded values again; readers decode it to the same values.
-//
-// A run's meta (tMeta) is metaV1, then its fields in a fixed order (see appendMeta): varints,
+// A run's meta (tMeta) is metaV1, then its fields in a fixed order (see encodeMeta): varints,
 // uvarint-length strings, the latency's float bits, detail maps with sorted keys, so that equal
-// metas are equal bytes.
-const (
-	recordV1 = 0x01
-	metaV1   = 0x01
-)
+// metas are equal bytes. (Run records: see traces_runrecord.go.)
+const metaV1 = 0x01
 
 var errShortRecord = errors.New("truncated trace record")
-
-// encodeRunRecord writes a run record. inputs and outputs are r's inputs and outputs as JSON text,
-// or nil to encode r's decoded ones.
-func encodeRunRecord(r *trace.Run, inputs, outputs []byte) ([]byte, error) {
-	var err error
-	if inputs == nil && len(r.Inputs) > 0 { // (none and {} both read back as {})
-		if inputs, err = json.Marshal(r.Inputs); err != nil {
-			return nil, fmt.Errorf("encode inputs of run %s: %w", r.ID, err)
-		}
-	}
-	if outputs == nil && r.Outputs != nil {
-		if outputs, err = json.Marshal(r.Outputs); err != nil {
-			return nil, fmt.Errorf("encode outputs of run %s: %w", r.ID, err)
-		}
-	}
-	head := *r
-	head.Inputs, head.Outputs = nil, nil
-	head.InputMessages, head.OutputMessages, head.MessageProblems = nil, nil, nil
-	h, err := head.MarshalJSON() // not json.Marshal: that would scan the result once more
-	if err != nil {
-		return nil, fmt.Errorf("encode run %s: %w", r.ID, err)
-	}
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen32+len(h)+len(inputs)+len(outputs))
-	b = append(b, recordV1)
-	for _, s := range [][]byte{h, inputs, outputs} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	return b, nil
-}
-
-// splitRun returns the three sections of a run record.
-func splitRun(b []byte) (head, inputs, outputs []byte, err error) {
-	if len(b) == 0 || b[0] != recordV1 {
-		return nil, nil, nil, fmt.Errorf("trace run record of unknown format")
-	}
-	b = b[1:]
-	var parts [3][]byte
-	for i := range parts {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || l > uint64(len(b)-n) {
-			return nil, nil, nil, errShortRecord
-		}
-		parts[i], b = b[n:n+int(l)], b[n+int(l):]
-	}
-	return parts[0], parts[1], parts[2], nil
-}
-
-// decodeRunRecord reads a run record into r. The text of its inputs and outputs is returned
-// beside their values (it shares memory with b).
-func decodeRunRecord(b []byte, r *trace.Run) (textSource, error) {
-	var src textSource
-	head, inputs, outputs, err := splitRun(b)
-	if err != nil {
-		return src, err
-	}
-	if err := json.Unmarshal(head, r); err != nil {
-		return src, fmt.Errorf("decode trace run: %w", err)
-	}
-	src = textSource{values: make(map[string]any, 2), text: make(map[string][]byte, 2)}
-	if len(inputs) > 0 {
-		r.Inputs = nil
-		if err := trace.DecodeObject(inputs, &r.Inputs); err != nil {
-			return src, fmt.Errorf("decode inputs of trace run %s: %w", r.ID, err)
-		}
-		src.values["inputs"], src.text["inputs"] = r.Inputs, inputs
-	}
-	if len(outputs) > 0 {
-		if err := trace.DecodeObject(outputs, &r.Outputs); err != nil {
-			return src, fmt.Errorf("decode outputs of trace run %s: %w", r.ID, err)
-		}
-		src.values["outputs"], src.text["outputs"] = r.Outputs, outputs
-	}
-	return src, nil
-}
 
 // Flags of a stored meta.
 const (
@@ -162,13 +73,13 @@ func appendSums(b []byte, s sums) []byte {
 	return b
 }
 
-// metaReader reads the fields encodeMeta wrote, remembering the first problem.
-type metaReader struct {
+// recReader reads the fields of a binary record, remembering the first problem.
+type recReader struct {
 	b   []byte
 	bad bool
 }
 
-func (r *metaReader) varint() int64 {
+func (r *recReader) varint() int64 {
 	v, n := binary.Varint(r.b)
 	if n <= 0 {
 		r.bad, r.b = true, nil
@@ -178,7 +89,7 @@ func (r *metaReader) varint() int64 {
 	return v
 }
 
-func (r *metaReader) uvarint() uint64 {
+func (r *recReader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 || v > uint64(len(r.b)) { // every count and length is at most the bytes left
 		r.bad, r.b = true, nil
@@ -188,7 +99,7 @@ func (r *metaReader) uvarint() uint64 {
 	return v
 }
 
-func (r *metaReader) string() string {
+func (r *recReader) string() string {
 	l := r.uvarint()
 	if l > uint64(len(r.b)) {
 		r.bad, r.b = true, nil
@@ -199,7 +110,7 @@ func (r *metaReader) string() string {
 	return s
 }
 
-func (r *metaReader) sums() sums {
+func (r *recReader) sums() sums {
 	var s sums
 	for _, v := range []*int64{&s.Prompt, &s.Completion, &s.Total, &s.PromptCost, &s.CompCost, &s.TotalCost, &s.Costed, &s.FirstToken} {
 		*v = r.varint()
@@ -225,7 +136,7 @@ func decodeMeta(b []byte) (runMeta, error) {
 		return m, fmt.Errorf("trace run meta of unknown format")
 	}
 	flags := b[1]
-	r := &metaReader{b: b[2:]}
+	r := &recReader{b: b[2:]}
 	m.Posted, m.Error = flags&metaPosted != 0, flags&metaError != 0
 	m.Project = r.string()
 	m.Start = r.varint()
@@ -248,4 +159,25 @@ func decodeMeta(b []byte) (runMeta, error) {
 		return m, errShortRecord
 	}
 	return m, nil
+}
+
+func (r *recReader) flag() bool {
+	if len(r.b) == 0 || r.b[0] > 1 {
+		r.bad, r.b = true, nil
+		return false
+	}
+	f := r.b[0] == 1
+	r.b = r.b[1:]
+	return f
+}
+
+func (r *recReader) bytes() []byte {
+	l := r.uvarint()
+	if l > uint64(len(r.b)) {
+		r.bad, r.b = true, nil
+		return nil
+	}
+	v := r.b[:l:l]
+	r.b = r.b[l:]
+	return v
 }

@@ -47,7 +47,8 @@ var deterministic = jsonv2.Deterministic(true)
 // sorts them. Unlike encoding/json, it does not escape <, > and &. What the v2 engine refuses
 // (a string of invalid UTF-8) is encoded by encoding/json.
 func EncodeValue(v any) ([]byte, error) {
-	if b, err := jsonv2.Marshal(v, deterministic); err == nil {
+	x := v // (encoding through an *any takes the v2 engine's fastest path)
+	if b, err := jsonv2.Marshal(&x, deterministic); err == nil {
 		return b, nil
 	}
 	return json.Marshal(v)
