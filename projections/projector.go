@@ -495,6 +495,7 @@ func prepareOne(pr Preparer, e eventlog.Event) (prepared any) {
 // batch applied again without that event, so a failed fold never leaves a partial change.
 type poison struct {
 	projection string
+	index      int // in the batch: the events of a packed message share their seq
 	seq        uint64
 	err        error
 }
@@ -504,7 +505,7 @@ func (e *poison) Error() string {
 }
 
 func (p *Projector) apply(batch preparedBatch) error {
-	skip := map[string]map[uint64]bool{}
+	skip := map[string]map[int]bool{}
 	for {
 		err := p.applyTx(batch, skip)
 		var pe *poison
@@ -512,15 +513,15 @@ func (p *Projector) apply(batch preparedBatch) error {
 			return err
 		}
 		if skip[pe.projection] == nil {
-			skip[pe.projection] = map[uint64]bool{}
+			skip[pe.projection] = map[int]bool{}
 		}
-		skip[pe.projection][pe.seq] = true
+		skip[pe.projection][pe.index] = true
 		p.skipped.Add(1)
 		p.logger.Error("projections: event skipped", "projection", pe.projection, "seq", pe.seq, "err", pe.err)
 	}
 }
 
-func (p *Projector) applyTx(b preparedBatch, skip map[string]map[uint64]bool) error {
+func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error {
 	start := time.Now()
 	batch := b.events
 	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
@@ -534,13 +535,13 @@ func (p *Projector) applyTx(b preparedBatch, skip map[string]map[uint64]bool) er
 				if e.Seq <= from {
 					continue // applied before; events of one packed message share a sequence
 				}
-				if !skip[pr.Name()][e.Seq] {
+				if !skip[pr.Name()][j] {
 					var prepared any
 					if b.prepared[i] != nil {
 						prepared = b.prepared[i][j]
 					}
 					if err := applyOne(tx, pr, e, prepared); err != nil {
-						return &poison{projection: pr.Name(), seq: e.Seq, err: err}
+						return &poison{projection: pr.Name(), index: j, seq: e.Seq, err: err}
 					}
 				}
 				cursor = e.Seq

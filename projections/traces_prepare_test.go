@@ -149,6 +149,10 @@ func TestTracesPreparedEqualsPlain(t *testing.T) {
 		if r.TotalTokens != 2 || r.Outputs["content"] != "bye" || len(r.InputMessages) != 1 || r.SessionID != "00000000-0000-4000-8000-000000000090" {
 			t.Errorf("run 11: tokens %d, outputs %v, input messages %v, project %s", r.TotalTokens, r.Outputs, r.InputMessages, r.SessionID)
 		}
+		// The refused post is skipped alone, not the message it came in.
+		if r, ok, _ := v.Run("default", "00000000-0000-4000-8000-000000000030"); !ok || r.Name != "alone" {
+			t.Errorf("run 30 after a refused post in its message: %v %+v", ok, r)
+		}
 		return nil
 	})
 }
