@@ -199,7 +199,7 @@ func parseTraceMultipart(c echo.Context, body io.Reader, limit int64) (*tracing.
 				o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name}, Msg: "not a JSON object", Type: "json_invalid"})
 				continue
 			}
-			o.SetFields(fields, []any{name})
+			o.SetObject(data, fields, []any{name})
 			if got := o.ID(); got != id {
 				o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name, "id"},
 					Msg: fmt.Sprintf("id %q is not the part's run id %s", got, id), Type: "value_error"})

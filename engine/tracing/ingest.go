@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -38,6 +39,11 @@ type Op struct {
 	// Problems found while parsing the op; it is refused with them. Locations are relative to
 	// the request body.
 	Problems []engine.FieldError
+
+	// text is the JSON object Run's fields were decoded from (textFields), when SetObject was
+	// given one: the run's JSON on the log reuses it rather than encoding Run again.
+	text       []byte
+	textFields map[string]any
 }
 
 // NewOp builds the op of a run object whose fields are given undecoded.
@@ -62,6 +68,22 @@ func (op *Op) SetFields(fields map[string]any, where []any) {
 			continue
 		}
 		op.Run[name] = v
+	}
+}
+
+// SetObject sets the run's fields from a run's main part: its JSON text, an object, and the
+// fields decoded from it (see SetFields). The text is kept, so that the run's JSON on the log is
+// that text with the fields set since appended, unless one it has was changed.
+func (op *Op) SetObject(text []byte, fields map[string]any, where []any) {
+	op.SetFields(fields, where)
+	op.text, op.textFields = nil, nil
+	for _, name := range rawFields {
+		if _, ok := fields[name]; ok {
+			return // (moved to Raw: the text would hold them twice)
+		}
+	}
+	if len(op.Run) == len(fields) { // (no field set before, by another part)
+		op.text, op.textFields = bytes.TrimSpace(text), fields
 	}
 }
 
@@ -98,6 +120,7 @@ func (op *Op) ID() string { s, _ := op.Run["id"].(string); return strings.ToLowe
 
 // attach adds an attachment's description to the run.
 func (op *Op) attach(name string, a trace.Attachment) {
+	op.text, op.textFields = nil, nil // (the map below may be the text's, changed in place)
 	m, _ := op.Run["attachments"].(map[string]any)
 	if m == nil {
 		m = map[string]any{}
@@ -320,7 +343,7 @@ func (in *ingest) findTrace(o *Op, r *trace.Run) (string, error) {
 
 // runJSON writes the op's run as one JSON object: its decoded fields, then the raw ones.
 func runJSON(o *Op) ([]byte, error) {
-	main, err := trace.EncodeValue(o.Run)
+	main, empty, err := o.mainJSON()
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +352,7 @@ func runJSON(o *Op) ([]byte, error) {
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, len(main)+rawSize(o)+64))
 	buf.Write(main[:len(main)-1])
-	first := len(main) == 2
+	first := empty
 	for _, name := range rawFields {
 		raw, ok := o.Raw[name]
 		if !ok {
@@ -344,6 +367,64 @@ func runJSON(o *Op) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// mainJSON encodes the op's decoded fields as a JSON object, and says whether it is empty: the
+// text they were decoded from with the fields set since appended when there is one and no field
+// of it changed, else Run encoded.
+func (o *Op) mainJSON() ([]byte, bool, error) {
+	if text := o.text; len(text) >= 2 && text[len(text)-1] == '}' {
+		var added []string
+		for k, v := range o.Run {
+			tv, ok := o.textFields[k]
+			if !ok {
+				added = append(added, k)
+			} else if !sameValue(v, tv) {
+				added = nil
+				text = nil
+				break
+			}
+		}
+		if text != nil && len(o.Run)-len(added) == len(o.textFields) {
+			if len(added) == 0 {
+				return text, len(o.Run) == 0, nil
+			}
+			slices.Sort(added)
+			out := append(make([]byte, 0, len(text)+64*len(added)), text[:len(text)-1]...)
+			for i, k := range added {
+				if i > 0 || len(o.textFields) > 0 {
+					out = append(out, ',')
+				}
+				name, err := trace.EncodeValue(k)
+				if err != nil {
+					return nil, false, err
+				}
+				v, err := trace.EncodeValue(o.Run[k])
+				if err != nil {
+					return nil, false, err
+				}
+				out = append(append(append(out, name...), ':'), v...)
+			}
+			return append(out, '}'), false, nil
+		}
+	}
+	main, err := trace.EncodeValue(o.Run)
+	return main, len(o.Run) == 0, err
+}
+
+// sameValue reports whether a field's value is still the one decoded from the op's text: the
+// same string, number or boolean, or the very same map or list.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case map[string]any, []any:
+		return reflect.ValueOf(a).Type() == reflect.ValueOf(b).Type() && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+	case nil, float64, bool:
+		return a == b
+	}
+	return false
 }
 
 func rawSize(o *Op) int {

@@ -34,6 +34,47 @@ func TestRunJSONSplicesRawFields(t *testing.T) {
 	}
 }
 
+// TestRunJSONReusesMainText checks that a run's JSON reuses the text of its main part when its
+// fields are unchanged, appends the fields set since, and encodes the run when one changed.
+func TestRunJSONReusesMainText(t *testing.T) {
+	const main = ` {"id": "a", "name":"n", "extra": {"k": [1, 2]}} `
+	for _, c := range []struct {
+		name   string
+		change func(o *Op)
+		want   string
+	}{
+		{"unchanged", func(o *Op) {}, `{"id": "a", "name":"n", "extra": {"k": [1, 2]}}`},
+		{"same value set again", func(o *Op) { o.Run["id"] = "a" }, `{"id": "a", "name":"n", "extra": {"k": [1, 2]}}`},
+		{"fields added", func(o *Op) { o.Run["trace_id"], o.Run["dotted_order"] = "t", "d<" },
+			`{"id": "a", "name":"n", "extra": {"k": [1, 2]},"dotted_order":"d<","trace_id":"t"}`},
+		{"raw fields", func(o *Op) { o.SetField("inputs", json.RawMessage(`{"i":1}`), nil) },
+			`{"id": "a", "name":"n", "extra": {"k": [1, 2]},"inputs":{"i":1}}`},
+		{"changed", func(o *Op) { o.Run["id"] = "b" }, `{"extra":{"k":[1,2]},"id":"b","name":"n"}`},
+		{"field part", func(o *Op) { o.SetField("extra", json.RawMessage(`{"k":3}`), nil) }, `{"extra":{"k":3},"id":"a","name":"n"}`},
+		{"attachment", func(o *Op) { o.attach("f", trace.Attachment{MimeType: "text/plain", Size: 1, Digest: "d"}) },
+			`{"attachments":{"f":{"digest":"d","mime_type":"text/plain","size":1}},"extra":{"k":[1,2]},"id":"a","name":"n"}`},
+	} {
+		o := NewOp(trace.KindPost, nil, nil)
+		o.Run["id"] = "a"
+		var fields map[string]any
+		if err := trace.DecodeObject([]byte(main), &fields); err != nil {
+			t.Fatal(err)
+		}
+		o.SetObject([]byte(main), fields, nil)
+		c.change(o)
+		got, err := runJSON(o)
+		if err != nil || string(got) != c.want || !json.Valid(got) {
+			t.Errorf("%s: runJSON = %s, %v; want %s", c.name, got, err, c.want)
+		}
+	}
+	// Inputs in the main part are moved to the raw fields: its text is not reused.
+	o := NewOp(trace.KindPost, nil, nil)
+	o.SetObject([]byte(`{"id":"a","inputs":{"x":1}}`), map[string]any{"id": "a", "inputs": map[string]any{"x": 1.0}}, nil)
+	if got, _ := runJSON(o); string(got) != `{"id":"a","inputs":{"x":1}}` || o.text != nil {
+		t.Errorf("main part with inputs: %s", got)
+	}
+}
+
 func TestSetFieldProblems(t *testing.T) {
 	o := NewOp(trace.KindPost, []any{"post.x"}, map[string]json.RawMessage{
 		"inputs": json.RawMessage(`[1]`), "outputs": json.RawMessage(`{"a":`), "events": json.RawMessage(`nope`),
