@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/jetgraph/jetgraph/engine/trace"
 )
 
 // The run payloads of the trace stream are decoded with the v2 engine of
@@ -54,7 +57,7 @@ func decodeRunDataV2(data []byte) (raw map[string]any, text map[string][]byte, b
 		}
 		switch n := name.String(); {
 		case strings.EqualFold(n, "run"): // (encoding/json matches names so)
-			raw, text, err = decodeRunFields(dec)
+			raw, text, err = decodeRunFields(dec, data)
 		case strings.EqualFold(n, "blob"):
 			blob = nil
 			err = jsonv2.UnmarshalDecode(dec, &blob)
@@ -71,8 +74,9 @@ func decodeRunDataV2(data []byte) (raw map[string]any, text map[string][]byte, b
 	return raw, text, blob, nil
 }
 
-// decodeRunFields reads a run object (or null) field by field.
-func decodeRunFields(dec *jsontext.Decoder) (map[string]any, map[string][]byte, error) {
+// decodeRunFields reads a run object (or null) field by field; data is the decoder's input.
+// Inputs are decoded only in part (the keys trace.DerivedInputKeys names), and their text kept.
+func decodeRunFields(dec *jsontext.Decoder, data []byte) (map[string]any, map[string][]byte, error) {
 	if dec.PeekKind() == jsontext.KindNull {
 		_, err := dec.ReadToken()
 		return nil, nil, err
@@ -89,7 +93,20 @@ func decodeRunFields(dec *jsontext.Decoder) (map[string]any, map[string][]byte, 
 		}
 		name := tok.String()
 		var v any
-		if textFields[name] && dec.PeekKind() == jsontext.KindBeginObject {
+		if name == "inputs" && dec.PeekKind() == jsontext.KindBeginObject {
+			// Only DeriveStored reads the decoded inputs here, and only some of their keys;
+			// the record keeps their text.
+			start := dec.InputOffset()
+			m, err := decodeKeys(dec, trace.DerivedInputKeys)
+			if err != nil {
+				return nil, nil, err
+			}
+			if text == nil {
+				text = make(map[string][]byte, 2)
+			}
+			text[name] = bytes.Clone(bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n:"))
+			v = m // (only ever stored as the text: textOf finds it by this map)
+		} else if textFields[name] && dec.PeekKind() == jsontext.KindBeginObject {
 			val, err := dec.ReadValue()
 			if err != nil {
 				return nil, nil, err
@@ -122,4 +139,29 @@ func expectObject(dec *jsontext.Decoder) error {
 		return fmt.Errorf("run payload: expected an object, found %s", tok.Kind())
 	}
 	return nil
+}
+
+// decodeKeys reads an object, decoding the values of keys and skipping the others.
+func decodeKeys(dec *jsontext.Decoder, keys []string) (map[string]any, error) {
+	if err := expectObject(dec); err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	for dec.PeekKind() != jsontext.KindEndObject {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		if name := tok.String(); slices.Contains(keys, name) {
+			var v any
+			if err := jsonv2.UnmarshalDecode(dec, &v); err != nil {
+				return nil, err
+			}
+			m[name] = v
+		} else if err := dec.SkipValue(); err != nil {
+			return nil, err
+		}
+	}
+	_, err := dec.ReadToken()
+	return m, err
 }

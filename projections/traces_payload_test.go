@@ -3,7 +3,10 @@ package projections
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine/trace"
 )
 
 // TestDecodeRunDataAsEncodingJSON checks that run payloads decode to the values encoding/json
@@ -14,8 +17,9 @@ func TestDecodeRunDataAsEncodingJSON(t *testing.T) {
 		data string
 		text map[string]string
 	}{
-		"plain": {`{"run":{"id":"a","n":1.5e3,"inputs": {"b": [1, "x\u00e9"], "a": null} ,"outputs":{"z":{}},"extra":{"k":true}}}`,
-			map[string]string{"inputs": `{"b": [1, "x\u00e9"], "a": null}`, "outputs": `{"z":{}}`}},
+		"plain": {`{"run":{"id":"a","n":1.5e3,"inputs": {"b": [1, "x\u00e9"], "model": "m", "a": null} ,"outputs":{"z":{}},"extra":{"k":true}}}`,
+			map[string]string{"inputs": `{"b": [1, "x\u00e9"], "model": "m", "a": null}`, "outputs": `{"z":{}}`}},
+		"inputs last":                {`{"run":{"inputs":{"model_name":{"a":[]}}}}`, map[string]string{"inputs": `{"model_name":{"a":[]}}`}},
 		"null and non-object fields": {`{"run":{"id":"a","inputs":null,"outputs":[1]}}`, nil},
 		"blob":                       {`{"blob":{"name":"x","size":3}}`, nil},
 		"blob and run":               {`{"run":{"id":"a"},"blob":{"name":"x","size":3}}`, nil},
@@ -27,6 +31,14 @@ func TestDecodeRunDataAsEncodingJSON(t *testing.T) {
 		raw, text, blob, err := decodeRunData([]byte(c.data))
 		var want RunData
 		wantErr := json.Unmarshal([]byte(c.data), &want)
+		if in, ok := want.Run["inputs"].(map[string]any); ok && text["inputs"] != nil {
+			// Inputs kept as text are decoded only for the keys DeriveStored reads.
+			for k := range in {
+				if !slices.Contains(trace.DerivedInputKeys, k) {
+					delete(in, k)
+				}
+			}
+		}
 		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(raw, want.Run) || !reflect.DeepEqual(blob, want.Blob) {
 			t.Errorf("%s: got %v %v %v, encoding/json %v %v %v", name, raw, blob, err, want.Run, want.Blob, wantErr)
 		}

@@ -11,6 +11,10 @@ import (
 // own: RollUp gives them their descendants'.
 func Derive(r *Run, prices *Prices) { derive(r, prices, true) }
 
+// DerivedInputKeys are the keys of a run's inputs DeriveStored reads (ModelOf's): inputs that
+// hold only these of their keys derive the same. Derive's messages read them all.
+var DerivedInputKeys = []string{"model", "model_name"}
+
 // DeriveStored is Derive without the normalised messages and their problems, which stay nil:
 // they are derived from the inputs and outputs alone, so storage leaves them out and readers
 // call Derive again.

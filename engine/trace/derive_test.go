@@ -68,6 +68,26 @@ func TestDeriveLLMRun(t *testing.T) {
 	if !reflect.DeepEqual(stored, r) {
 		t.Errorf("DeriveStored differs from Derive:\n%+v\n%+v", stored, r)
 	}
+	// It reads only DerivedInputKeys of the inputs.
+	for _, model := range []any{nil, "gpt-4o-mini"} {
+		full := stored
+		full.Extra = map[string]any{}
+		full.Inputs = deepCopy(t, r.Inputs)
+		full.Inputs["model"] = model
+		part := full
+		part.Inputs = map[string]any{}
+		for _, k := range DerivedInputKeys {
+			if v, ok := full.Inputs[k]; ok {
+				part.Inputs[k] = v
+			}
+		}
+		DeriveStored(&full, DefaultPrices())
+		DeriveStored(&part, DefaultPrices())
+		part.Inputs = full.Inputs
+		if !reflect.DeepEqual(part, full) || full.ModelName != firstStr(model) {
+			t.Errorf("DeriveStored with inputs %v differs from with all its inputs:\n%+v\n%+v", part.Inputs, part, full)
+		}
+	}
 
 	// The JSON reads back unchanged.
 	b, _ := json.Marshal(r)
