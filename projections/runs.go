@@ -224,6 +224,29 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 	return rec, ok, err
 }
 
+// RunStatus is what waiting for a run needs of its record.
+type RunStatus struct {
+	Status  string `json:"status"`
+	Cancel  string `json:"cancel,omitempty"`
+	Attempt int    `json:"attempt"`
+}
+
+// Active reports whether the run has not ended.
+func (s RunStatus) Active() bool { return s.Status == engine.RunPending || s.Status == engine.RunRunning }
+
+// Status returns the status of a run of a thread, without decoding the rest of its record (its
+// kwargs above all): the loops that wait for a run to change read it at every change.
+func (r *Runs) Status(tenant, thread, run string) (RunStatus, bool, error) {
+	var st RunStatus
+	var ok bool
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		ok, err = getJSON(tx.Bucket(runsBucket), runKey(tenant, thread, run), &st)
+		return err
+	})
+	return st, ok, err
+}
+
 // ThreadOf returns the thread a run is on, or false when the run does not exist.
 func (r *Runs) ThreadOf(tenant, run string) (string, bool, error) {
 	var thread string

@@ -364,15 +364,16 @@ func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecor
 	tenant := engine.TenantFrom(ctx)
 	for {
 		changed := s.runs.Watch(tenant, thread, run)
-		rec, err := s.Get(ctx, thread, run)
-		if err != nil || !rec.Active() {
+		st, ok, err := s.runs.Status(tenant, thread, run)
+		if err != nil || !ok || !st.Active() {
 			s.runs.Unwatch(tenant, thread, run, changed)
-			return rec, err
+			return s.Get(ctx, thread, run)
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			s.runs.Unwatch(tenant, thread, run, changed)
+			rec, _ := s.Get(context.WithoutCancel(ctx), thread, run)
 			return rec, engine.E(engine.Op("runs.wait"), engine.Unavailable, ctx.Err())
 		}
 	}

@@ -388,7 +388,7 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
 	for {
 		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
-		cur, ok, err := s.runs.Get(tenant, rec.ThreadID, rec.RunID)
+		cur, ok, err := s.runs.Status(tenant, rec.ThreadID, rec.RunID)
 		if err == nil && ok && cur.Cancel != "" {
 			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
 			cancel(errCancelled{cur.Cancel})

@@ -70,7 +70,16 @@ type Tracer struct {
 
 	mu   sync.Mutex
 	runs map[string]*active // run id -> its trace, while it executes
+
+	// ending counts the final appends of ended runs, made in the background so that a worker is
+	// free for its next run at once; slots bounds how many are under way (a full set makes End
+	// wait: tracing falls behind no further than that).
+	ending sync.WaitGroup
+	slots  chan struct{}
 }
+
+// maxEnding bounds the final appends under way at once.
+const maxEnding = 64
 
 // active is the trace of an executing run, with what its appends need.
 type active struct {
@@ -91,7 +100,7 @@ func New(ing Ingester, cfg Config) *Tracer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}}
+	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, slots: make(chan struct{}, maxEnding)}
 }
 
 // Project is the project the runs' traces go to.
@@ -118,7 +127,8 @@ func (t *Tracer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	return a.trace.handle
 }
 
-// End is runs.Streamer.End: it closes the run's spans and appends what is left of them.
+// End is runs.Streamer.End: it closes the run's spans and appends what is left of them in the
+// background (Wait waits for those appends).
 func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
 	t.mu.Lock()
 	a := t.runs[rec.RunID]
@@ -128,16 +138,26 @@ func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFi
 		return // cancelled before it began here
 	}
 	a.trace.finish(fin, time.Now())
-	t.flush(a)
+	t.slots <- struct{}{}
+	t.ending.Add(1)
+	go func() {
+		defer func() { <-t.slots; t.ending.Done() }()
+		t.flush(a)
+	}()
 }
 
-// Run appends the spans of the executing runs every FlushInterval until ctx ends.
+// Wait returns once the spans of every run that has ended are appended (or dropped).
+func (t *Tracer) Wait() { t.ending.Wait() }
+
+// Run appends the spans of the executing runs every FlushInterval until ctx ends, then waits
+// for the appends of ended runs.
 func (t *Tracer) Run(ctx context.Context) {
 	tick := time.NewTicker(t.cfg.FlushInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			t.Wait()
 			return
 		case <-tick.C:
 			t.mu.Lock()

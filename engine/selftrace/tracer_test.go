@@ -107,6 +107,7 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 	sink(graph.Event{Mode: "values", Data: map[string]any{"q": "hi", "a": 1}})
 	sink(graph.Event{Mode: "values", NS: []string{"node:t1"}, Data: map[string]any{"sub": true}})
 	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunFailed, Error: &engine.RunError{Error: "ValueError", Message: "bad"}})
+	tr.Wait()
 
 	runs := ing.snapshot()
 	root, node, inner, model := runs["g"], runs["node"], runs["inner"], runs["gpt-4o-mini"]
@@ -144,6 +145,7 @@ func TestTracerSecondAttempt(t *testing.T) {
 	rec.Attempt, rec.StartedAt = 2, engine.At(started)
 	tr.Begin(ctx, rec)
 	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	tr.Wait()
 	runs := ing.snapshot()
 	if runs["node"].Status != trace.StatusError || runs["as"].Status != trace.StatusSuccess || !runs["as"].StartTime.Equal(started.Truncate(time.Microsecond)) {
 		t.Errorf("runs %+v", runs)
