@@ -147,80 +147,111 @@ func traceReadPart(p *multipart.Part, limit int64) ([]byte, error) {
 // traceRunFields are the field parts a run may have (post.<id>.<field>, patch.<id>.<field>).
 var traceRunFields = map[string]bool{"inputs": true, "outputs": true, "events": true, "extra": true, "error": true, "serialized": true}
 
-// parseTraceMultipart reads a multipart ingestion body part by part as it arrives, without holding
-// more than the parts themselves. A body that cannot be read as multipart fails whole; a part
-// that is wrong refuses only its item.
+// parseTraceMultipart reads a multipart ingestion body. A body that cannot be read as
+// multipart fails whole; a part that is wrong refuses only its item.
+//
+// The body is read whole (the parts are kept anyway), then split by splitTraceMultipart when it
+// has the plain form the clients send, else by mime/multipart.
 func parseTraceMultipart(c echo.Context, body io.Reader, limit int64) (*tracing.Batch, error) {
 	const op = "tracing.multipart"
 	mt, params, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
 		return nil, engine.E(engine.Op(op), engine.BadRequest, "Expected a multipart/form-data body with a boundary.")
 	}
-	b := &tracing.Batch{RequireIDs: true}
-	ops := map[string]*tracing.Op{}
-	opOf := func(kind, id string) *tracing.Op {
-		key := kind + "." + id
-		o := ops[key]
-		if o == nil {
-			o = tracing.NewOp(kind, []any{key}, nil)
-			o.Run["id"] = id
-			ops[key] = o
-			b.Ops = append(b.Ops, o)
-		}
-		return o
+	var buf bytes.Buffer
+	if n := c.Request().ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + bytes.MinRead)
 	}
-	mr := multipart.NewReader(body, params["boundary"])
-	for {
-		p, err := mr.NextRawPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, traceBodyError(err, "multipart")
-		}
-		name := p.FormName()
-		data, err := traceReadPart(p, limit)
-		if err != nil {
-			return nil, traceBodyError(err, "multipart")
-		}
-		segs := strings.SplitN(name, ".", 3)
-		switch {
-		case len(segs) >= 2 && (segs[0] == trace.KindPost || segs[0] == trace.KindPatch):
-			id := strings.ToLower(segs[1])
-			o := opOf(segs[0], id)
-			if len(segs) == 3 {
-				if traceRunFields[segs[2]] {
-					o.SetField(segs[2], data, []any{"body", name})
-				} // other fields are ignored, as the contract says
-				continue
-			}
-			var fields map[string]any
-			if err := trace.DecodeObject(data, &fields); err != nil || fields == nil {
-				o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name}, Msg: "not a JSON object", Type: "json_invalid"})
-				continue
-			}
-			o.SetObject(data, fields, []any{name})
-			if got := o.ID(); got != id {
-				o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name, "id"},
-					Msg: fmt.Sprintf("id %q is not the part's run id %s", got, id), Type: "value_error"})
-			}
-		case len(segs) == 3 && segs[0] == "attachment":
-			mimeType, _, _ := mime.ParseMediaType(p.Header.Get(echo.HeaderContentType))
-			if mimeType == "" {
-				mimeType = "application/octet-stream"
-			}
-			b.Attachments = append(b.Attachments, &tracing.Attachment{Where: []any{name}, RunID: segs[1], Name: segs[2],
-				MimeType: mimeType, Data: data})
-		case len(segs) == 2 && segs[0] == "feedback":
-			b.Feedback = append(b.Feedback, &tracing.Feedback{Where: []any{name}, ID: segs[1], Raw: data})
-		default:
-			ops["?"+name] = &tracing.Op{Problems: []engine.FieldError{{Loc: []any{"body", name},
-				Msg:  "unknown part: expected post.<id>[.<field>], patch.<id>[.<field>], attachment.<id>.<name> or feedback.<id>",
-				Type: "value_error"}}}
-			b.Ops = append(b.Ops, ops["?"+name])
+	if _, err := buf.ReadFrom(body); err != nil {
+		return nil, traceBodyError(err, "multipart")
+	}
+	b := &tracing.Batch{RequireIDs: true}
+	p := &traceParts{b: b, ops: map[string]*tracing.Op{}}
+	if !splitTraceMultipart(buf.Bytes(), params["boundary"], p.add) {
+		*p = traceParts{b: b, ops: map[string]*tracing.Op{}}
+		*b = tracing.Batch{RequireIDs: true}
+		if err := mimeTraceMultipart(buf.Bytes(), params["boundary"], limit, p.add); err != nil {
+			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// mimeTraceMultipart hands every part of a multipart body to add, read by mime/multipart.
+func mimeTraceMultipart(body []byte, boundary string, limit int64, add func(name, ctype string, data []byte)) error {
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for {
+		p, err := mr.NextRawPart()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return traceBodyError(err, "multipart")
+		}
+		data, err := traceReadPart(p, limit)
+		if err != nil {
+			return traceBodyError(err, "multipart")
+		}
+		add(p.FormName(), p.Header.Get(echo.HeaderContentType), data)
+	}
+}
+
+// traceParts turns the parts of a multipart body into a batch.
+type traceParts struct {
+	b   *tracing.Batch
+	ops map[string]*tracing.Op
+}
+
+func (t *traceParts) opOf(kind, id string) *tracing.Op {
+	key := kind + "." + id
+	o := t.ops[key]
+	if o == nil {
+		o = tracing.NewOp(kind, []any{key}, nil)
+		o.Run["id"] = id
+		t.ops[key] = o
+		t.b.Ops = append(t.b.Ops, o)
+	}
+	return o
+}
+
+// add takes one part: its form name, its Content-Type and its bytes.
+func (t *traceParts) add(name, ctype string, data []byte) {
+	segs := strings.SplitN(name, ".", 3)
+	switch {
+	case len(segs) >= 2 && (segs[0] == trace.KindPost || segs[0] == trace.KindPatch):
+		id := strings.ToLower(segs[1])
+		o := t.opOf(segs[0], id)
+		if len(segs) == 3 {
+			if traceRunFields[segs[2]] {
+				o.SetField(segs[2], data, []any{"body", name})
+			} // other fields are ignored, as the contract says
+			return
+		}
+		var fields map[string]any
+		if err := trace.DecodeObject(data, &fields); err != nil || fields == nil {
+			o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name}, Msg: "not a JSON object", Type: "json_invalid"})
+			return
+		}
+		o.SetObject(data, fields, []any{name})
+		if got := o.ID(); got != id {
+			o.Problems = append(o.Problems, engine.FieldError{Loc: []any{"body", name, "id"},
+				Msg: fmt.Sprintf("id %q is not the part's run id %s", got, id), Type: "value_error"})
+		}
+	case len(segs) == 3 && segs[0] == "attachment":
+		mimeType, _, _ := mime.ParseMediaType(ctype)
+		if mimeType == "" {
+			mimeType = "application/octet-stream"
+		}
+		t.b.Attachments = append(t.b.Attachments, &tracing.Attachment{Where: []any{name}, RunID: segs[1], Name: segs[2],
+			MimeType: mimeType, Data: data})
+	case len(segs) == 2 && segs[0] == "feedback":
+		t.b.Feedback = append(t.b.Feedback, &tracing.Feedback{Where: []any{name}, ID: segs[1], Raw: data})
+	default:
+		t.ops["?"+name] = &tracing.Op{Problems: []engine.FieldError{{Loc: []any{"body", name},
+			Msg:  "unknown part: expected post.<id>[.<field>], patch.<id>[.<field>], attachment.<id>.<name> or feedback.<id>",
+			Type: "value_error"}}}
+		t.b.Ops = append(t.b.Ops, t.ops["?"+name])
+	}
 }
 
 // parseTraceBatch reads a POST /runs/batch body: {"post": [run...], "patch": [run...]}.
