@@ -320,13 +320,18 @@ func merge(r *Run, kind string, p payload) {
 		r.Patched = nil
 	}
 	if kind == KindPost {
-		fillIn(r)
+		var segs []Segment
+		if p.dotted != nil && *p.dotted == r.DottedOrder {
+			segs = p.segments // (parsed by check already)
+		} else {
+			segs, _ = ParseDottedOrder(r.DottedOrder)
+		}
+		fillIn(r, segs)
 	}
 }
 
-// fillIn completes the ids a post implies.
-func fillIn(r *Run) {
-	segs, _ := ParseDottedOrder(r.DottedOrder)
+// fillIn completes the ids a post implies; segs are the segments of r's dotted order.
+func fillIn(r *Run, segs []Segment) {
 	if r.TraceID == "" {
 		switch {
 		case len(segs) > 0:
