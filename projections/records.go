@@ -1,8 +1,10 @@
 package projections
 
 import (
-	"encoding/json"
 	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"go.etcd.io/bbolt"
 
@@ -11,7 +13,7 @@ import (
 
 // putJSON stores v as JSON under key.
 func putJSON(b *bbolt.Bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
+	raw, err := jsonv1.Marshal(v)
 	if err != nil {
 		return err
 	}
@@ -24,7 +26,7 @@ func getJSON(b *bbolt.Bucket, key []byte, v any) (bool, error) {
 	if raw == nil {
 		return false, nil
 	}
-	return true, json.Unmarshal(raw, v)
+	return true, jsonv2.Unmarshal(raw, v)
 }
 
 // orMissing returns err, or an error saying e names a record the projection does not have.
