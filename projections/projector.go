@@ -31,7 +31,7 @@ import (
 
 // SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
 // stores: files of another version are rebuilt from the log at start.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Projection folds events into buckets of its own.
 type Projection interface {
@@ -550,7 +550,10 @@ func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error
 				return err
 			}
 		}
-		for _, e := range batch {
+		for i, e := range batch {
+			if i+1 < len(batch) && batch[i+1].Aggregate == e.Aggregate {
+				continue // (the next one writes the aggregate's version: packed events come together)
+			}
 			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
 				return err
 			}

@@ -105,7 +105,7 @@ var (
 	tFeedback   = []byte("trace_feedback")        // tenant,trace,feedback -> feedback JSON
 	tProjects   = []byte("trace_projects")        // tenant,project -> Project JSON
 	tNames      = []byte("trace_project_names")   // tenant,name -> project id
-	tCounters   = []byte("trace_project_stats")   // tenant,project,counter -> int64 (8)
+	tCounters   = []byte("trace_project_stats")   // tenant,project -> the project's counters
 	tRootTimes  = []byte("trace_project_latency") // tenant,project,l|f,seconds(8),run -> nil
 	traceBucket = [][]byte{tRuns, tMeta, tByProject, tByTrace, tTraces, tExpiry, tFeedback,
 		tProjects, tNames, tCounters, tRootTimes}

@@ -3,6 +3,7 @@ package projections
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine/trace"
@@ -25,6 +26,22 @@ func TraceRecordText(bucket string, v []byte) (text string, ok bool, err error) 
 			return "", true, err
 		}
 		return fmt.Sprintf("%s\n  extra: %s\n  events: %s\n  inputs: %s\n  outputs: %s", head, sec.extra, sec.events, sec.inputs, sec.outputs), true, nil
+	case string(tCounters):
+		c, err := decodeCounters(v)
+		if err != nil {
+			return "", true, err
+		}
+		var b strings.Builder
+		b.WriteString("{")
+		for i, n := range c {
+			if n != 0 {
+				if b.Len() > 1 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, "%q:%d", counterNames[i], n)
+			}
+		}
+		return b.String() + "}", true, nil
 	case string(tMeta):
 		m, err := decodeMeta(v)
 		if err != nil {

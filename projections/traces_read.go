@@ -218,15 +218,14 @@ type ProjectStats struct {
 
 // ProjectStats reads a project's roll-ups.
 func (v *TraceView) ProjectStats(tenant, id string) ProjectStats {
-	c := v.tx.Bucket(tCounters)
-	n := func(name string) int64 { return int64(readU64(c.Get(tkey(tenant, id, name)))) }
-	s := ProjectStats{Runs: n(cRuns), Roots: n(cRoots), Errors: n(cErrors), Streaming: n(cStreaming),
-		PromptTokens: n(cPrompt), CompletionTokens: n(cComp), TotalTokens: n(cTotal)}
-	if n(cCosted) > 0 {
-		cost := func(name string) *float64 { v := float64(n(name)) / 1e9; return &v }
-		s.PromptCost, s.CompletionCost, s.TotalCost = cost(cPCost), cost(cCCost), cost(cTCost)
+	c, _ := decodeCounters(v.tx.Bucket(tCounters).Get(tkey(tenant, id)))
+	s := ProjectStats{Runs: c[cRuns], Roots: c[cRoots], Errors: c[cErrors], Streaming: c[cStreaming],
+		PromptTokens: c[cPrompt], CompletionTokens: c[cComp], TotalTokens: c[cTotal]}
+	if c[cCosted] > 0 {
+		cost := func(n int64) *float64 { v := float64(n) / 1e9; return &v }
+		s.PromptCost, s.CompletionCost, s.TotalCost = cost(c[cPCost]), cost(c[cCCost]), cost(c[cTCost])
 	}
-	if ls := n(cLastStart); ls != 0 {
+	if ls := c[cLastStart]; ls != 0 {
 		t := time.Unix(0, ls).UTC()
 		s.LastRunStart = &t
 	}
@@ -292,6 +291,7 @@ func (t *Traces) Expire(before time.Time, limit int) (int, error) {
 func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 	prefix := tkey(tenant, traceID)
 	ancestors := map[string]bool{}
+	cs := newCounterSet(tx, tenant)
 	var ids []string
 	c := tx.Bucket(tByTrace).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, _ = c.Next() {
@@ -305,10 +305,8 @@ func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 		for _, a := range m.Ancestors {
 			ancestors[a] = true
 		}
-		if err := counters(tx, tenant, m, -1); err != nil {
-			return err
-		}
-		if err := rootEntries(tx, tenant, id, m, -1); err != nil {
+		counters(cs, m, -1)
+		if err := rootEntries(tx, cs, id, m, -1); err != nil {
 			return err
 		}
 		for _, b := range [][]byte{tRuns, tMeta} {
@@ -321,6 +319,9 @@ func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 				return err
 			}
 		}
+	}
+	if err := cs.flush(); err != nil {
+		return err
 	}
 	for _, b := range [][]byte{tByTrace, tFeedback} {
 		if err := deleteUnder(tx.Bucket(b), prefix); err != nil {

@@ -10,29 +10,94 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// Project counters (see tCounters).
+// Project counters, stored together as one record under tenant,project in tCounters: a
+// varint for each, in this order.
 const (
-	cRuns      = "runs"      // every run
-	cRoots     = "roots"     // root runs (traces)
-	cErrors    = "errors"    // root runs with an error
-	cStreaming = "streaming" // root runs with a first token in their tree
-	cLastStart = "last_start"
-	cPrompt    = "prompt_tokens"
-	cComp      = "completion_tokens"
-	cTotal     = "total_tokens"
-	cPCost     = "prompt_cost" // nano-dollars
-	cCCost     = "completion_cost"
-	cTCost     = "total_cost"
-	cCosted    = "costed"
+	cRuns      = iota // every run
+	cRoots            // root runs (traces)
+	cErrors           // root runs with an error
+	cStreaming        // root runs with a first token in their tree
+	cLastStart        // the latest start of a root run (unix nanoseconds)
+	cPrompt           // tokens
+	cComp
+	cTotal
+	cPCost // costs, nano-dollars
+	cCCost
+	cTCost
+	cCosted // runs with a cost
+	nCounters
 )
 
-func addCounter(tx *bbolt.Tx, tenant, project, name string, delta int64) error {
-	if delta == 0 {
-		return nil
+// counterNames name the counters (for golden files).
+var counterNames = [nCounters]string{"runs", "roots", "errors", "streaming", "last_start", "prompt_tokens",
+	"completion_tokens", "total_tokens", "prompt_cost", "completion_cost", "total_cost", "costed"}
+
+type projectCounters [nCounters]int64
+
+func decodeCounters(b []byte) (projectCounters, error) {
+	var c projectCounters
+	if b == nil {
+		return c, nil
 	}
-	b := tx.Bucket(tCounters)
-	k := tkey(tenant, project, name)
-	return b.Put(k, u64(uint64(int64(readU64(b.Get(k)))+delta)))
+	r := &recReader{b: b}
+	for i := range c {
+		c[i] = r.varint()
+	}
+	if r.bad || len(r.b) != 0 {
+		return c, errShortRecord
+	}
+	return c, nil
+}
+
+func (c *projectCounters) encode() []byte {
+	b := make([]byte, 0, nCounters*3)
+	for _, v := range c {
+		b = binary.AppendVarint(b, v)
+	}
+	return b
+}
+
+// counterSet holds the counters of the projects a change touches: each read once, and written
+// once by flush.
+type counterSet struct {
+	tx     *bbolt.Tx
+	tenant string
+	recs   map[string]*projectCounters
+	err    error
+}
+
+func newCounterSet(tx *bbolt.Tx, tenant string) *counterSet {
+	return &counterSet{tx: tx, tenant: tenant, recs: make(map[string]*projectCounters, 1)}
+}
+
+func (c *counterSet) of(project string) *projectCounters {
+	if r, ok := c.recs[project]; ok {
+		return r
+	}
+	r, err := decodeCounters(c.tx.Bucket(tCounters).Get(tkey(c.tenant, project)))
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	c.recs[project] = &r
+	return &r
+}
+
+func (c *counterSet) add(project string, counter int, delta int64) {
+	if delta != 0 {
+		c.of(project)[counter] += delta
+	}
+}
+
+func (c *counterSet) flush() error {
+	if c.err != nil {
+		return c.err
+	}
+	for project, r := range c.recs {
+		if err := c.tx.Bucket(tCounters).Put(tkey(c.tenant, project), r.encode()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func projectKey(tenant string, m runMeta, id string) []byte {
@@ -44,6 +109,14 @@ func projectKey(tenant string, m runMeta, id string) []byte {
 // reindex moves a run's entries in the indexes, counters and roll-ups from what old says to
 // what neu says.
 func reindex(tx *bbolt.Tx, tenant, id string, old, neu runMeta) error {
+	cs := newCounterSet(tx, tenant)
+	if err := reindexWith(tx, cs, tenant, id, old, neu); err != nil {
+		return err
+	}
+	return cs.flush()
+}
+
+func reindexWith(tx *bbolt.Tx, cs *counterSet, tenant, id string, old, neu runMeta) error {
 	if old.Posted && (old.Project != neu.Project || old.Start != neu.Start) {
 		if err := tx.Bucket(tByProject).Delete(projectKey(tenant, old, id)); err != nil {
 			return err
@@ -59,36 +132,37 @@ func reindex(tx *bbolt.Tx, tenant, id string, old, neu runMeta) error {
 			return err
 		}
 	}
-	if err := counters(tx, tenant, old, -1); err != nil {
+	counters(cs, old, -1)
+	counters(cs, neu, 1)
+	if err := rootEntries(tx, cs, id, old, -1); err != nil {
 		return err
 	}
-	if err := counters(tx, tenant, neu, 1); err != nil {
-		return err
-	}
-	if err := rootEntries(tx, tenant, id, old, -1); err != nil {
-		return err
-	}
-	if err := rootEntries(tx, tenant, id, neu, 1); err != nil {
+	if err := rootEntries(tx, cs, id, neu, 1); err != nil {
 		return err
 	}
 	if slices.Equal(old.Ancestors, neu.Ancestors) && old.Own.equal(neu.Own) {
 		return nil
 	}
-	if err := rollUp(tx, tenant, old, -1); err != nil {
+	if err := rollUp(tx, cs, old, -1); err != nil {
 		return err
 	}
-	return rollUp(tx, tenant, neu, 1)
+	return rollUp(tx, cs, neu, 1)
 }
 
 // counters adds (sign 1) or removes (sign -1) a run's own values in its project's counters.
-func counters(tx *bbolt.Tx, tenant string, m runMeta, sign int64) error {
+func counters(cs *counterSet, m runMeta, sign int64) {
 	if !m.Posted {
-		return nil
+		return
 	}
-	add := func(name string, v int64) error { return addCounter(tx, tenant, m.Project, name, sign*v) }
-	return errors.Join(add(cRuns, 1), add(cPrompt, m.Own.Prompt), add(cComp, m.Own.Completion),
-		add(cTotal, m.Own.Total), add(cPCost, m.Own.PromptCost), add(cCCost, m.Own.CompCost),
-		add(cTCost, m.Own.TotalCost), add(cCosted, m.Own.Costed))
+	c := cs.of(m.Project)
+	c[cRuns] += sign
+	c[cPrompt] += sign * m.Own.Prompt
+	c[cComp] += sign * m.Own.Completion
+	c[cTotal] += sign * m.Own.Total
+	c[cPCost] += sign * m.Own.PromptCost
+	c[cCCost] += sign * m.Own.CompCost
+	c[cTCost] += sign * m.Own.TotalCost
+	c[cCosted] += sign * m.Own.Costed
 }
 
 // firstToken is the earliest first token of a run's tree, 0 when none.
@@ -107,44 +181,41 @@ func sortable(v float64) []byte { return u64(math.Float64bits(max(v, 0))) }
 
 // rootEntries adds or removes what a root run counts for in its project's statistics: the run
 // and error counts, and its latency and time to first token in the sorted index.
-func rootEntries(tx *bbolt.Tx, tenant, id string, m runMeta, sign int64) error {
+func rootEntries(tx *bbolt.Tx, cs *counterSet, id string, m runMeta, sign int64) error {
 	if !m.Posted || len(m.Ancestors) > 0 {
 		return nil
 	}
 	b := tx.Bucket(tRootTimes)
 	entry := func(kind string, v float64) error {
-		k := append(append(tkey(tenant, m.Project, kind), 0), sortable(v)...)
+		k := append(append(tkey(cs.tenant, m.Project, kind), 0), sortable(v)...)
 		k = append(k, id...)
 		if sign > 0 {
 			return b.Put(k, nil)
 		}
 		return b.Delete(k)
 	}
-	add := func(name string, v int64) error { return addCounter(tx, tenant, m.Project, name, sign*v) }
 	var errs []error
-	errs = append(errs, add(cRoots, 1))
+	cs.add(m.Project, cRoots, sign)
 	if m.Error {
-		errs = append(errs, add(cErrors, 1))
+		cs.add(m.Project, cErrors, sign)
 	}
 	if m.Latency != nil {
 		errs = append(errs, entry("l", *m.Latency))
 	}
 	if ft := m.firstToken(); ft != 0 {
-		errs = append(errs, add(cStreaming, 1), entry("f", float64(ft-m.Start)/1e9))
+		cs.add(m.Project, cStreaming, sign)
+		errs = append(errs, entry("f", float64(ft-m.Start)/1e9))
 	}
-	if sign > 0 {
-		c := tx.Bucket(tCounters)
-		k := tkey(tenant, m.Project, cLastStart)
-		if int64(readU64(c.Get(k))) < m.Start {
-			errs = append(errs, c.Put(k, u64(uint64(m.Start))))
-		}
+	if c := cs.of(m.Project); sign > 0 && c[cLastStart] < m.Start {
+		c[cLastStart] = m.Start
 	}
 	return errors.Join(errs...)
 }
 
 // rollUp adds (or removes) a run's own sums to those of every ancestor. A root whose tree gets
 // an earlier first token is re-entered in its project's statistics.
-func rollUp(tx *bbolt.Tx, tenant string, m runMeta, sign int64) error {
+func rollUp(tx *bbolt.Tx, cs *counterSet, m runMeta, sign int64) error {
+	tenant := cs.tenant
 	if !m.Posted {
 		return nil
 	}
@@ -159,7 +230,7 @@ func rollUp(tx *bbolt.Tx, tenant string, m runMeta, sign int64) error {
 			am.Desc.FirstToken = ft // the earliest first token only ever moves earlier
 		}
 		if am.firstToken() != before.firstToken() {
-			if err := errors.Join(rootEntries(tx, tenant, a, before, -1), rootEntries(tx, tenant, a, am, 1)); err != nil {
+			if err := errors.Join(rootEntries(tx, cs, a, before, -1), rootEntries(tx, cs, a, am, 1)); err != nil {
 				return err
 			}
 		}
