@@ -3,7 +3,6 @@ package projections
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -56,7 +55,7 @@ func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Type {
 	case engine.AssistantCreated:
 		var d engine.AssistantCreatedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		v := versionOf(id, 1, d.AssistantSpec, at)
@@ -66,7 +65,7 @@ func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return putJSON(cur, key, current(v, at, at))
 	case engine.AssistantUpdated:
 		var d engine.AssistantUpdatedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		var old engine.Assistant
@@ -83,7 +82,7 @@ func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return putJSON(cur, key, current(v, old.CreatedAt, at))
 	case engine.AssistantLatestSet:
 		var d engine.AssistantLatestSetData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		var old engine.Assistant
@@ -210,7 +209,7 @@ func (a *Assistants) Versions(tenant, id string, metadata map[string]any, limit,
 		c := b.Cursor()
 		for k, raw := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, raw = c.Next() {
 			var v engine.AssistantVersion
-			if err := json.Unmarshal(raw, &v); err != nil {
+			if err := decodeJSON(raw, &v); err != nil {
 				return fmt.Errorf("projections: assistant version %q: %w", k, err)
 			}
 			if len(metadata) > 0 && !engine.Contains(anyMap(v.Metadata), anyMap(metadata)) {
@@ -254,7 +253,7 @@ func (a *Assistants) Search(tenant string, q AssistantQuery) ([]engine.Assistant
 		prefix := []byte(tenant + "/")
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var as engine.Assistant
-			if err := json.Unmarshal(v, &as); err != nil {
+			if err := decodeJSON(v, &as); err != nil {
 				return fmt.Errorf("projections: assistant %s: %w", k, err)
 			}
 			if q.GraphID != "" && as.GraphID != q.GraphID {

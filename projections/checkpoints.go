@@ -115,25 +115,25 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Type {
 	case engine.ThreadCheckpoint:
 		var d engine.CheckpointData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		return c.putCheckpoint(tx, e.Aggregate, d)
 	case engine.ThreadWrites:
 		var d engine.WritesData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		return c.putWrites(tx, e.Aggregate, d)
 	case engine.ThreadCheckpointPatched:
 		var d engine.CheckpointPatchedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		return c.patchMetadata(tx, e.Aggregate, d)
 	case engine.RunDeletedEvent:
 		var d engine.RunDeletedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		if d.Rollback {
@@ -166,7 +166,7 @@ func (c *Checkpoints) deleteRun(tx *bbolt.Tx, agg eventlog.Aggregate, runID stri
 				RunID string `json:"run_id"`
 			} `json:"metadata"`
 		}
-		if err := json.Unmarshal(v, &rec); err != nil {
+		if err := decodeJSON(v, &rec); err != nil {
 			return err
 		}
 		if rec.Metadata.RunID == runID {
@@ -216,7 +216,7 @@ func (c *Checkpoints) patchMetadata(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 	}
 	md := map[string]any{}
 	if len(rec.Metadata) > 0 {
-		if err := json.Unmarshal(rec.Metadata, &md); err != nil {
+		if err := decodeJSON(rec.Metadata, &md); err != nil {
 			return err
 		}
 	}
@@ -348,7 +348,7 @@ func (c *Checkpoints) Get(tenant string, ref graph.Ref) (*StoredTuple, error) {
 			return nil
 		}
 		var rec checkpointRecord
-		if err := json.Unmarshal(v, &rec); err != nil {
+		if err := decodeJSON(v, &rec); err != nil {
 			return fmt.Errorf("projections: checkpoint %q: %w", k, err)
 		}
 		t, err := assemble(tx, ref, ns, k, &rec, nil)
@@ -385,12 +385,12 @@ func (c *Checkpoints) List(tenant string, ref graph.Ref, opts graph.ListOptions)
 		}
 		for ; k != nil && bytes.HasPrefix(k, ns); k, v = cur.Prev() {
 			var rec checkpointRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := decodeJSON(v, &rec); err != nil {
 				return fmt.Errorf("projections: checkpoint %q: %w", k, err)
 			}
 			var md map[string]any
 			if len(opts.Metadata) > 0 {
-				if err := json.Unmarshal(rec.Metadata, &md); err != nil {
+				if err := decodeJSON(rec.Metadata, &md); err != nil {
 					return fmt.Errorf("projections: checkpoint %q metadata: %w", k, err)
 				}
 				if !metadataContains(md, opts.Metadata) {
@@ -434,7 +434,7 @@ func assemble(tx *bbolt.Tx, ref graph.Ref, ns, key []byte, rec *checkpointRecord
 		Metadata: md,
 	}}
 	if md == nil && len(rec.Metadata) > 0 {
-		if err := json.Unmarshal(rec.Metadata, &t.Metadata); err != nil {
+		if err := decodeJSON(rec.Metadata, &t.Metadata); err != nil {
 			return nil, fmt.Errorf("projections: checkpoint %q metadata: %w", key, err)
 		}
 	}

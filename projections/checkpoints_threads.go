@@ -44,7 +44,7 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // the object store cannot be read by a fold: those channels are left out of thread.values.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
 	var d engine.CheckpointData
-	if err := json.Unmarshal(e.Data, &d); err != nil {
+	if err := decodeJSON(e.Data, &d); err != nil {
 		return err
 	}
 	if d.NS != "" {
@@ -92,7 +92,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 // interrupted (unless a run has it busy).
 func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
 	var d engine.WritesData
-	if err := json.Unmarshal(e.Data, &d); err != nil {
+	if err := decodeJSON(e.Data, &d); err != nil {
 		return err
 	}
 	if d.NS != "" || string(tx.Bucket(threadHeadsBucket).Get(key)) != d.CheckpointID {
@@ -117,7 +117,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	}
 	for _, w := range interrupts {
 		var ivs []any
-		if err := json.Unmarshal(w.Value, &ivs); err != nil {
+		if err := decodeJSON(w.Value, &ivs); err != nil {
 			return err
 		}
 		if len(ivs) == 0 {

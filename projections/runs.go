@@ -108,7 +108,7 @@ func runID(data json.RawMessage) (string, error) {
 	var d struct {
 		RunID string `json:"run_id"`
 	}
-	if err := json.Unmarshal(data, &d); err != nil {
+	if err := decodeJSON(data, &d); err != nil {
 		return "", err
 	}
 	if d.RunID == "" {
@@ -128,7 +128,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Type {
 	case engine.RunCreatedEvent:
 		var d engine.RunCreatedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		if d.Run.RunID == "" {
@@ -159,7 +159,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		switch e.Type {
 		case engine.RunStartedEvent:
 			var d engine.RunStartedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
+			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
 			rec.Status, rec.Attempt, rec.StartedAt = engine.RunRunning, d.Attempt, at
@@ -168,13 +168,13 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			}
 		case engine.RunFinishedEvent:
 			var d engine.RunFinishedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
+			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
 			rec.Status, rec.Error, rec.EndedAt = d.Status, d.Error, at
 		case engine.RunCancelRequestedEvent:
 			var d engine.RunCancelRequestedData
-			if err := json.Unmarshal(e.Data, &d); err != nil {
+			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
 			rec.Cancel = d.Action
@@ -197,7 +197,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec engine.RunRecord
-			if json.Unmarshal(v, &rec) == nil {
+			if decodeJSON(v, &rec) == nil {
 				ids = append(ids, runIndexKey(tenant, rec.RunID))
 				r.touch(tenant, thread, rec.RunID)
 			}
@@ -232,7 +232,9 @@ type RunStatus struct {
 }
 
 // Active reports whether the run has not ended.
-func (s RunStatus) Active() bool { return s.Status == engine.RunPending || s.Status == engine.RunRunning }
+func (s RunStatus) Active() bool {
+	return s.Status == engine.RunPending || s.Status == engine.RunRunning
+}
 
 // Status returns the status of a run of a thread, without decoding the rest of its record (its
 // kwargs above all): the loops that wait for a run to change read it at every change.
@@ -295,7 +297,7 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 		c := tx.Bucket(runsBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec engine.RunRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := decodeJSON(v, &rec); err != nil {
 				return fmt.Errorf("projections: run %q: %w", k, err)
 			}
 			out = append(out, rec)
@@ -313,7 +315,7 @@ func (r *Runs) ActiveAll(tenant string) ([]engine.RunRecord, error) {
 		c := tx.Bucket(runsBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec engine.RunRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := decodeJSON(v, &rec); err != nil {
 				return fmt.Errorf("projections: run %q: %w", k, err)
 			}
 			if rec.Active() {

@@ -103,7 +103,7 @@ func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Type {
 	case engine.StorePut:
 		var d engine.StorePutData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		key := itemKey(e.Aggregate.Tenant, d.Namespace, d.Key)
@@ -129,7 +129,7 @@ func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return putRecord(tx, rec, key, e.Time)
 	case engine.StoreTouched:
 		var d engine.StoreTouchedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		key := itemKey(e.Aggregate.Tenant, d.Namespace, d.Key)
@@ -143,7 +143,7 @@ func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return putRecord(tx, rec, key, e.Time)
 	case engine.StoreDeleted:
 		var d engine.StoreDeletedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		key := itemKey(e.Aggregate.Tenant, d.Namespace, d.Key)
@@ -209,7 +209,7 @@ func (s *Store) scan(tenant string, labels []string, now time.Time, f func(Store
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec StoreRecord
-			if err := json.Unmarshal(v, &rec); err != nil {
+			if err := decodeJSON(v, &rec); err != nil {
 				return fmt.Errorf("projections: store item %q: %w", k, err)
 			}
 			if !rec.Expired(now) {

@@ -3,7 +3,6 @@ package projections
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -51,7 +50,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return t.applyRun(tx, e)
 	case engine.ThreadCreated:
 		var d engine.ThreadCreatedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		th := engine.Thread{
@@ -65,7 +64,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return putJSON(b, key, th)
 	case engine.ThreadPatched:
 		var d engine.ThreadPatchedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		th, ok, err := getThreadRaw(b, key) // values kept as they are, numbers unrounded
@@ -171,7 +170,7 @@ func (t *Threads) Search(tenant string, q ThreadQuery) ([]engine.Thread, int, er
 				continue
 			}
 			var th engine.Thread
-			if err := json.Unmarshal(v, &th); err != nil {
+			if err := decodeJSON(v, &th); err != nil {
 				return fmt.Errorf("projections: thread %s: %w", k, err)
 			}
 			if q.Status != "" && th.Status != q.Status {

@@ -27,7 +27,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Type {
 	case engine.RunCreatedEvent:
 		var d engine.RunCreatedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		if err := active.Put(activeKey(tenant, thread, d.Run.RunID), nil); err != nil {
@@ -39,7 +39,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		return t.SetStatus(tx, tenant, thread, engine.ThreadBusy, e.Time)
 	case engine.RunFinishedEvent:
 		var d engine.RunFinishedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		status := engine.ThreadIdle
@@ -52,7 +52,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		return t.endRun(tx, e, d.RunID, status)
 	case engine.RunDeletedEvent:
 		var d engine.RunDeletedData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
 		if d.Rollback {
