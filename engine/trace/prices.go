@@ -9,6 +9,8 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Price is one entry of a price table: what a model matched by Match costs, in USD per token.
@@ -31,7 +33,14 @@ type Price struct {
 // Prices is a price table: entries in priority order. The zero value and nil are empty tables.
 type Prices struct {
 	entries []Price
+
+	// found caches Lookup: provider, 0x00, model -> the index of the entry (-1: none). Entries
+	// never change once the table is built. At most maxFound names are kept.
+	found  sync.Map
+	nFound atomic.Int32
 }
+
+const maxFound = 4096
 
 // Entries returns a copy of the table's entries, in priority order.
 func (p *Prices) Entries() []Price {
@@ -48,23 +57,40 @@ func (p *Prices) Lookup(provider, model string) (Price, bool) {
 	if p == nil || model == "" {
 		return Price{}, false
 	}
-	var first *Price
+	key := provider + "\x00" + model
+	if i, ok := p.found.Load(key); ok {
+		if i.(int) < 0 {
+			return Price{}, false
+		}
+		return p.entries[i.(int)], true
+	}
+	i := p.lookup(provider, model)
+	if p.nFound.Load() < maxFound {
+		p.nFound.Add(1)
+		p.found.Store(key, i)
+	}
+	if i < 0 {
+		return Price{}, false
+	}
+	return p.entries[i], true
+}
+
+// lookup finds the index of Lookup's entry, -1 when none matches.
+func (p *Prices) lookup(provider, model string) int {
+	first := -1
 	for i := range p.entries {
 		e := &p.entries[i]
 		if !e.re.MatchString(model) {
 			continue
 		}
 		if provider == "" || e.Provider == "" || strings.EqualFold(e.Provider, provider) {
-			return *e, true
+			return i
 		}
-		if first == nil {
-			first = e
+		if first < 0 {
+			first = i
 		}
 	}
-	if first == nil {
-		return Price{}, false
-	}
-	return *first, true
+	return first
 }
 
 // Cost prices a model call. Explicit costs of u win; the others come from the entry Lookup finds

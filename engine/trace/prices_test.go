@@ -116,7 +116,7 @@ func TestPricesCost(t *testing.T) {
 		{"unknown model", "acme", "acme-1", Usage{Input: 10, Output: 10}, 0, 0, true},
 		{"no model", "", "", Usage{Input: 10, Output: 10}, 0, 0, true},
 	}
-	for _, tc := range tests {
+	for _, tc := range append(tests, tests...) { // twice: the second from Lookup's cache
 		t.Run(tc.name, func(t *testing.T) {
 			pr, co, to := p.Cost(tc.provider, tc.model, tc.u)
 			if tc.unknown {
