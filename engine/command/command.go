@@ -41,6 +41,19 @@ func (r *Runner) Version(agg eventlog.Aggregate) (eventlog.Expect, error) {
 // returns an *engine.Error to refuse the command. Run returns the last appended sequence (0 when
 // nothing was appended).
 func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
+	seq, err := r.Append(ctx, op, decide)
+	if err != nil || seq == 0 {
+		return seq, err
+	}
+	if err := r.Projector.WaitFor(ctx, seq); err != nil {
+		return seq, engine.E(engine.Op(op), engine.Unavailable, err)
+	}
+	return seq, nil
+}
+
+// Append is Run without the wait for the local projection: for a writer that has work to do
+// before it needs to read its write (WaitFor the returned sequence then).
+func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
 	for attempt := 1; ; attempt++ {
 		d, err := decide()
 		if err != nil {
@@ -63,9 +76,6 @@ func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, er
 		}
 		if err != nil {
 			return 0, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
-		}
-		if err := r.Projector.WaitFor(ctx, seq); err != nil {
-			return seq, engine.E(engine.Op(op), engine.Unavailable, err)
 		}
 		return seq, nil
 	}

@@ -189,7 +189,8 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	if err != nil {
 		return err
 	}
-	if err := s.start(ctx, agg, rec, attempt, head); err != nil {
+	started, err := s.start(ctx, agg, rec, attempt, head)
+	if err != nil {
 		return err
 	}
 	rec.Attempt, rec.Status = attempt, engine.RunRunning
@@ -231,11 +232,17 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	}
 	out, runErr := s.runner.Run(runCtx, req)
 	cause := context.Cause(runCtx)
-	var cancelled errCancelled
-	switch {
-	case errors.Is(cause, errLeaseLost), errors.Is(cause, errShutdown):
+	if errors.Is(cause, errLeaseLost) || errors.Is(cause, errShutdown) {
 		deferred.Discard()
 		return cause
+	}
+	// The end is decided against the run record as the start left it.
+	if err := s.projector.WaitFor(ctx, started); err != nil {
+		deferred.Discard()
+		return err
+	}
+	var cancelled errCancelled
+	switch {
 	case errors.As(cause, &cancelled):
 		var kept []eventlog.Event
 		if cancelled.action == ActionRollback {
@@ -301,9 +308,11 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 }
 
 // start records that attempt of the run begins, unless the run changed meanwhile (another
-// worker took it, or it was cancelled): the version check is the fence.
-func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int, head string) error {
-	_, err := s.cmd.Run(ctx, "runs.start", func() (command.Decision, error) {
+// worker took it, or it was cancelled): the version check is the fence. It returns the event's
+// sequence without waiting for the local projection: the run executes meanwhile, and its end
+// waits for it (see finish).
+func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int, head string) (uint64, error) {
+	return s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
 		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
@@ -321,7 +330,6 @@ func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.
 		}
 		return command.Decision{{Event: e, Expect: expect}}, nil
 	})
-	return err
 }
 
 // finishBudget is room left beside a run's kept checkpoints for the event that ends it.
