@@ -33,10 +33,16 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := active.Put(activeKey(tenant, thread, d.Run.RunID), nil); err != nil {
 			return err
 		}
-		if err := t.setRunGraph(tx, tenant, thread, d.Run); err != nil {
+		// One read and write of the thread: its run's graph, and busy.
+		b := tx.Bucket(threadsBucket)
+		key := tenantKey(tenant, thread)
+		th, ok, err := getThreadRaw(b, key)
+		if err != nil || !ok {
 			return err
 		}
-		return t.SetStatus(tx, tenant, thread, engine.ThreadBusy, e.Time)
+		setRunGraph(&th, d.Run)
+		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
+		return putJSON(b, key, th)
 	case engine.RunFinishedEvent:
 		var d engine.RunFinishedData
 		if err := decodeJSON(e.Data, &d); err != nil {
@@ -126,25 +132,15 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 
 // setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as
 // the reference servers do (thread state is read with that graph).
-func (t *Threads) setRunGraph(tx *bbolt.Tx, tenant, thread string, run engine.RunRecord) error {
+func setRunGraph(th *engine.Thread, run engine.RunRecord) {
 	cfg, _ := run.Kwargs["config"].(map[string]any)
 	configurable, _ := cfg["configurable"].(map[string]any)
 	graphID, _ := configurable["graph_id"].(string)
 	if graphID == "" {
-		return nil
-	}
-	b := tx.Bucket(threadsBucket)
-	key := tenantKey(tenant, thread)
-	th, ok, err := getThreadRaw(b, key)
-	if err != nil || !ok {
-		return err
-	}
-	if th.Metadata["graph_id"] == graphID && th.Metadata["assistant_id"] == run.AssistantID {
-		return nil
+		return
 	}
 	if th.Metadata == nil {
 		th.Metadata = map[string]any{}
 	}
 	th.Metadata["graph_id"], th.Metadata["assistant_id"] = graphID, run.AssistantID
-	return putJSON(b, key, th)
 }
