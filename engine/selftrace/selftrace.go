@@ -30,6 +30,7 @@ package selftrace
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -183,11 +184,7 @@ func (t *Tracer) flush(a *active) {
 	}
 	b := &tracing.Batch{RequireIDs: true}
 	for i, p := range posts {
-		raw, err := json.Marshal(p)
-		var fields map[string]json.RawMessage
-		if err == nil {
-			err = json.Unmarshal(raw, &fields)
-		}
+		fields, err := encodeFields(p)
 		if err != nil {
 			t.cfg.Logger.Warn("selftrace: span not encodable; dropped", "trace_id", a.trace.traceID, "name", p["name"], "err", err)
 			continue
@@ -203,6 +200,20 @@ func (t *Tracer) flush(a *active) {
 	case len(res.Errors) > 0:
 		t.cfg.Logger.Warn("selftrace: spans refused", "trace_id", a.trace.traceID, "problems", res.Errors)
 	}
+}
+
+// encodeFields encodes each field of a span's post on its own: what ingestion takes, without
+// encoding the whole post and splitting it again.
+func encodeFields(p map[string]any) (map[string]json.RawMessage, error) {
+	fields := make(map[string]json.RawMessage, len(p))
+	for name, v := range p {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", name, err)
+		}
+		fields[name] = raw
+	}
+	return fields, nil
 }
 
 // rootSpan is the root chain span of a run attempt: its id is the run's.
