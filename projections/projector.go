@@ -213,6 +213,11 @@ type Projector struct {
 
 	// OnApply, when set before Run, is told of every applied batch (metrics).
 	OnApply func(events int, d time.Duration)
+	// Linger, when set before Run, is how long a batch that is not full waits for more events
+	// before it is applied: fewer and larger transactions (a bbolt commit rewrites every page
+	// the batch touched) for a projection whose writers do not wait for it, at the cost of that
+	// much more delay before a write is readable.
+	Linger time.Duration
 }
 
 // NewProjector prepares projections of stream into db. Call Run to start it.
@@ -419,6 +424,21 @@ type preparedBatch struct {
 
 // read groups the events of sub into batches, prepares them and hands them to out, until
 // reading fails.
+// linger adds to batch the events that arrive within Linger, until it is full; never part of a
+// packed message.
+func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batch []eventlog.Event) []eventlog.Event {
+	wait, cancel := context.WithTimeout(ctx, p.Linger)
+	defer cancel()
+	for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
+		e, err := sub.Next(wait)
+		if err != nil {
+			break // the time is up (or the subscription ended: the next read says so)
+		}
+		batch = append(batch, e)
+	}
+	return batch
+}
+
 func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out chan<- preparedBatch) error {
 	for {
 		e, err := sub.Next(ctx)
@@ -433,6 +453,9 @@ func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out ch
 				break
 			}
 			batch = append(batch, e)
+		}
+		if p.Linger > 0 && len(batch) < maxApplyBatch {
+			batch = p.linger(ctx, sub, batch)
 		}
 		select {
 		case out <- p.prepareBatch(batch):

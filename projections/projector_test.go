@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -314,5 +315,29 @@ func TestFileLeftOpenBeforeAMachineCrashIsRebuilt(t *testing.T) {
 	openDB(t, path)
 	if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 1 {
 		t.Fatalf("cleanly closed file was moved aside: %v", aside)
+	}
+}
+
+// TestLingerGathersEventsIntoFewTransactions: with Linger, events appended one at a time shortly
+// after each other are applied in a few transactions, each folded once.
+func TestLingerGathersEventsIntoFewTransactions(t *testing.T) {
+	l := eventlogtest.Open(t)
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	p := projections.NewProjector(db, l, eventlog.RuntimeStream, counter{})
+	p.Linger = time.Second // long against 20 appends in a row, so the test is not about speed
+	var (
+		mu      sync.Mutex
+		batches []int
+	)
+	p.OnApply = func(events int, _ time.Duration) { mu.Lock(); batches = append(batches, events); mu.Unlock() }
+	run(t, p)
+	waitFor(t, p, appendThreads(t, l, 20, "a"))
+	if n := count(t, db); n != 20 {
+		t.Fatalf("counter folded %d events, want exactly 20", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(batches) > 5 {
+		t.Fatalf("20 events applied in %d transactions %v: the batches did not linger", len(batches), batches)
 	}
 }

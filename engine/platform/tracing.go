@@ -67,6 +67,9 @@ func (p *Platform) openTracing(ctx context.Context) error {
 	db.SyncAlways(p.cfg.Log.SyncAlways)
 	p.TracesView = projections.NewTraces(db, prices, objects.Get)
 	p.TraceProjector = projections.NewProjector(db, p.Log, eventlog.TraceStream, p.TracesView)
+	// Nobody waits on a trace write (ingestion answers once the log has it), so small batches
+	// wait a little for company: one commit for many of jetgraph's own run traces.
+	p.TraceProjector.Linger = traceLinger
 	sc := p.cfg.Tracing.Service
 	sc.Retention, sc.Logger = p.cfg.Log.TraceRetention, p.logger
 	p.Tracing = tracing.New(p.Log, p.TraceProjector, p.TracesView, objects, sc)
@@ -75,6 +78,9 @@ func (p *Platform) openTracing(ctx context.Context) error {
 	}
 	return nil
 }
+
+// traceLinger is the trace projector's Linger.
+const traceLinger = 5 * time.Millisecond
 
 // selfTraceStreamer is SelfTrace as a run streamer: nil (no streamer) without it.
 func (p *Platform) selfTraceStreamer() runs.Streamer {
