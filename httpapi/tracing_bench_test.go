@@ -147,12 +147,14 @@ func benchTraceIngest(b *testing.B, rate int) {
 		go func() {
 			defer wg.Done()
 			for {
-				if tick != nil {
-					<-tick.C
-				}
+				// The request is claimed before its tick: a sender with nothing left to send
+				// must not wait for one more tick (the 32 senders did, adding 32 ticks).
 				i := int(next.Add(1)) - 1
 				if i >= len(reqs) {
 					return
+				}
+				if tick != nil {
+					<-tick.C
 				}
 				r := reqs[i]
 				sent := time.Now()
