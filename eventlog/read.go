@@ -175,11 +175,6 @@ func (s *Subscription) TryNext() (Event, bool) {
 	}
 }
 
-// Messages delivers the events of the messages after the one being read, one message at a time,
-// for a reader that waits on other things too. Receive from it only when Buffered is 0, since
-// it does not see the rest of the message being read; what it delivers is not seen by Next.
-func (s *Subscription) Messages() <-chan []Event { return s.ch }
-
 // Buffered is the number of events left of the message being read: a reader that groups events
 // takes them too, so that a packed batch is never split.
 func (s *Subscription) Buffered() int { return len(s.cur) }
