@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -20,13 +21,21 @@ func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.UTC().Format(TimeLayout))
+	// The layout has nothing to escape: quote it directly.
+	b := make([]byte, 0, len(TimeLayout)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout)
+	return append(b, '"'), nil
 }
 
 // UnmarshalJSON reads TimeLayout or any RFC 3339 form.
 func (t *Time) UnmarshalJSON(b []byte) error {
 	var s *string
-	if err := json.Unmarshal(b, &s); err != nil {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && !bytes.ContainsAny(b[1:n-1], `\"`) {
+		// A plain string, as every time jetgraph writes is: no decoder needed.
+		str := string(b[1 : n-1])
+		s = &str
+	} else if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
 	if s == nil || *s == "" {

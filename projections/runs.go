@@ -277,17 +277,7 @@ func (r *Runs) List(tenant, thread, status string, limit, offset int) ([]engine.
 
 // Active returns a thread's pending and running runs, oldest first: the queue.
 func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
-	all, err := r.all(tenant, thread)
-	if err != nil {
-		return nil, err
-	}
-	var out []engine.RunRecord
-	for _, rec := range all {
-		if rec.Active() {
-			out = append(out, rec)
-		}
-	}
-	return out, nil
+	return r.active(runThreadPrefix(tenant, thread))
 }
 
 func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
@@ -309,18 +299,28 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 
 // ActiveAll returns every active run of tenant, on any thread, oldest first within a thread.
 func (r *Runs) ActiveAll(tenant string) ([]engine.RunRecord, error) {
+	return r.active(append(esc(nil, tenant), 0x00))
+}
+
+// active returns the active runs whose keys start with prefix, in key order. It reads each
+// record's status first: ended runs, most of them, are never decoded whole.
+func (r *Runs) active(prefix []byte) ([]engine.RunRecord, error) {
 	var out []engine.RunRecord
 	err := r.db.View(func(tx *bbolt.Tx) error {
-		prefix := append(esc(nil, tenant), 0x00)
 		c := tx.Bucket(runsBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var st RunStatus
+			if err := decodeJSON(v, &st); err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			if !st.Active() {
+				continue
+			}
 			var rec engine.RunRecord
 			if err := decodeJSON(v, &rec); err != nil {
 				return fmt.Errorf("projections: run %q: %w", k, err)
 			}
-			if rec.Active() {
-				out = append(out, rec)
-			}
+			out = append(out, rec)
 		}
 		return nil
 	})
