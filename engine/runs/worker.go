@@ -313,7 +313,7 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 // waits for it (see finish).
 func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int, head string) (uint64, error) {
 	return s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
-		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
+		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +362,7 @@ func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
 // message's first event fences them all.
 func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, kept []eventlog.Event, event func() (eventlog.Event, error)) error {
 	_, err := s.cmd.Run(ctx, "runs.finish", func() (command.Decision, error) {
-		cur, ok, err := s.runs.Get(agg.Tenant, agg.ID, rec.RunID)
+		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
 		}
