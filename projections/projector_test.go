@@ -195,8 +195,8 @@ func script() []eventlog.Pending {
 	}
 }
 
-// dump renders every bucket the projections own, in key order: keys quoted, values as they are
-// when they are JSON, quoted otherwise.
+// dump renders every bucket the projections own, in key order: keys quoted, the trace
+// projection's binary records as text, values as they are when they are JSON, quoted otherwise.
 func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string {
 	t.Helper()
 	var b strings.Builder
@@ -205,9 +205,15 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 			for _, name := range p.Buckets() {
 				fmt.Fprintf(&b, "[%s]\n", name)
 				err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
-					if len(v) > 1 && json.Valid(v) {
+					text, ok, err := projections.TraceRecordText(name, v)
+					switch {
+					case err != nil:
+						return fmt.Errorf("%s %q: %w", name, k, err)
+					case ok:
+						fmt.Fprintf(&b, "%q = %s\n", k, text)
+					case len(v) > 1 && json.Valid(v):
 						fmt.Fprintf(&b, "%q = %s\n", k, v)
-					} else {
+					default:
 						fmt.Fprintf(&b, "%q = %q\n", k, v)
 					}
 					return nil

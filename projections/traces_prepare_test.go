@@ -109,7 +109,7 @@ func TestTracesPreparedEqualsPlain(t *testing.T) {
 	if p.Skipped() != 1 {
 		t.Errorf("%d events skipped, want the 1 refused post", p.Skipped())
 	}
-	want := dumpTraces(t, liveDB, live)
+	want := dump(t, liveDB, live)
 	for _, c := range []struct {
 		name string
 		proj func(db *projections.DB) (projections.Projection, *projections.Traces)
@@ -128,7 +128,7 @@ func TestTracesPreparedEqualsPlain(t *testing.T) {
 		p2 := projections.NewProjector(db, l, eventlog.TraceStream, pr)
 		run(t, p2)
 		waitFor(t, p2, last)
-		if got := dumpTraces(t, db, tr); got != want {
+		if got := dump(t, db, tr); got != want {
 			t.Errorf("%s replay differs from the live projection:\n%s\nlive:\n%s", c.name, got, want)
 		}
 	}

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -96,7 +93,7 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 	if p.Skipped() != 0 {
 		t.Fatalf("%d events could not be folded", p.Skipped())
 	}
-	got := dumpTraces(t, live, liveTraces)
+	got := dump(t, live, liveTraces)
 	checkGolden(t, "traces.golden", got)
 
 	rebuilt := openDB(t, filepath.Join(dir, "rebuilt.db"))
@@ -107,7 +104,7 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 	}
 	run(t, p2)
 	waitFor(t, p2, last)
-	if r := dumpTraces(t, rebuilt, rebuiltTraces); r != got {
+	if r := dump(t, rebuilt, rebuiltTraces); r != got {
 		t.Errorf("rebuild differs from live:\nrebuilt:\n%s\nlive:\n%s", r, got)
 	}
 
@@ -154,7 +151,7 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 		}
 		return nil
 	})
-	after := dumpTraces(t, live, liveTraces)
+	after := dump(t, live, liveTraces)
 	for _, b := range []string{"trace_runs", "trace_meta", "trace_by_project", "trace_by_trace", "trace_traces", "trace_expiry", "trace_feedback", "trace_project_latency"} {
 		if i := indexAfter(after, "["+b+"]\n"); i >= 0 && i < len(after) && after[i] != '[' {
 			t.Errorf("bucket %s not empty after expiry:\n%s", b, after)
@@ -170,37 +167,4 @@ func indexAfter(s, sub string) int {
 		}
 	}
 	return -1
-}
-
-// dumpTraces is dump with the trace projection's binary records (runs, metas) as text.
-func dumpTraces(t *testing.T, db *projections.DB, tr *projections.Traces) string {
-	t.Helper()
-	var b strings.Builder
-	err := db.View(func(tx *bbolt.Tx) error {
-		for _, name := range tr.Buckets() {
-			fmt.Fprintf(&b, "[%s]\n", name)
-			err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
-				text, ok, err := projections.TraceRecordText(name, v)
-				switch {
-				case err != nil:
-					return fmt.Errorf("%s %q: %w", name, k, err)
-				case ok:
-					fmt.Fprintf(&b, "%q = %s\n", k, text)
-				case len(v) > 1 && json.Valid(v):
-					fmt.Fprintf(&b, "%q = %s\n", k, v)
-				default:
-					fmt.Fprintf(&b, "%q = %q\n", k, v)
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
