@@ -276,7 +276,37 @@ func (r *Runs) List(tenant, thread, status string, limit, offset int) ([]engine.
 }
 
 // Active returns a thread's pending and running runs, oldest first: the queue.
+//
+// It reads the thread's active runs from the index the threads projection keeps of them (so a
+// thread with a long history costs no more than a new one), or, without that projection, scans
+// the thread's runs.
 func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
+	var out []engine.RunRecord
+	indexed := false
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		index := tx.Bucket(threadActiveRunsBucket)
+		if index == nil {
+			return nil
+		}
+		indexed = true
+		runs := tx.Bucket(runsBucket)
+		prefix := activeKey(tenant, thread, "")
+		c := index.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			var rec engine.RunRecord
+			ok, err := getJSON(runs, runKey(tenant, thread, string(k[len(prefix):])), &rec)
+			if err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			if ok && rec.Active() {
+				out = append(out, rec)
+			}
+		}
+		return nil
+	})
+	if err != nil || indexed {
+		return out, err
+	}
 	return r.active(runThreadPrefix(tenant, thread))
 }
 

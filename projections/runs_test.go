@@ -1,0 +1,79 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// TestRunsActiveIsTheQueue: a thread's active runs, oldest first, are the same whether read
+// through the threads projection's index of active runs or by scanning the thread's runs.
+func TestRunsActiveIsTheQueue(t *testing.T) {
+	l := eventlogtest.Open(t)
+	ctx := context.Background()
+	agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "q"}
+	var seq uint64
+	add := func(typ string, data any) {
+		t.Helper()
+		e, err := eventlog.New(agg, typ, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seq, err = l.Append(ctx, e, eventlog.Any); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(engine.ThreadCreated, engine.ThreadCreatedData{})
+	ids := make([]string, 5)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("0190a000-0000-7000-8000-00000000000%d", i)
+		add(engine.RunCreatedEvent, engine.RunCreatedData{Run: engine.RunRecord{Run: engine.Run{RunID: ids[i], AssistantID: "a"}}})
+	}
+	add(engine.RunStartedEvent, engine.RunStartedData{RunID: ids[0], Attempt: 1})
+	add(engine.RunFinishedEvent, engine.RunFinishedData{RunID: ids[0], Status: engine.RunSuccess})
+	add(engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: ids[2], Action: "interrupt"})
+	add(engine.RunDeletedEvent, engine.RunDeletedData{RunID: ids[3]})
+	add(engine.RunStartedEvent, engine.RunStartedData{RunID: ids[1], Attempt: 1})
+	want := []string{ids[1], ids[2], ids[4]}
+
+	for _, tc := range []struct {
+		name    string
+		threads bool // with the threads projection, whose index Active reads
+	}{
+		{"index of active runs", true},
+		{"scan of the thread's runs", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+			runs := projections.NewRuns(db)
+			ps := []projections.Projection{runs}
+			if tc.threads {
+				ps = append(ps, projections.NewThreads(db))
+			}
+			p := projections.NewProjector(db, l, eventlog.RuntimeStream, ps...)
+			run(t, p)
+			waitFor(t, p, seq)
+			active, err := runs.Active("default", "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range active {
+				got = append(got, r.RunID)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("active runs %v, want %v", got, want)
+			}
+			if active[1].Cancel != "interrupt" || active[0].Status != engine.RunRunning {
+				t.Fatalf("records read: %+v", active)
+			}
+		})
+	}
+}
