@@ -140,6 +140,20 @@ func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
 	return th, ok, err
 }
 
+// Info returns thread tenant/id without its values (nil), which it does not decode: for the
+// many reads that need only a thread's metadata, config or status, whatever its state's size.
+func (t *Threads) Info(tenant, id string) (engine.Thread, bool, error) {
+	var th engine.Thread
+	var ok bool
+	err := t.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		th, ok, err = getThreadRaw(tx.Bucket(threadsBucket), tenantKey(tenant, id))
+		return err
+	})
+	th.Values = nil
+	return th, ok, err
+}
+
 // ThreadQuery filters and orders a thread search.
 type ThreadQuery struct {
 	IDs       []string

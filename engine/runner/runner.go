@@ -91,7 +91,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	}
 	var thread engine.Thread
 	if req.ThreadID != "" {
-		if thread, err = r.threads.Get(ctx, req.ThreadID); err != nil {
+		if thread, err = r.threads.Info(ctx, req.ThreadID); err != nil {
 			return Outcome{}, err
 		}
 		// The thread's metadata names the run's graph and assistant already: the run_created

@@ -11,7 +11,7 @@ import (
 
 // threadGraph returns the thread and the graph it runs (nil when no run has named one yet).
 func (r *Runner) threadGraph(ctx context.Context, threadID string) (engine.Thread, *graph.Graph, error) {
-	th, err := r.threads.Get(ctx, threadID)
+	th, err := r.threads.Info(ctx, threadID)
 	if err != nil {
 		return th, nil, err
 	}
@@ -79,7 +79,7 @@ func (r *Runner) UpdateState(ctx context.Context, ref graph.Ref, supersteps [][]
 
 // PatchState merges metadata into the metadata of the checkpoint ref (the newest when ref.ID is "").
 func (r *Runner) PatchState(ctx context.Context, ref graph.Ref, metadata map[string]any) error {
-	if _, err := r.threads.Get(ctx, ref.ThreadID); err != nil {
+	if _, err := r.threads.Info(ctx, ref.ThreadID); err != nil {
 		return err
 	}
 	return r.saver.PatchMetadata(ctx, ref, metadata)
@@ -87,7 +87,7 @@ func (r *Runner) PatchState(ctx context.Context, ref graph.Ref, metadata map[str
 
 // Copy makes a new thread with the metadata and every checkpoint of threadID.
 func (r *Runner) Copy(ctx context.Context, threadID string) (engine.Thread, error) {
-	th, err := r.threads.Get(ctx, threadID)
+	th, err := r.threads.Info(ctx, threadID)
 	if err != nil {
 		return engine.Thread{}, err
 	}

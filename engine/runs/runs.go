@@ -172,7 +172,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 			return engine.RunRecord{}, err
 		}
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != "keep"
-	} else if _, err := s.threads.Get(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == "create" {
+	} else if _, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == "create" {
 		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: "do_nothing",
 			Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}); err != nil {
 			return engine.RunRecord{}, err
@@ -233,7 +233,7 @@ func (s *Service) checkResume(ctx context.Context, c Create) error {
 	if _, ok := c.Command["resume"]; !ok || c.ThreadID == "" {
 		return nil
 	}
-	th, err := s.threads.Get(ctx, c.ThreadID)
+	th, err := s.threads.Info(ctx, c.ThreadID)
 	if err != nil {
 		return err
 	}
@@ -353,7 +353,7 @@ func (s *Service) GetByID(ctx context.Context, run string) (engine.RunRecord, er
 
 // List returns a thread's runs, newest first.
 func (s *Service) List(ctx context.Context, thread, status string, limit, offset int) ([]engine.RunRecord, error) {
-	if _, err := s.threads.Get(ctx, thread); err != nil {
+	if _, err := s.threads.Info(ctx, thread); err != nil {
 		return nil, err
 	}
 	return s.runs.List(engine.TenantFrom(ctx), thread, status, limit, offset)

@@ -87,10 +87,21 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 // Get returns a thread, TTL included. A thread this process does not know yet may have been
 // created through another process: Get catches up with the log once before it says NotFound.
 func (s *Service) Get(ctx context.Context, id string) (engine.Thread, error) {
-	th, ok, err := s.view.Get(engine.TenantFrom(ctx), id)
+	return s.read(ctx, id, s.view.Get)
+}
+
+// Info is Get without the thread's values (nil): what the runtime reads of a thread to run on
+// it (config, metadata, status), without decoding its state.
+func (s *Service) Info(ctx context.Context, id string) (engine.Thread, error) {
+	return s.read(ctx, id, s.view.Info)
+}
+
+// read reads a thread with get, catching up with the log once before it says NotFound.
+func (s *Service) read(ctx context.Context, id string, get func(tenant, id string) (engine.Thread, bool, error)) (engine.Thread, error) {
+	th, ok, err := get(engine.TenantFrom(ctx), id)
 	if err == nil && !ok {
 		if cerr := s.cmd.Projector.CatchUp(ctx); cerr == nil {
-			th, ok, err = s.view.Get(engine.TenantFrom(ctx), id)
+			th, ok, err = get(engine.TenantFrom(ctx), id)
 		}
 	}
 	if err != nil {
