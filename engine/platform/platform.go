@@ -38,7 +38,8 @@ type Config struct {
 	SweepInterval time.Duration
 	// Tracing configures the LLM tracing service (see tracing.go).
 	Tracing TracingConfig
-	// Runs configures the run scheduler and its workers.
+	// Runs configures the run scheduler and its workers. Its Streamer, when set, is given every
+	// run's stream besides the platform's own streamers (the output bus and self-tracing).
 	Runs runs.Config
 	// ShutdownGrace is how long Close lets executing runs finish before it stops them and
 	// leaves them to another process (0: stop them at once).
@@ -142,7 +143,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	}
 	// Clients get the runs' stream without the internal trace events; the engine's own tracing
 	// (tracing.go) gets all of it.
-	rc.Streamer = runs.Streamers(runs.WithoutTrace(p.Streams), p.selfTraceStreamer())
+	rc.Streamer = runs.Streamers(runs.WithoutTrace(p.Streams), p.selfTraceStreamer(), cfg.Runs.Streamer)
 	p.Runs = runs.New(rc, l, cmds, p.RunsView, p.ThreadsView, p.Threads, p.Assistants, p.Runner)
 	return p, nil
 }

@@ -51,6 +51,13 @@ func (m multi) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	}
 }
 
+// Flush flushes the run on every streamer.
+func (m multi) Flush(ctx context.Context, rec engine.RunRecord) {
+	for _, s := range m {
+		s.Flush(ctx, rec)
+	}
+}
+
 // End ends the run on every streamer.
 func (m multi) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
 	for _, s := range m {

@@ -11,14 +11,16 @@ import (
 
 // recorder is a Streamer that records what it is given.
 type recorder struct {
-	began, ended int
-	modes        []string
+	began, flushed, ended int
+	modes                 []string
 }
 
 func (r *recorder) Begin(context.Context, engine.RunRecord) graph.Sink {
 	r.began++
 	return func(e graph.Event) { r.modes = append(r.modes, e.Mode) }
 }
+
+func (r *recorder) Flush(context.Context, engine.RunRecord) { r.flushed++ }
 
 func (r *recorder) End(context.Context, engine.RunRecord, engine.RunFinishedData) { r.ended++ }
 
@@ -36,9 +38,10 @@ func TestStreamersFanOut(t *testing.T) {
 	for _, m := range []string{"values", graph.TraceModePrefix + "llm_start", "messages"} {
 		sink(graph.Event{Mode: m})
 	}
+	s.Flush(context.Background(), engine.RunRecord{})
 	s.End(context.Background(), engine.RunRecord{}, engine.RunFinishedData{})
-	if a.began != 1 || b.began != 1 || a.ended != 1 || b.ended != 1 {
-		t.Errorf("begun %d %d, ended %d %d", a.began, b.began, a.ended, b.ended)
+	if a.began != 1 || b.began != 1 || a.flushed != 1 || b.flushed != 1 || a.ended != 1 || b.ended != 1 {
+		t.Errorf("begun %d %d, flushed %d %d, ended %d %d", a.began, b.began, a.flushed, b.flushed, a.ended, b.ended)
 	}
 	if !slices.Equal(a.modes, []string{"values", "messages"}) || len(b.modes) != 3 {
 		t.Errorf("without trace got %v, the other %v", a.modes, b.modes)

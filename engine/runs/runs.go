@@ -62,10 +62,13 @@ type Config struct {
 }
 
 // Streamer publishes a run's stream: Begin before the run executes (the "metadata" event) and
-// returns the sink for its graph events; End after it ended (an "error" event for a failure,
-// then "end"). An attempt taken over after a crash begins again with its attempt number.
+// returns the sink for its graph events; Flush once the graph has returned, before the run's end
+// is recorded, waits until what the run published is stored (so that whoever sees the run ended
+// finds its output); End after it ended (an "error" event for a failure, then "end"). An attempt
+// taken over after a crash begins again with its attempt number.
 type Streamer interface {
 	Begin(ctx context.Context, rec engine.RunRecord) graph.Sink
+	Flush(ctx context.Context, rec engine.RunRecord)
 	End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData)
 }
 

@@ -3,6 +3,7 @@ package runs_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
@@ -221,5 +224,92 @@ func TestDurabilityDecidesWhenCheckpointsReachTheLog(t *testing.T) {
 				t.Fatalf("history: %d checkpoints, %v; want 3", len(history), err)
 			}
 		})
+	}
+}
+
+// flushOrder is a Streamer that checks, at each Flush, that the run's end is not recorded yet.
+type flushOrder struct {
+	p        *platform.Platform
+	mu       sync.Mutex
+	flushed  map[string]bool
+	problems []string
+}
+
+func (f *flushOrder) Begin(context.Context, engine.RunRecord) graph.Sink { return nil }
+
+func (f *flushOrder) Flush(_ context.Context, rec engine.RunRecord) {
+	st, ok, err := f.p.RunsView.Status(engine.DefaultTenant, rec.ThreadID, rec.RunID)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil || !ok || !st.Active() {
+		f.problems = append(f.problems, fmt.Sprintf("run %s flushed with its record %+v (%v, %v)", rec.RunID, st, ok, err))
+	}
+	f.flushed[rec.RunID] = true
+}
+
+func (f *flushOrder) End(_ context.Context, rec engine.RunRecord, _ engine.RunFinishedData) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.flushed[rec.RunID] {
+		f.problems = append(f.problems, fmt.Sprintf("run %s ended without a flush", rec.RunID))
+	}
+}
+
+// TestStreamsAreFlushedBeforeTheRunEnds: the scheduler flushes a run's streamers after its graph
+// returned and before its end is recorded, whatever its durability.
+func TestStreamsAreFlushedBeforeTheRunEnds(t *testing.T) {
+	order := &flushOrder{flushed: map[string]bool{}}
+	ctx := waitCtx(t)
+	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Examples(),
+		Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second, Streamer: order}}, eventlogtest.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	order.p = p
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{runs.DurabilitySync, runs.DurabilityAsync, runs.DurabilityExit} {
+		th, _ := p.Threads.Create(ctx, threads.Create{})
+		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: d,
+			Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order.mu.Lock()
+	defer order.mu.Unlock()
+	if len(order.flushed) != 3 || len(order.problems) > 0 {
+		t.Fatalf("%d runs flushed, problems: %v", len(order.flushed), order.problems)
+	}
+}
+
+// TestOutputIsStoredBeforeTheRunEnds: once a run is seen finished, what it streamed is on the
+// output stream, so a client that joins it then (or a stream that sees it end) finds it. Runs
+// without waits (durability exit) make the window before the end as short as it gets.
+func TestOutputIsStoredBeforeTheRunEnds(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	out, err := p.Log.JetStream().Stream(ctx, eventlog.OutputStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		th, _ := p.Threads.Create(ctx, threads.Create{})
+		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: runs.DurabilityExit,
+			Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.GetLastMsgForSubject(ctx, streaming.Subject(engine.DefaultTenant, th.ThreadID, r.RunID)); err != nil {
+			t.Fatalf("run %d ended with nothing of its stream stored: %v", i, err)
+		}
 	}
 }

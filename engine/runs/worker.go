@@ -236,6 +236,9 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 		deferred.Discard()
 		return cause
 	}
+	if s.cfg.Streamer != nil {
+		s.cfg.Streamer.Flush(ctx, rec)
+	}
 	// The end is decided against the run record as the start left it.
 	if err := s.projector.WaitFor(ctx, started); err != nil {
 		deferred.Discard()

@@ -128,6 +128,10 @@ func (t *Tracer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	return a.trace.handle
 }
 
+// Flush is runs.Streamer.Flush: nothing to do, spans are appended at the end and every
+// FlushInterval.
+func (t *Tracer) Flush(context.Context, engine.RunRecord) {}
+
 // End is runs.Streamer.End: it closes the run's spans and appends what is left of them in the
 // background (Wait waits for those appends).
 func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {

@@ -74,6 +74,16 @@ func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	return p.sink
 }
 
+// Flush is runs.Streamer.Flush: it waits until the run's events published so far are stored.
+func (s *Streamer) Flush(_ context.Context, rec engine.RunRecord) {
+	s.mu.Lock()
+	p := s.runs[rec.RunID]
+	s.mu.Unlock()
+	if p != nil {
+		p.flush()
+	}
+}
+
 // End is runs.Streamer.End: it publishes what the run's end adds (the interrupts of an
 // interrupted run, the error of a failed one) and "end", and waits until they are stored.
 func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
