@@ -367,10 +367,14 @@ func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecor
 	tenant := engine.TenantFrom(ctx)
 	for {
 		changed := s.runs.Watch(tenant, thread, run)
-		st, ok, err := s.runs.Status(tenant, thread, run)
-		if err != nil || !ok || !st.Active() {
-			s.runs.Unwatch(tenant, thread, run, changed)
-			return s.Get(ctx, thread, run)
+		// The status alone while the run goes on; its whole record once it ended, or when this
+		// process does not know it yet (Get catches up with the log: it may be still going).
+		if st, ok, err := s.runs.Status(tenant, thread, run); err != nil || !ok || !st.Active() {
+			rec, err := s.Get(ctx, thread, run)
+			if err != nil || !rec.Active() {
+				s.runs.Unwatch(tenant, thread, run, changed)
+				return rec, err
+			}
 		}
 		select {
 		case <-changed:

@@ -313,3 +313,35 @@ func TestOutputIsStoredBeforeTheRunEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitFromAnotherProcess: a process waiting on a run created through another one, which it
+// may not have folded yet, waits for the run's end instead of answering with it pending.
+func TestWaitFromAnotherProcess(t *testing.T) {
+	ctx := waitCtx(t)
+	l := eventlogtest.Open(t)
+	open := func() *platform.Platform {
+		p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Examples(),
+			Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second}}, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		if err := p.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p1, p2 := open(), open()
+	for i := range 5 {
+		th, _ := p1.Threads.Create(ctx, threads.Create{})
+		r, err := p1.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay",
+			Input: map[string]any{"messages": "x", "delay": 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := p2.Runs.Wait(ctx, th.ThreadID, r.RunID)
+		if err != nil || rec.Status != engine.RunSuccess {
+			t.Fatalf("run %d waited from the other process: %s, %v; want success", i, rec.Status, err)
+		}
+	}
+}
