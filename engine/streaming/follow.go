@@ -59,7 +59,7 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 		}
 	}
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, messageOf(r.After)); err != nil {
+		if f.notice, err = expired(ctx, st, r.After); err != nil {
 			return nil, err
 		}
 	}
@@ -70,13 +70,16 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 	return f, nil
 }
 
-// expired returns a notice when the event after seq is no longer kept.
-func expired(ctx context.Context, st jetstream.Stream, seq uint64) (string, error) {
+// expired returns a notice when the event after position pos may no longer be kept: the next
+// message is gone, or pos's own message is, and pos was not its last frame (a message may hold
+// several events).
+func expired(ctx context.Context, st jetstream.Stream, pos uint64) (string, error) {
 	info, err := st.Info(ctx)
 	if err != nil {
 		return "", fmt.Errorf("streaming: output stream: %w", err)
 	}
-	if seq+1 < info.State.FirstSeq {
+	seq := messageOf(pos)
+	if seq+1 < info.State.FirstSeq || seq < info.State.FirstSeq && pos%frameSlots != frameSlots-1 {
 		return fmt.Sprintf("Last-Event-ID %d is older than the stream's retention of %s: restarting from the oldest kept event",
 			seq, info.Config.MaxAge), nil
 	}
@@ -117,6 +120,7 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 	defer hb.Stop()
 	var (
 		frames   []Frame
+		msgs     []Msg
 		lastSeq  uint64
 		sawError bool
 		grace    <-chan time.Time
@@ -129,24 +133,28 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 		case <-f.cons.done:
 			return f.consumerGone()
 		case jm := <-f.cons.ch:
-			m, err := decode(jm)
-			if err != nil {
+			var err error
+			if msgs, err = decode(jm, msgs[:0]); err != nil {
 				f.s.log.Warn("streaming: undecodable output message skipped", "subject", jm.Subject(), "err", err)
 				continue
 			}
-			lastSeq = m.Seq
-			sawError = sawError || m.Event == "error"
-			frames = numbered(m, shaper.Shape(m, frames[:0]))
-			for k, fr := range frames {
-				if f.run.Resume && position(m.Seq, k) <= f.run.After {
-					continue // the client has it
+			slot := 0 // frames of the message so far: the events of a packed message share its slots
+			for _, m := range msgs {
+				lastSeq = m.Seq
+				sawError = sawError || m.Event == "error"
+				frames = numbered(m, shaper.Shape(m, frames[:0]), slot)
+				for k, fr := range frames {
+					if f.run.Resume && position(m.Seq, slot+k) <= f.run.After {
+						continue // the client has it
+					}
+					if err := w.write(fr); err != nil {
+						return err
+					}
 				}
-				if err := w.write(fr); err != nil {
-					return err
+				slot += len(frames)
+				if m.Event == "end" {
+					return w.flush()
 				}
-			}
-			if m.Event == "end" {
-				return w.flush()
 			}
 			if err := w.flushUnlessMore(len(f.cons.ch)); err != nil {
 				return err
@@ -279,29 +287,44 @@ func (w *writer) heartbeat() error {
 	return w.sink.Flush()
 }
 
-// decode reads an output message (see wireVersion for its form).
-func decode(jm jetstream.Msg) (Msg, error) {
+// decode reads an output message: its events, in order (see wireVersion and packVersion for
+// its forms). They share the message's sequence and time.
+func decode(jm jetstream.Msg, into []Msg) ([]Msg, error) {
 	md, err := jm.Metadata()
 	if err != nil {
-		return Msg{}, err
+		return into, err
 	}
-	m := Msg{Seq: md.Sequence.Stream, Time: md.Timestamp, RunID: runOfSubject(jm.Subject())}
-	rest := jm.Data()
+	recs, err := records(jm.Data())
+	if err != nil {
+		return into, err
+	}
+	for _, r := range recs {
+		m := Msg{Seq: md.Sequence.Stream, Time: md.Timestamp, RunID: runOfSubject(jm.Subject())}
+		if err := decodeRecord(r, &m); err != nil {
+			return into, err
+		}
+		into = append(into, m)
+	}
+	return into, nil
+}
+
+// decodeRecord reads one event in the single-event form into m.
+func decodeRecord(rest []byte, m *Msg) error {
 	var lines [5][]byte
 	for i := range lines {
 		n := bytes.IndexByte(rest, '\n')
 		if n < 0 {
-			return Msg{}, errors.New("streaming: output message cut short")
+			return errors.New("streaming: output message cut short")
 		}
 		lines[i], rest = rest[:n], rest[n+1:]
 	}
 	if string(lines[0]) != wireVersion {
-		return Msg{}, fmt.Errorf("streaming: output message of unknown form %.16q", lines[0])
+		return fmt.Errorf("streaming: output message of unknown form %.16q", lines[0])
 	}
 	m.Event, m.Data = string(lines[1]), rest
 	if len(lines[2]) > 0 {
 		if err := json.Unmarshal(lines[2], &m.NS); err != nil {
-			return Msg{}, fmt.Errorf("streaming: namespace: %w", err)
+			return fmt.Errorf("streaming: namespace: %w", err)
 		}
 	}
 	if id := lines[3]; len(id) > 1 {
@@ -314,10 +337,10 @@ func decode(jm jetstream.Msg) (Msg, error) {
 	if len(lines[4]) > 0 {
 		m.Run = new(RunInfo)
 		if err := json.Unmarshal(lines[4], m.Run); err != nil {
-			return Msg{}, fmt.Errorf("streaming: run info: %w", err)
+			return fmt.Errorf("streaming: run info: %w", err)
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // Retained reports whether output of run is still kept, and the thread it is on; thread ""

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 )
@@ -54,10 +51,11 @@ type runPub struct {
 	// tasks), which costs a state read per checkpoint.
 	full bool
 
-	mu   sync.Mutex
-	last jetstream.PubAckFuture
-	buf  bytes.Buffer
-	enc  *json.Encoder
+	q *sender
+
+	mu  sync.Mutex // guards the encoder and its buffer
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 // Begin is runs.Streamer.Begin: it publishes the attempt's "metadata" message and returns the
@@ -106,6 +104,7 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	p := &runPub{s: s, ctx: context.WithoutCancel(ctx), rec: rec, subject: Subject(tenantOf(ctx), rec.ThreadID, rec.RunID)}
+	p.q = newSender(s, p.subject, rec.RunID)
 	modes := engine.StringList(rec.Kwargs["stream_mode"])
 	p.full = slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug")
 	p.tags = []string{}
@@ -190,8 +189,8 @@ func (p *runPub) interrupts(ctx context.Context) {
 	p.publish("values", nil, values, nil)
 }
 
-// publish sends one message, in order after the previous ones of the run. A message over the
-// connection's payload limit, or one that cannot be encoded, is skipped with a log line.
+// publish sends one event, in order after the previous ones of the run (see sender). An event
+// over the connection's payload limit, or one that cannot be encoded, is skipped with a log line.
 func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 	if p.s.js == nil {
 		return
@@ -224,12 +223,7 @@ func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 			"event", event, "bytes", len(body), "limit", limit)
 		return
 	}
-	f, err := p.s.js.PublishMsgAsync(&nats.Msg{Subject: p.subject, Data: body}, jetstream.WithStallWait(ackWait))
-	if err != nil {
-		p.s.log.Warn("streaming: publish failed; the event is lost", "run_id", p.rec.RunID, "event", event, "err", err)
-		return
-	}
-	p.last = f
+	p.q.add(body)
 }
 
 // chunkID is the message id of a messages event's chunk ([chunk, metadata]), "" for others.
@@ -259,22 +253,10 @@ func (p *runPub) encode(v any) error {
 	return nil
 }
 
-// flush waits until the run's last message is stored (or ackWait passes).
+// flush waits until the run's messages published so far are stored (or ackWait passes).
 func (p *runPub) flush() {
-	p.mu.Lock()
-	f := p.last
-	p.mu.Unlock()
-	if f == nil {
-		return
-	}
-	t := time.NewTimer(ackWait)
-	defer t.Stop()
-	select {
-	case <-f.Ok():
-	case err := <-f.Err():
-		p.s.log.Warn("streaming: the end of a run's stream was not stored", "run_id", p.rec.RunID, "err", err)
-	case <-t.C:
-		p.s.log.Warn("streaming: the end of a run's stream was not acknowledged in time", "run_id", p.rec.RunID)
+	if p.s.js != nil {
+		p.q.flush()
 	}
 }
 

@@ -6,9 +6,10 @@
 //
 // The parts:
 //   - Streamer.Begin/End (publish.go) are the run scheduler's runs.Streamer: every graph event
-//     of a run, in every mode and with its subgraph namespace, becomes one message on
-//     out.<tenant>.<thread_id>.<run_id>, framed by a "metadata" message at the start of an
-//     attempt and "error"/"end" at its end.
+//     of a run, in every mode and with its subgraph namespace, is published on
+//     out.<tenant>.<thread_id>.<run_id>, framed by a "metadata" event at the start of an
+//     attempt and "error"/"end" at its end. Events emitted while the run's previous message
+//     awaits its acknowledgement are packed into one message (pack.go).
 //   - Shaper (shape.go, events.go) turns those messages into the server-sent events a client
 //     asked for: it filters by stream mode and subgraph, names subgraph events
 //     "<mode>|<ns>", and derives the "messages", "events" and "debug" shapes.
@@ -21,8 +22,10 @@
 //   - Event ids are "<ms>-<seq>": the publish time in milliseconds and the message's stream
 //     sequence, so an id maps straight back to where a resumed stream starts. A resumed stream
 //     sends only events strictly after the id.
-//   - The messages of one run are published in the order the graph emitted them (one
-//     connection, asynchronous publishes with bounded in-flight), and read back in that order.
+//   - The events of one run are published in the order the graph emitted them (one message of
+//     the run in flight at a time), and read back in that order. The frames of a packed
+//     message share its sequence: frame k of the message counts the frames of its earlier
+//     events.
 //   - A message over the connection's payload limit is skipped with a log line; the stream
 //     goes on.
 package streaming
@@ -65,8 +68,8 @@ type Config struct {
 	// active, End whether a run was cancelled.
 	Runs      *projections.Runs
 	Projector *projections.Projector
-	// MaxInFlight bounds the publishes awaiting their acknowledgement (default 4096); a run
-	// that streams faster waits for them.
+	// MaxInFlight bounds the publishes awaiting their acknowledgement (default 4096). Each
+	// executing run has at most one at a time; its further events wait, packed (pack.go).
 	MaxInFlight int
 	Logger      *slog.Logger
 }
@@ -174,11 +177,12 @@ func MessageOf(id string) (uint64, error) {
 	return messageOf(pos), err
 }
 
-// numbered gives each frame of the message m its own id.
-func numbered(m Msg, frames []Frame) []Frame {
+// numbered gives each frame of the event m its own id: frame k is frame slot+k of m's message
+// (slot: the frames of the message's earlier events).
+func numbered(m Msg, frames []Frame, slot int) []Frame {
 	for k := range frames {
 		if frames[k].ID != "" {
-			frames[k].ID = FrameID(m.Time, m.Seq, k)
+			frames[k].ID = FrameID(m.Time, m.Seq, slot+k)
 		}
 	}
 	return frames

@@ -53,7 +53,7 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 	f := &Follower{s: s, tenant: tenantOf(ctx), thread: &threadFollow{req: r}}
 	var from uint64
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, messageOf(r.After)); err != nil {
+		if f.notice, err = expired(ctx, st, r.After); err != nil {
 			return nil, err
 		}
 		from = max(messageOf(r.After), 1) // that message again: the client may lack its later frames
@@ -117,8 +117,6 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 			return err
 		}
 	}
-	req := f.thread.req
-	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
 	shapers := map[string]*Shaper{}
 	var out, updates <-chan jetstream.Msg
 	var outDone, updatesDone <-chan struct{}
@@ -130,7 +128,10 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 	}
 	hb := time.NewTicker(w.hb)
 	defer hb.Stop()
-	var frames []Frame
+	var (
+		frames []Frame
+		msgs   []Msg
+	)
 	for {
 		select {
 		case <-ctx.Done():
@@ -140,45 +141,16 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 		case <-updatesDone:
 			return errors.New("streaming: reading the thread's state updates stopped")
 		case jm := <-out:
-			m, err := decode(jm)
-			if err != nil {
+			var err error
+			if msgs, err = decode(jm, msgs[:0]); err != nil {
 				continue
 			}
-			sh := shapers[m.RunID]
-			if sh == nil {
-				sh = NewShaper(f.runModes(m), false)
-				shapers[m.RunID] = sh
-			}
-			frames = numbered(m, sh.Shape(m, frames[:0]))
-			if m.Event == "end" {
-				delete(shapers, m.RunID)
-			}
-			for k, fr := range frames {
-				if req.Resume && position(m.Seq, k) <= req.After {
-					continue // the client has it
+			slot := 0 // frames of the message so far: the events of a packed message share its slots
+			for _, m := range msgs {
+				if err := f.threadEvent(w, shapers, m, slot, &frames); err != nil {
+					return err
 				}
-				keep := runModes && fr.Event != "end" || lifecycle && m.Event == "metadata" && fr.Event == "metadata"
-				if keep {
-					if err := w.write(fr); err != nil {
-						return err
-					}
-				}
-			}
-			if m.Event == "end" && (runModes || lifecycle) {
-				// run_done stands in the slot of the run's end frame, which a thread stream does not
-				// show: its id is the end's, as a run's own stream sends it.
-				slot := len(frames)
-				for k, fr := range frames {
-					if fr.Event == "end" {
-						slot = k
-					}
-				}
-				done := mustJSON(map[string]any{"run_id": m.RunID, "status": "run_done"})
-				if !req.Resume || position(m.Seq, slot) > req.After {
-					if err := w.write(Frame{Event: "metadata", Data: done, ID: FrameID(m.Time, m.Seq, slot)}); err != nil {
-						return err
-					}
-				}
+				slot += len(frames)
 			}
 			if err := w.flushUnlessMore(len(out)); err != nil {
 				return err
@@ -198,6 +170,51 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 			}
 		}
 	}
+}
+
+// threadEvent writes the frames of one event of a run on the thread; slot is the number of
+// frames of its message's earlier events. frames is scratch space, left holding the event's
+// frames.
+func (f *Follower) threadEvent(w *writer, shapers map[string]*Shaper, m Msg, slot int, frames *[]Frame) error {
+	req := f.thread.req
+	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
+	sh := shapers[m.RunID]
+	if sh == nil {
+		sh = NewShaper(f.runModes(m), false)
+		shapers[m.RunID] = sh
+	}
+	*frames = numbered(m, sh.Shape(m, (*frames)[:0]), slot)
+	if m.Event == "end" {
+		delete(shapers, m.RunID)
+	}
+	for k, fr := range *frames {
+		if req.Resume && position(m.Seq, slot+k) <= req.After {
+			continue // the client has it
+		}
+		keep := runModes && fr.Event != "end" || lifecycle && m.Event == "metadata" && fr.Event == "metadata"
+		if keep {
+			if err := w.write(fr); err != nil {
+				return err
+			}
+		}
+	}
+	if m.Event == "end" && (runModes || lifecycle) {
+		// run_done stands in the slot of the run's end frame, which a thread stream does not
+		// show: its id is the end's, as a run's own stream sends it.
+		end := len(*frames)
+		for k, fr := range *frames {
+			if fr.Event == "end" {
+				end = k
+			}
+		}
+		done := mustJSON(map[string]any{"run_id": m.RunID, "status": "run_done"})
+		if !req.Resume || position(m.Seq, slot+end) > req.After {
+			if err := w.write(Frame{Event: "metadata", Data: done, ID: FrameID(m.Time, m.Seq, slot+end)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // runModes are the modes a run of the thread streams in: those of its request.

@@ -1,0 +1,205 @@
+package streaming
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A run's events reach the output stream through a sender, which keeps at most one message of
+// the run awaiting its acknowledgement. An event emitted while none is awaited is sent at once;
+// the events emitted while one is awaited are sent together, in one message, when its
+// acknowledgement arrives. A slow run (a model streaming tokens) thus gets each event out at
+// once, and a fast one is stored in a few messages rather than one per event: each message
+// costs the log's server a parse, a store and an acknowledgement, whatever its size.
+//
+// A packed message holds several records, each in the single-event form (see wireVersion):
+//
+//	jgm
+//	<length of the record in bytes>
+//	<record>
+//	<length>
+//	<record>
+//	...
+//
+// A message holding one record is sent in the single-event form, as before packing existed.
+const packVersion = "jgm"
+
+// Bounds of one packed message. Records are few enough that their frames fit the frame slots of
+// one message (frameSlots): no record shapes into more than a few frames.
+const (
+	maxPackRecords = 32
+	maxPackBytes   = 256 << 10
+	// maxQueuedBytes bounds the events of a run waiting to be sent: a run that emits faster
+	// than the log stores waits for room.
+	maxQueuedBytes = 8 << 20
+)
+
+// sender sends the records of one run in order, packing those that wait. Its goroutine runs
+// only while records wait, so a run abandoned without its end leaves nothing running.
+type sender struct {
+	s       *Streamer
+	subject string
+	runID   string
+
+	mu       sync.Mutex
+	room     *sync.Cond // signalled when queued bytes shrink
+	queue    [][]byte
+	queued   int    // bytes in queue
+	enqueued uint64 // records ever queued
+	done     uint64 // records sent and acknowledged (or given up on)
+	running  bool   // the goroutine is sending
+	progress chan struct{}
+}
+
+func newSender(s *Streamer, subject, runID string) *sender {
+	q := &sender{s: s, subject: subject, runID: runID, progress: make(chan struct{})}
+	q.room = sync.NewCond(&q.mu)
+	return q
+}
+
+// add queues one record (it keeps rec) and starts sending if nothing is being sent.
+func (q *sender) add(rec []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.queued > 0 && q.queued+len(rec) > maxQueuedBytes {
+		q.room.Wait()
+	}
+	q.queue = append(q.queue, rec)
+	q.queued += len(rec)
+	q.enqueued++
+	if !q.running {
+		q.running = true
+		go q.run()
+	}
+}
+
+// run sends what waits, one message at a time, until nothing waits.
+func (q *sender) run() {
+	for {
+		q.mu.Lock()
+		if len(q.queue) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		body, n, size := q.take()
+		q.mu.Unlock()
+
+		q.send(body, n)
+
+		q.mu.Lock()
+		q.queued -= size
+		q.done += uint64(n)
+		close(q.progress)
+		q.progress = make(chan struct{})
+		q.room.Broadcast()
+		q.mu.Unlock()
+	}
+}
+
+// take removes from the queue the records of the next message, and returns its body, how many
+// records it holds and their bytes. Called with mu held and the queue not empty.
+func (q *sender) take() ([]byte, int, int) {
+	limit := maxPackBytes
+	if max := q.s.js.Conn().MaxPayload(); max > 0 && int64(limit) > max {
+		limit = int(max)
+	}
+	n, size, packed := 1, len(q.queue[0]), len(packVersion)+1+len(q.queue[0])+12
+	for n < len(q.queue) && n < maxPackRecords {
+		next := packed + len(q.queue[n]) + 12
+		if next > limit {
+			break
+		}
+		packed, size = next, size+len(q.queue[n])
+		n++
+	}
+	var body []byte
+	if n == 1 {
+		body = q.queue[0]
+	} else {
+		body = make([]byte, 0, packed)
+		body = append(body, packVersion+"\n"...)
+		for _, r := range q.queue[:n] {
+			body = strconv.AppendInt(body, int64(len(r)), 10)
+			body = append(body, '\n')
+			body = append(body, r...)
+		}
+	}
+	clear(q.queue[:n])
+	q.queue = q.queue[n:]
+	return body, n, size
+}
+
+// send publishes one message and waits for its acknowledgement (at most ackWait).
+func (q *sender) send(body []byte, records int) {
+	f, err := q.s.js.PublishMsgAsync(&nats.Msg{Subject: q.subject, Data: body}, jetstream.WithStallWait(ackWait))
+	if err != nil {
+		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", records, "err", err)
+		return
+	}
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-f.Ok():
+	case err := <-f.Err():
+		q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", records, "err", err)
+	case <-t.C:
+		q.s.log.Warn("streaming: events of a run were not acknowledged in time", "run_id", q.runID, "events", records)
+	}
+}
+
+// flush waits until every record queued so far is stored (or given up on), at most ackWait
+// after the last progress.
+func (q *sender) flush() {
+	q.mu.Lock()
+	target := q.enqueued
+	q.mu.Unlock()
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	for {
+		q.mu.Lock()
+		if q.done >= target {
+			q.mu.Unlock()
+			return
+		}
+		progress := q.progress
+		q.mu.Unlock()
+		select {
+		case <-progress:
+			t.Reset(ackWait)
+		case <-t.C:
+			q.s.log.Warn("streaming: the end of a run's stream was not stored in time", "run_id", q.runID)
+			return
+		}
+	}
+}
+
+// records splits a message body into its records: one for the single-event form, each of a
+// packed message's otherwise.
+func records(body []byte) ([][]byte, error) {
+	rest, ok := bytes.CutPrefix(body, []byte(packVersion+"\n"))
+	if !ok {
+		return [][]byte{body}, nil
+	}
+	var out [][]byte
+	for len(rest) > 0 {
+		nl := bytes.IndexByte(rest, '\n')
+		if nl < 0 {
+			return nil, errors.New("streaming: packed output message cut short")
+		}
+		n, err := strconv.Atoi(string(rest[:nl]))
+		if err != nil || n < 0 || n > len(rest)-nl-1 {
+			return nil, fmt.Errorf("streaming: packed output message: bad record length %.16q", rest[:nl])
+		}
+		out = append(out, rest[nl+1:nl+1+n])
+		rest = rest[nl+1+n:]
+	}
+	return out, nil
+}
