@@ -179,7 +179,19 @@ func registerPlatformMetrics(reg *prometheus.Registry, p *platform.Platform) {
 	applied := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "jetgraph_projection_events_applied_total", Help: "Events folded into the projections.",
 	})
-	p.Runtime.OnApply = func(n int, _ time.Duration) { applied.Add(float64(n)) }
+	batch := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "jetgraph_projection_batch_events", Help: "Events folded per projection transaction.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 2000},
+	})
+	applyTime := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "jetgraph_projection_apply_duration_seconds", Help: "Time to fold and commit one projection transaction.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .05, .25, 1},
+	})
+	p.Runtime.OnApply = func(n int, d time.Duration) {
+		applied.Add(float64(n))
+		batch.Observe(float64(n))
+		applyTime.Observe(d.Seconds())
+	}
 	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "jetgraph_projection_lag_events", Help: "Events in the log not yet applied by the local projections.",
 		ConstLabels: prometheus.Labels{"stream": eventlog.RuntimeStream},
@@ -195,7 +207,7 @@ func registerPlatformMetrics(reg *prometheus.Registry, p *platform.Platform) {
 	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "jetgraph_projection_events_skipped_total", Help: "Events no projection could fold (see the logs).",
 	}, func() float64 { return float64(p.Runtime.Skipped()) })
-	reg.MustRegister(appendLatency, applied, lag, skipped)
+	reg.MustRegister(appendLatency, applied, batch, applyTime, lag, skipped)
 }
 
 func splitList(s string) []string {
