@@ -180,6 +180,7 @@ func TestFollowerLeavesNothingBehind(t *testing.T) {
 	rec := testRun("custom")
 	sink := s.Begin(ctx, rec)
 	sink(graph.Event{Mode: "custom", Data: 1})
+	s.Flush(ctx, rec) // the publisher's own goroutines (the client's first async publish starts one) are up
 	st, err := l.JetStream().Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)
