@@ -83,6 +83,7 @@ command line wins over the environment.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC()
 			return serve(cmd.Context(), o, stderr)
 		},
 	}
@@ -115,12 +116,26 @@ command line wins over the environment.`,
 		Short: "Start the platform (the default command)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC()
 			return serve(cmd.Context(), o, stderr)
 		},
 	}
 	root.AddCommand(serveCmd, eventsCommand(o, stdout, stderr), projectionsCommand(o, stderr), benchCommand(stdout))
 	cobra.OnInitialize(func() { applyEnv(root.PersistentFlags()) })
 	return root
+}
+
+// serveGCPercent is the garbage collector's target of a serving process, unless GOGC says
+// otherwise. The server allocates fast (every event is encoded, stored and folded) over a live
+// heap of tens of megabytes: at Go's default of 100 the collector took about a tenth of its CPU
+// under load. Three times the live heap buys most of that back.
+const serveGCPercent = 300
+
+// tuneGC sets the collector's target for serving, unless GOGC is set.
+func tuneGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
+	}
 }
 
 // applyEnv sets every flag not given on the command line from JETGRAPH_<NAME>.
