@@ -335,6 +335,11 @@ func (p *Projector) Reset() error {
 	})
 }
 
+// fillPercent is how full bbolt leaves a page it splits. Most keys the folds insert come in
+// order (time-ordered ids: UUIDv7 runs and threads, sequences), and bbolt's default of half full
+// would leave every page behind the newest half empty.
+const fillPercent = 0.9
+
 // maxApplyBatch bounds the events folded in one bbolt transaction.
 const maxApplyBatch = 2000
 
@@ -550,6 +555,14 @@ func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error
 	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
+		versions.FillPercent = fillPercent
+		for _, pr := range p.projections {
+			for _, name := range pr.Buckets() {
+				if b := tx.Bucket([]byte(name)); b != nil {
+					b.FillPercent = fillPercent
+				}
+			}
+		}
 		for i, pr := range p.projections {
 			key := cursorKey(p.stream, pr.Name())
 			from := readU64(cursors.Get(key))
