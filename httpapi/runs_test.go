@@ -538,6 +538,11 @@ func TestRunsCancelMany(t *testing.T) {
 		tid := s.newThread(t)
 		busy := s.startBusy(t, tid, "a")
 		queued := s.startRun(t, tid, `{"assistant_id":"delay","input":{"delay":0,"messages":"b"}}`)
+		// All or nothing: an unknown run among those named cancels none of them.
+		s.must(t, 404, "POST", "/runs/cancel", `{"thread_id":"`+tid+`","run_ids":["`+queued+`","`+newID()+`"]}`)
+		if st := s.runStatus(t, tid, queued); st != "pending" {
+			t.Fatalf("a run was cancelled by a request that failed: %q", st)
+		}
 		s.must(t, 204, "POST", "/runs/cancel?action=interrupt", `{"run_ids":["`+queued+`"]}`)
 		eventually(t, "the named run is interrupted", func() bool { return s.runStatus(t, tid, queued) == "interrupted" })
 		if st := s.runStatus(t, tid, busy); st != "running" {

@@ -26,49 +26,88 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // interrupt keeps what it did (status interrupted); rollback deletes the run and its checkpoints.
 // With wait, Cancel returns once the run has ended.
 func (s *Service) Cancel(ctx context.Context, thread, run, action string, wait bool) error {
-	const op = "runs.cancel"
-	if action == "" {
-		action = ActionInterrupt
-	}
-	agg := threads.Aggregate(ctx, thread)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		rec, ok, err := s.runs.Get(agg.Tenant, thread, run)
-		if err != nil {
-			return nil, engine.E(engine.Op(op), err)
-		}
-		if !ok {
-			return nil, NotFound(op)
-		}
-		if !rec.Active() || rec.Cancel != "" {
-			return nil, nil // ended, or already being cancelled
-		}
-		expect, err := s.cmd.Version(agg)
-		if err != nil {
-			return nil, err
-		}
-		var e eventlog.Event
-		if rec.Status == engine.RunPending {
-			// Nobody runs it yet: it ends here (the version check keeps a worker from starting it
-			// at the same moment).
-			e, err = s.endEvent(agg, rec, action)
-		} else {
-			e, err = eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: run, Action: action})
-		}
-		if err != nil {
-			return nil, engine.E(engine.Op(op), err)
-		}
-		return command.Decision{{Event: e, Expect: expect}}, nil
-	})
-	if err != nil {
+	if err := s.cancel(ctx, thread, []string{run}, "", action); err != nil {
 		return err
 	}
-	s.cancelRun(run, errCancelled{action})
 	if wait {
 		_, err := s.Wait(ctx, thread, run)
 		if engine.Is(engine.NotFound, err) {
 			return nil // rolled back: gone
 		}
 		return err
+	}
+	return nil
+}
+
+// cancel cancels runs of one thread in one message, so that a worker never sees some of them
+// cancelled and not the others: runIDs, or when there are none every active run with status
+// ("" or "all": any). A run that has ended, or is being cancelled already, is left as it is;
+// one that does not exist fails the whole request and nothing is cancelled.
+func (s *Service) cancel(ctx context.Context, thread string, runIDs []string, status, action string) error {
+	const op = "runs.cancel"
+	if action == "" {
+		action = ActionInterrupt
+	}
+	agg := threads.Aggregate(ctx, thread)
+	var cancelled []string
+	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		cancelled = cancelled[:0]
+		// The version first: what is read after it is at least as new as what the check expects.
+		expect, err := s.cmd.Version(agg)
+		if err != nil {
+			return nil, err
+		}
+		var recs []engine.RunRecord
+		if len(runIDs) == 0 {
+			active, err := s.runs.Active(agg.Tenant, thread)
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			for _, r := range active {
+				if status == "" || status == "all" || r.Status == status {
+					recs = append(recs, r)
+				}
+			}
+		}
+		for _, id := range runIDs {
+			rec, ok, err := s.runs.Get(agg.Tenant, thread, id)
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			if !ok {
+				return nil, NotFound(op)
+			}
+			recs = append(recs, rec)
+		}
+		var d command.Decision
+		for _, rec := range recs {
+			if !rec.Active() || rec.Cancel != "" {
+				continue // ended, or already being cancelled
+			}
+			var e eventlog.Event
+			if rec.Status == engine.RunPending {
+				// Nobody runs it yet: it ends here (the version check keeps a worker from
+				// starting it at the same moment).
+				e, err = s.endEvent(agg, rec, action)
+			} else {
+				e, err = eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: rec.RunID, Action: action})
+			}
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			d = append(d, eventlog.Pending{Event: e, Expect: eventlog.Any})
+			cancelled = append(cancelled, rec.RunID)
+		}
+		if len(d) > 0 {
+			d[0].Expect = expect // the message's first event fences them all
+		}
+		return d, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, run := range cancelled {
+		s.cancelRun(run, errCancelled{action})
 	}
 	return nil
 }
@@ -88,41 +127,27 @@ func (s *Service) endEvent(agg eventlog.Aggregate, rec engine.RunRecord, action 
 }
 
 // CancelMany cancels runs of a thread: those named, or every active one with status (pending,
-// running or all).
+// running or all). They are cancelled together or not at all (see cancel).
 func (s *Service) CancelMany(ctx context.Context, thread string, runIDs []string, status, action string) error {
-	if len(runIDs) == 0 {
-		active, err := s.runs.Active(engine.TenantFrom(ctx), thread)
-		if err != nil {
-			return engine.E(engine.Op("runs.cancel"), err)
-		}
-		for _, r := range active {
-			if status == "" || status == "all" || r.Status == status {
-				runIDs = append(runIDs, r.RunID)
-			}
-		}
-	}
-	var errs []error
-	for _, id := range runIDs {
-		if err := s.Cancel(ctx, thread, id, action, false); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return s.cancel(ctx, thread, runIDs, status, action)
 }
 
 // CancelAll cancels every active run of the tenant with status (pending, running, or "" / all),
-// on every thread.
+// on every thread: the runs of each thread in one message.
 func (s *Service) CancelAll(ctx context.Context, status, action string) error {
 	active, err := s.runs.ActiveAll(engine.TenantFrom(ctx))
 	if err != nil {
 		return engine.E(engine.Op("runs.cancel"), err)
 	}
 	var errs []error
+	done := map[string]bool{}
 	for _, r := range active {
-		if status == "" || status == "all" || r.Status == status {
-			if err := s.Cancel(ctx, r.ThreadID, r.RunID, action, false); err != nil && !engine.Is(engine.NotFound, err) {
-				errs = append(errs, err)
-			}
+		if done[r.ThreadID] {
+			continue
+		}
+		done[r.ThreadID] = true
+		if err := s.cancel(ctx, r.ThreadID, nil, status, action); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
