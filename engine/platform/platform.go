@@ -201,6 +201,9 @@ func (p *Platform) Close() {
 	if p.Runs != nil {
 		p.Runs.Shutdown(p.cfg.ShutdownGrace)
 	}
+	if p.Streams != nil {
+		p.Streams.Wait(10 * time.Second)
+	}
 	if p.cancel != nil {
 		p.cancel()
 	}

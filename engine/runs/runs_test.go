@@ -131,6 +131,35 @@ func TestRejectInterruptRollback(t *testing.T) {
 	}
 }
 
+// TestQueuedRunStartsFromItsPredecessorsEnd: a worker drains a thread's queue without waiting
+// for each run's end to be folded, except before it starts the next one, which must see the
+// state (and the head a rollback returns to) that end left.
+func TestQueuedRunStartsFromItsPredecessorsEnd(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	for i := range 3 {
+		th, _ := p.Threads.Create(ctx, threads.Create{})
+		first, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay", Input: map[string]any{"messages": "one", "delay": 100}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "agent", Input: map[string]any{"messages": "two", "sleep": map[string]any{"steps": 50, "ms": 100}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitStatus(t, p, th.ThreadID, second.RunID, engine.RunRunning)
+		if rec, _ := p.Runs.Get(ctx, th.ThreadID, first.RunID); rec.Status != engine.RunSuccess {
+			t.Fatalf("round %d: first run: %+v", i, rec)
+		}
+		if err := p.Runs.Cancel(ctx, th.ThreadID, second.RunID, runs.ActionRollback, true); err != nil {
+			t.Fatal(err)
+		}
+		if got := messages(t, p, th.ThreadID); got != "[one finished after 100ms]" {
+			t.Fatalf("round %d: after rolling back the second run, messages = %s", i, got)
+		}
+	}
+}
+
 func waitStatus(t *testing.T, p *platform.Platform, thread, run, status string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -132,7 +132,14 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(250 * time.Millisecond)
 		return
 	}
-	defer lease.release()
+	defer func() {
+		// Given up in the background: the worker is free for its next thread meanwhile.
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			lease.release()
+		}()
+	}()
 	progress := time.NewTicker(s.cfg.AckWait / 3)
 	defer progress.Stop()
 	stopProgress := make(chan struct{})
@@ -154,44 +161,56 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.NakWithDelay(time.Second)
 		return
 	}
+	// The end of the run executed last (its id and the sequence of its end), which the local
+	// projection may not show yet: the thread is done when no other run is active, and the next
+	// run starts from the state that end left.
+	var ended string
+	var endSeq uint64
 	for {
 		active, err := s.runs.Active(tenant, thread)
 		if err != nil {
 			_ = msg.NakWithDelay(time.Second)
 			return
 		}
+		active = slices.DeleteFunc(active, func(r engine.RunRecord) bool { return r.RunID == ended })
 		if len(active) == 0 {
 			_ = msg.Ack()
 			return
+		}
+		if endSeq > 0 {
+			if err := s.projector.WaitFor(ctx, endSeq); err != nil {
+				_ = msg.NakWithDelay(time.Second)
+				return
+			}
+			ended, endSeq = "", 0
+			continue
 		}
 		rec := active[0]
 		if wait := time.Until(rec.RunAt.Time); !rec.RunAt.IsZero() && wait > 0 {
 			_ = msg.NakWithDelay(wait)
 			return
 		}
-		if err := s.execute(ctx, lease, rec); err != nil {
+		if endSeq, err = s.execute(ctx, lease, rec); err != nil {
 			s.logger.Warn("runs: run not finished here", "run_id", rec.RunID, "thread_id", thread, "err", err)
 			_ = msg.NakWithDelay(time.Second)
 			return
 		}
+		ended = rec.RunID
 	}
 }
 
-// execute runs one run to its end and records the end. It returns an error when the run was
-// left for another worker (lease lost, shutdown).
-func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecord) error {
+// execute runs one run to its end and records the end, and returns the end's sequence (0 when
+// the run had ended meanwhile). It returns an error when the run was left for another worker
+// (lease lost, shutdown).
+func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecord) (uint64, error) {
 	agg := threads.Aggregate(ctx, rec.ThreadID)
 	if rec.Cancel != "" {
 		return s.finish(ctx, agg, rec, nil, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
 	}
 	attempt := rec.Attempt + 1
-	head, err := s.threadView.Head(agg.Tenant, agg.ID)
+	started, head, err := s.start(ctx, agg, rec, attempt)
 	if err != nil {
-		return err
-	}
-	started, err := s.start(ctx, agg, rec, attempt, head)
-	if err != nil {
-		return err
+		return 0, err
 	}
 	rec.Attempt, rec.Status = attempt, engine.RunRunning
 	if attempt == 1 {
@@ -234,7 +253,7 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	cause := context.Cause(runCtx)
 	if errors.Is(cause, errLeaseLost) || errors.Is(cause, errShutdown) {
 		deferred.Discard()
-		return cause
+		return 0, cause
 	}
 	if s.cfg.Streamer != nil {
 		s.cfg.Streamer.Flush(ctx, rec)
@@ -242,7 +261,7 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	// The end is decided against the run record as the start left it.
 	if err := s.projector.WaitFor(ctx, started); err != nil {
 		deferred.Discard()
-		return err
+		return 0, err
 	}
 	var cancelled errCancelled
 	switch {
@@ -251,13 +270,13 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 		if cancelled.action == ActionRollback {
 			deferred.Discard() // the run is deleted with its checkpoints
 		} else if kept, err = deferred.Take(ctx, finishBudget); err != nil {
-			return err
+			return 0, err
 		}
-		err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
+		seq, err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
 		if err == nil && s.cfg.Streamer != nil {
 			s.cfg.Streamer.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunInterrupted})
 		}
-		return err
+		return seq, err
 	}
 	fin := engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess}
 	switch {
@@ -277,18 +296,25 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	}
 	kept, err := deferred.Take(ctx, finishBudget)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) {
+	seq, err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) {
 		return eventlog.New(agg, engine.RunFinishedEvent, fin)
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	if fin.Status == engine.RunInterrupted && seq > 0 {
+		// The stream's end reads what the run stopped on from the thread's state.
+		if err := s.projector.WaitFor(ctx, seq); err != nil {
+			return 0, err
+		}
 	}
 	if s.cfg.Streamer != nil {
 		s.cfg.Streamer.End(ctx, rec, fin)
 	}
 	s.afterRun(ctx, rec, fin, out.Values)
-	return nil
+	return seq, nil
 }
 
 // request rebuilds the runner request from a run record's kwargs.
@@ -312,10 +338,15 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 
 // start records that attempt of the run begins, unless the run changed meanwhile (another
 // worker took it, or it was cancelled): the version check is the fence. It returns the event's
-// sequence without waiting for the local projection: the run executes meanwhile, and its end
-// waits for it (see finish).
-func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int, head string) (uint64, error) {
-	return s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
+// sequence without waiting for the local projection (the run executes meanwhile, and its end
+// waits for it, see finish), and the thread's head checkpoint the run starts from.
+//
+// The head is read after the thread's version, so it is at least as new as the version the
+// append expects: a head older than the log's (the previous run's end not folded yet) fails
+// the version check, and the decision is made again once the projection caught up.
+func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int) (uint64, string, error) {
+	var head string
+	seq, err := s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
 		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
@@ -327,12 +358,16 @@ func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.
 		if err != nil {
 			return nil, err
 		}
+		if head, err = s.threadView.Head(agg.Tenant, agg.ID); err != nil {
+			return nil, err
+		}
 		e, err := eventlog.New(agg, engine.RunStartedEvent, engine.RunStartedData{RunID: rec.RunID, Attempt: attempt, Worker: s.cfg.Worker, Checkpoint: head})
 		if err != nil {
 			return nil, err
 		}
 		return command.Decision{{Event: e, Expect: expect}}, nil
 	})
+	return seq, head, err
 }
 
 // finishBudget is room left beside a run's kept checkpoints for the event that ends it.
@@ -362,9 +397,15 @@ func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
 
 // finish appends the event that ends the run, after kept (the run's checkpoints not yet
 // appended) in the same message, if the run is still this attempt's. The version check of the
-// message's first event fences them all.
-func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, kept []eventlog.Event, event func() (eventlog.Event, error)) error {
-	_, err := s.cmd.Run(ctx, "runs.finish", func() (command.Decision, error) {
+// message's first event fences them all. It returns the end's sequence (0 when the run had
+// ended already) without waiting for the local projection, except for a temporary run, whose
+// thread is deleted next.
+func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, kept []eventlog.Event, event func() (eventlog.Event, error)) (uint64, error) {
+	appendEnd := s.cmd.Append
+	if rec.Temporary {
+		appendEnd = s.cmd.Run
+	}
+	return appendEnd(ctx, "runs.finish", func() (command.Decision, error) {
 		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
@@ -391,7 +432,6 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 		d[0].Expect = expect
 		return d, nil
 	})
-	return err
 }
 
 // watch cancels the run's context when a cancel request for it reaches the projection, from

@@ -42,7 +42,12 @@ const (
 )
 
 // sender sends the records of one run in order, packing those that wait. Its goroutine runs
-// only while records wait, so a run abandoned without its end leaves nothing running.
+// only while records wait or are in flight, so a run abandoned without its end leaves nothing
+// running.
+//
+// Once the run's graph is done (flush), nothing more is worth waiting for: the sender turns
+// urgent and sends what waits at once, without waiting for the acknowledgements before it (the
+// server stores the messages of one connection in the order they come).
 type sender struct {
 	s       *Streamer
 	subject string
@@ -51,15 +56,17 @@ type sender struct {
 	mu       sync.Mutex
 	room     *sync.Cond // signalled when queued bytes shrink
 	queue    [][]byte
-	queued   int    // bytes in queue
+	queued   int    // bytes in queue or in flight
 	enqueued uint64 // records ever queued
 	done     uint64 // records sent and acknowledged (or given up on)
 	running  bool   // the goroutine is sending
-	progress chan struct{}
+	urgent   bool
+	wake     chan struct{} // closed when the sender turns urgent
+	progress chan struct{} // closed and replaced whenever done moves
 }
 
 func newSender(s *Streamer, subject, runID string) *sender {
-	q := &sender{s: s, subject: subject, runID: runID, progress: make(chan struct{})}
+	q := &sender{s: s, subject: subject, runID: runID, progress: make(chan struct{}), wake: make(chan struct{})}
 	q.room = sync.NewCond(&q.mu)
 	return q
 }
@@ -76,31 +83,48 @@ func (q *sender) add(rec []byte) {
 	q.enqueued++
 	if !q.running {
 		q.running = true
+		q.s.senders.Add(1)
 		go q.run()
 	}
 }
 
-// run sends what waits, one message at a time, until nothing waits.
+// flight is a message awaiting its acknowledgement.
+type flight struct {
+	ack           jetstream.PubAckFuture
+	records, size int
+}
+
+// run sends what waits, one message at a time (or at once when urgent), until nothing waits
+// or is in flight.
 func (q *sender) run() {
+	defer q.s.senders.Done()
+	var inflight []flight
 	for {
 		q.mu.Lock()
-		if len(q.queue) == 0 {
+		if len(q.queue) > 0 && (len(inflight) == 0 || q.urgent) {
+			body, n, size := q.take()
+			q.mu.Unlock()
+			if ack := q.send(body, n); ack != nil {
+				inflight = append(inflight, flight{ack, n, size})
+			} else {
+				q.complete(n, size)
+			}
+			continue
+		}
+		if len(inflight) == 0 {
 			q.running = false
 			q.mu.Unlock()
 			return
 		}
-		body, n, size := q.take()
+		wake := q.wake
+		if q.urgent {
+			wake = nil // already sending everything: wait for the acks
+		}
 		q.mu.Unlock()
-
-		q.send(body, n)
-
-		q.mu.Lock()
-		q.queued -= size
-		q.done += uint64(n)
-		close(q.progress)
-		q.progress = make(chan struct{})
-		q.room.Broadcast()
-		q.mu.Unlock()
+		if q.await(inflight[0], wake) {
+			q.complete(inflight[0].records, inflight[0].size)
+			inflight = inflight[1:]
+		}
 	}
 }
 
@@ -137,27 +161,58 @@ func (q *sender) take() ([]byte, int, int) {
 	return body, n, size
 }
 
-// send publishes one message and waits for its acknowledgement (at most ackWait).
-func (q *sender) send(body []byte, records int) {
-	f, err := q.s.js.PublishMsgAsync(&nats.Msg{Subject: q.subject, Data: body}, jetstream.WithStallWait(ackWait))
+// send publishes one message; nil when it could not be.
+func (q *sender) send(body []byte, records int) jetstream.PubAckFuture {
+	ack, err := q.s.js.PublishMsgAsync(&nats.Msg{Subject: q.subject, Data: body}, jetstream.WithStallWait(ackWait))
 	if err != nil {
 		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", records, "err", err)
-		return
+		return nil
 	}
+	return ack
+}
+
+// await waits for f's acknowledgement (at most ackWait) and reports whether it is settled;
+// false when wake fired first.
+func (q *sender) await(f flight, wake <-chan struct{}) bool {
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
 	select {
-	case <-f.Ok():
-	case err := <-f.Err():
-		q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", records, "err", err)
+	case <-f.ack.Ok():
+	case err := <-f.ack.Err():
+		q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", f.records, "err", err)
 	case <-t.C:
-		q.s.log.Warn("streaming: events of a run were not acknowledged in time", "run_id", q.runID, "events", records)
+		q.s.log.Warn("streaming: events of a run were not acknowledged in time", "run_id", q.runID, "events", f.records)
+	case <-wake:
+		return false
+	}
+	return true
+}
+
+// complete counts records as settled.
+func (q *sender) complete(records, size int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queued -= size
+	q.done += uint64(records)
+	close(q.progress)
+	q.progress = make(chan struct{})
+	q.room.Broadcast()
+}
+
+// hurry makes the sender urgent: what waits, and what is added from now on, is sent at once.
+func (q *sender) hurry() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.urgent {
+		q.urgent = true
+		close(q.wake)
 	}
 }
 
-// flush waits until every record queued so far is stored (or given up on), at most ackWait
-// after the last progress.
+// flush sends what waits at once and waits until every record queued so far is stored (or
+// given up on), at most ackWait after the last progress.
 func (q *sender) flush() {
+	q.hurry()
 	q.mu.Lock()
 	target := q.enqueued
 	q.mu.Unlock()

@@ -31,7 +31,8 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 	p.q.mu.Lock()
 	p.q.running = false
 	p.q.mu.Unlock()
-	p.q.run() // sends what waits, packed
+	s.senders.Add(1) // as add does when it starts the sender
+	p.q.run()        // sends what waits, packed
 	p.flush()
 
 	st, err := l.JetStream().Stream(ctx, eventlog.OutputStream)

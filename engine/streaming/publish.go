@@ -83,7 +83,9 @@ func (s *Streamer) Flush(_ context.Context, rec engine.RunRecord) {
 }
 
 // End is runs.Streamer.End: it publishes what the run's end adds (the interrupts of an
-// interrupted run, the error of a failed one) and "end", and waits until they are stored.
+// interrupted run, the error of a failed one) and "end". It does not wait for them to be
+// stored: a follower that learns of the run's end before its "end" message waits for it
+// (EndGrace), and Wait drains what is still being sent at shutdown.
 func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
 	s.mu.Lock()
 	p := s.runs[rec.RunID]
@@ -99,7 +101,9 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 		p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
 	}
 	p.publish("end", nil, nil, nil)
-	p.flush()
+	if p.s.js != nil {
+		p.q.hurry() // stored in the background: Wait drains it at shutdown
+	}
 }
 
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {

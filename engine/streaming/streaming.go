@@ -88,9 +88,24 @@ type Streamer struct {
 	js  jetstream.JetStream
 	log *slog.Logger
 
-	mu     sync.Mutex
-	stream jetstream.Stream
-	runs   map[string]*runPub // run id -> publisher of an executing run
+	mu      sync.Mutex
+	stream  jetstream.Stream
+	runs    map[string]*runPub // run id -> publisher of an executing run
+	senders sync.WaitGroup     // the runs' senders that are sending
+}
+
+// Wait waits, at most timeout, until the events published so far are sent and acknowledged:
+// call it at shutdown, after the runs stopped and before the log is closed.
+func (s *Streamer) Wait(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { s.senders.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		s.log.Warn("streaming: shutting down with run events still unsent")
+		return false
+	}
 }
 
 // New returns a Streamer over cfg.Log's output stream.
