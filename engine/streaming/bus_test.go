@@ -5,7 +5,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,4 +241,47 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+func TestRunPublishesWhatItsModesNeed(t *testing.T) {
+	_, s := openBus(t, 0, nil)
+	ctx := context.Background()
+	rec := testRun("values", "custom")
+	sink := s.Begin(ctx, rec)
+	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t", "name": "n", "input": nil, "triggers": []string{}}})
+	sink(graph.Event{Mode: "updates", Data: map[string]any{"n": map[string]any{"x": 1}}})
+	sink(graph.Event{Mode: "values", Data: map[string]any{"x": 1}})
+	sink(graph.Event{Mode: "custom", Data: "c"})
+	sink(graph.Event{Mode: "checkpoints", Data: map[string]any{}})
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	// A client joining in every mode gets only what the run's own modes carry.
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"values", "updates", "tasks", "custom", "checkpoints"}})
+	if strings.Join(got.events(), ",") != "metadata,values,custom,end" {
+		t.Errorf("events = %v", got.events())
+	}
+}
+
+func TestCarriedEvents(t *testing.T) {
+	tests := []struct {
+		modes []string
+		want  string // sorted, "*" for every event
+	}{
+		{[]string{"values"}, "values"},
+		{[]string{"updates", "custom"}, "custom,updates"},
+		{[]string{"debug"}, "checkpoints,tasks"},
+		{[]string{"messages-tuple"}, "checkpoints,messages,tasks,updates,values"},
+		{[]string{"messages", "values"}, "checkpoints,messages,tasks,updates,values"},
+		{[]string{"values", "events"}, "*"},
+		{[]string{"lifecycle", "tools"}, ""},
+		{nil, ""},
+	}
+	for _, tt := range tests {
+		got := "*"
+		if c := carriedEvents(tt.modes); c != nil {
+			got = strings.Join(slices.Sorted(maps.Keys(c)), ",")
+		}
+		if got != tt.want {
+			t.Errorf("carriedEvents(%v) = %q, want %q", tt.modes, got, tt.want)
+		}
+	}
 }

@@ -50,6 +50,9 @@ type runPub struct {
 	// full: the run's modes want checkpoints in their history-entry shape (values, next,
 	// tasks), which costs a state read per checkpoint.
 	full bool
+	// carried are the graph events the run's modes are shaped from (nil: all of them); the
+	// others are not published.
+	carried map[string]bool
 
 	q *sender
 
@@ -111,6 +114,7 @@ func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	p.q = newSender(s, p.subject, rec.RunID)
 	modes := engine.StringList(rec.Kwargs["stream_mode"])
 	p.full = slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug")
+	p.carried = carriedEvents(modes)
 	p.tags = []string{}
 	if cfg, ok := rec.Kwargs["config"].(map[string]any); ok {
 		if t := engine.StringList(cfg["tags"]); t != nil {
@@ -132,8 +136,35 @@ func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
 	return err == nil && (!ok || cur.Cancel != "")
 }
 
+// carriedEvents returns the graph events the Shaper needs to shape a run's stream modes (nil:
+// every event). As in LangGraph, a run streams in the modes it was created with, and a client
+// joining it can have those or fewer: what no mode of the run needs is not published.
+func carriedEvents(modes []string) map[string]bool {
+	carried := map[string]bool{}
+	for _, m := range modes {
+		switch m {
+		case "values", "updates", "tasks", "checkpoints", "custom":
+			carried[m] = true
+		case "debug":
+			carried["tasks"], carried["checkpoints"] = true, true
+		case "messages", "messages-tuple":
+			// Chunks, the messages of states and updates (not to repeat them), and the task and
+			// step of each message's metadata.
+			for _, e := range []string{"messages", "values", "updates", "tasks", "checkpoints"} {
+				carried[e] = true
+			}
+		case "events":
+			return nil
+		}
+	}
+	return carried
+}
+
 // sink publishes one graph event.
 func (p *runPub) sink(e graph.Event) {
+	if p.carried != nil && !p.carried[e.Mode] {
+		return
+	}
 	data := e.Data
 	switch e.Mode {
 	case "checkpoints":

@@ -5,8 +5,8 @@
 // it with Last-Event-ID after a dropped connection.
 //
 // The parts:
-//   - Streamer.Begin/End (publish.go) are the run scheduler's runs.Streamer: every graph event
-//     of a run, in every mode and with its subgraph namespace, is published on
+//   - Streamer.Begin/End (publish.go) are the run scheduler's runs.Streamer: the graph events
+//     a run's stream modes are shaped from, with their subgraph namespace, are published on
 //     out.<tenant>.<thread_id>.<run_id>, framed by a "metadata" event at the start of an
 //     attempt and "error"/"end" at its end. Events emitted while the run's previous message
 //     awaits its acknowledgement are packed into one message (pack.go).
