@@ -175,6 +175,11 @@ func (s *Subscription) TryNext() (Event, bool) {
 	}
 }
 
+// Incoming delivers the events of the next message, for a reader that waits for one while it
+// waits for something else too. Use it only when Buffered is 0 (the events it delivers come
+// after every event read so far), and read on with TryNext or Next.
+func (s *Subscription) Incoming() <-chan []Event { return s.ch }
+
 // Buffered is the number of events left of the message being read: a reader that groups events
 // takes them too, so that a packed batch is never split.
 func (s *Subscription) Buffered() int { return len(s.cur) }

@@ -218,6 +218,10 @@ type Projector struct {
 	// the batch touched) for a projection whose writers do not wait for it, at the cost of that
 	// much more delay before a write is readable.
 	Linger time.Duration
+	// BusyLinger, when set before Run, is Linger for a projection whose writers wait for it,
+	// applied only under concurrent load: when a batch holds several messages at once, and for
+	// as long as waiting brings more. A lone writer is never delayed.
+	BusyLinger time.Duration
 }
 
 // NewProjector prepares projections of stream into db. Call Run to start it.
@@ -431,8 +435,8 @@ type preparedBatch struct {
 // reading fails.
 // linger adds to batch the events that arrive within Linger, until it is full; never part of a
 // packed message.
-func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batch []eventlog.Event) []eventlog.Event {
-	wait, cancel := context.WithTimeout(ctx, p.Linger)
+func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batch []eventlog.Event, d time.Duration) []eventlog.Event {
+	wait, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
 		e, err := sub.Next(wait)
@@ -445,29 +449,78 @@ func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batc
 }
 
 func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out chan<- preparedBatch) error {
+	busy := false // the last BusyLinger brought more events
 	for {
 		e, err := sub.Next(ctx)
 		if err != nil {
 			return err
 		}
-		batch := make([]eventlog.Event, 1, 64)
-		batch[0] = e
-		for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
-			e, ok := sub.TryNext()
-			if !ok {
-				break
+		batch := drain(sub, append(make([]eventlog.Event, 0, 64), e))
+		switch {
+		case len(batch) >= maxApplyBatch:
+		case p.Linger > 0:
+			batch = p.linger(ctx, sub, batch, p.Linger)
+		case p.BusyLinger > 0 && (busy || messages(batch) > 1):
+			n := len(batch)
+			batch = p.linger(ctx, sub, batch, p.BusyLinger)
+			busy = len(batch) > n
+		}
+		b := p.prepareBatch(batch)
+		// While the previous batch is applied, the events that arrive join this one: a busy
+		// projector commits fewer and larger transactions, and an idle one waits for nothing.
+		for {
+			var incoming <-chan []eventlog.Event
+			if len(b.events) < maxApplyBatch {
+				incoming = sub.Incoming()
 			}
-			batch = append(batch, e)
-		}
-		if p.Linger > 0 && len(batch) < maxApplyBatch {
-			batch = p.linger(ctx, sub, batch)
-		}
-		select {
-		case out <- p.prepareBatch(batch):
-		case <-ctx.Done():
-			return ctx.Err()
+			select {
+			case out <- b:
+			case more := <-incoming:
+				b = p.extend(b, drain(sub, more))
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			break
 		}
 	}
+}
+
+// messages counts the log messages a batch's events come from (a packed message's events share
+// a sequence).
+func messages(batch []eventlog.Event) int {
+	n := 0
+	for i, e := range batch {
+		if i == 0 || e.Seq != batch[i-1].Seq {
+			n++
+		}
+	}
+	return n
+}
+
+// drain adds to batch the events that are already there, until it is full; never part of a
+// packed message.
+func drain(sub *eventlog.Subscription, batch []eventlog.Event) []eventlog.Event {
+	for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
+		e, ok := sub.TryNext()
+		if !ok {
+			break
+		}
+		batch = append(batch, e)
+	}
+	return batch
+}
+
+// extend adds events to a prepared batch, preparing them.
+func (p *Projector) extend(b preparedBatch, events []eventlog.Event) preparedBatch {
+	more := p.prepareBatch(events)
+	b.events = append(b.events, events...)
+	for i := range b.prepared {
+		if b.prepared[i] != nil {
+			b.prepared[i] = append(b.prepared[i], more.prepared[i]...)
+		}
+	}
+	return b
 }
 
 // prepareWorkers is how many goroutines prepare a batch: one per core.

@@ -347,3 +347,20 @@ func TestLingerGathersEventsIntoFewTransactions(t *testing.T) {
 		t.Fatalf("20 events applied in %d transactions %v: the batches did not linger", len(batches), batches)
 	}
 }
+
+// TestBusyLingerNeverDelaysALoneWriter: a writer that waits for each of its events to be folded
+// before the next is never held by BusyLinger (an hour here: a batch that lingered would never
+// be folded within the test's wait).
+func TestBusyLingerNeverDelaysALoneWriter(t *testing.T) {
+	l := eventlogtest.Open(t)
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	p := projections.NewProjector(db, l, eventlog.RuntimeStream, counter{})
+	p.BusyLinger = time.Hour
+	run(t, p)
+	for i := range 20 {
+		waitFor(t, p, appendThreads(t, l, 1, fmt.Sprint("lone", i)))
+	}
+	if n := count(t, db); n != 20 {
+		t.Fatalf("counter folded %d events, want 20", n)
+	}
+}

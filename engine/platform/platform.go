@@ -125,6 +125,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.CheckpointsView = projections.NewCheckpoints(db)
 	p.RunsView = projections.NewRuns(db)
 	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView, p.CheckpointsView, p.RunsView)
+	p.Runtime.BusyLinger = runtimeBusyLinger
 	cmds := &command.Runner{Log: l, Projector: p.Runtime}
 	p.Threads = threads.New(cmds, p.ThreadsView, cfg.Logger)
 	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
@@ -195,6 +196,12 @@ func systemGraphs(r *graphs.Registry) []assistants.SystemGraph {
 func (p *Platform) Health(ctx context.Context) error {
 	return errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy(), p.tracingHealth())
 }
+
+// runtimeBusyLinger is the runtime projector's BusyLinger. Under concurrent load a millisecond
+// more before a write is readable buys much larger transactions (echo runs at concurrency 64:
+// 13 events a transaction instead of 3.5, about 10% more runs a second); a lone writer is not
+// delayed.
+const runtimeBusyLinger = time.Millisecond
 
 // Close stops the background work and closes the file and the log (if Open opened it).
 func (p *Platform) Close() {
