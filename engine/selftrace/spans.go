@@ -143,7 +143,7 @@ func (r *runTrace) handle(e graph.Event) {
 		}
 		end := timeOr(d["time"], now)
 		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
-		s.outputs = map[string]any{"output": plain(d["output"])}
+		s.outputs = map[string]any{"output": encoded(d["output"])}
 	}
 }
 
@@ -233,7 +233,7 @@ func (r *runTrace) take() []map[string]any {
 func (r *runTrace) post(s *span) map[string]any {
 	p := map[string]any{
 		"id": s.id, "trace_id": r.traceID, "dotted_order": s.dotted, "name": s.name, "run_type": s.runType,
-		"start_time": engine.At(s.start), "session_name": r.project, "extra": plain(s.extra),
+		"start_time": engine.At(s.start), "session_name": r.project, "extra": encoded(s.extra),
 	}
 	if s.parent != "" {
 		p["parent_run_id"] = s.parent
@@ -275,14 +275,32 @@ func nativeMessages(v any) any {
 
 // object is v as a run's inputs or outputs: v itself when it is an object, else {key: v}; nil
 // for nil.
+//
+// The values are kept encoded: a span's inputs and outputs are only ever encoded again, and a
+// decoded copy of every value (then encoded for the post) cost more than the rest of the span.
 func object(v any, key string) map[string]any {
 	if v == nil {
 		return nil
 	}
-	if m, ok := plain(v).(map[string]any); ok {
+	raw := encoded(v)
+	var fields map[string]json.RawMessage
+	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &fields) == nil {
+		m := make(map[string]any, len(fields))
+		for k, f := range fields {
+			m[k] = f
+		}
 		return m
 	}
-	return map[string]any{key: plain(v)}
+	return map[string]any{key: raw}
+}
+
+// encoded is v's JSON, which shares no memory with v; null when it does not encode.
+func encoded(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return raw
 }
 
 // plain is v as decoded JSON (maps, lists, strings, numbers), so that what is stored does not
