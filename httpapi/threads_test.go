@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -108,6 +110,9 @@ func TestThreadLifecycle(t *testing.T) {
 		t.Fatalf("create: %d %v", code, th)
 	}
 	id := field(th, "thread_id").(string)
+	if u, err := uuid.Parse(id); err != nil || u.Version() != 7 {
+		t.Fatalf("a thread id the server makes is time-ordered (UUIDv7): %q (%v)", id, err)
+	}
 
 	_, _, got := s.call(t, "GET", "/threads/"+id+"?include=ttl", "")
 	if field(got, "ttl", "ttl") != 60.0 || field(got, "ttl", "strategy") != "delete" {
