@@ -201,6 +201,7 @@ type Projector struct {
 	log         *eventlog.Log
 	stream      string
 	projections []Projection
+	buckets     [][]byte // the projections' top-level buckets
 	logger      *slog.Logger
 
 	applied atomic.Uint64
@@ -226,8 +227,14 @@ type Projector struct {
 
 // NewProjector prepares projections of stream into db. Call Run to start it.
 func NewProjector(db *DB, log *eventlog.Log, stream string, ps ...Projection) *Projector {
-	return &Projector{db: db, log: log, stream: stream, projections: ps, logger: db.log,
+	p := &Projector{db: db, log: log, stream: stream, projections: ps, logger: db.log,
 		advance: make(chan struct{}), ready: make(chan struct{})}
+	for _, pr := range ps {
+		for _, name := range pr.Buckets() {
+			p.buckets = append(p.buckets, []byte(name))
+		}
+	}
+	return p
 }
 
 func cursorKey(stream, name string) []byte { return []byte(stream + "/" + name) }
@@ -431,9 +438,7 @@ type preparedBatch struct {
 	prepared [][]any
 }
 
-// read groups the events of sub into batches, prepares them and hands them to out, until
-// reading fails.
-// linger adds to batch the events that arrive within Linger, until it is full; never part of a
+// linger adds to batch the events that arrive within d, until it is full; never part of a
 // packed message.
 func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batch []eventlog.Event, d time.Duration) []eventlog.Event {
 	wait, cancel := context.WithTimeout(ctx, d)
@@ -448,6 +453,8 @@ func (p *Projector) linger(ctx context.Context, sub *eventlog.Subscription, batc
 	return batch
 }
 
+// read groups the events of sub into batches, prepares them and hands them to out, until
+// reading fails.
 func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out chan<- preparedBatch) error {
 	busy := false // the last BusyLinger brought more events
 	for {
@@ -455,7 +462,7 @@ func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out ch
 		if err != nil {
 			return err
 		}
-		batch := drain(sub, append(make([]eventlog.Event, 0, 64), e))
+		batch := drain(sub, append(make([]eventlog.Event, 0, 64), e), maxApplyBatch)
 		switch {
 		case len(batch) >= maxApplyBatch:
 		case p.Linger > 0:
@@ -476,7 +483,7 @@ func (p *Projector) read(ctx context.Context, sub *eventlog.Subscription, out ch
 			select {
 			case out <- b:
 			case more := <-incoming:
-				b = p.extend(b, drain(sub, more))
+				b = p.extend(b, drain(sub, more, maxApplyBatch-len(b.events)))
 				continue
 			case <-ctx.Done():
 				return ctx.Err()
@@ -498,10 +505,10 @@ func messages(batch []eventlog.Event) int {
 	return n
 }
 
-// drain adds to batch the events that are already there, until it is full; never part of a
+// drain adds to batch the events that are already there, until it holds max; never part of a
 // packed message.
-func drain(sub *eventlog.Subscription, batch []eventlog.Event) []eventlog.Event {
-	for len(batch) < maxApplyBatch || sub.Buffered() > 0 {
+func drain(sub *eventlog.Subscription, batch []eventlog.Event, max int) []eventlog.Event {
+	for len(batch) < max || sub.Buffered() > 0 {
 		e, ok := sub.TryNext()
 		if !ok {
 			break
@@ -609,11 +616,9 @@ func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
 		versions.FillPercent = fillPercent
-		for _, pr := range p.projections {
-			for _, name := range pr.Buckets() {
-				if b := tx.Bucket([]byte(name)); b != nil {
-					b.FillPercent = fillPercent
-				}
+		for _, name := range p.buckets {
+			if b := tx.Bucket(name); b != nil {
+				b.FillPercent = fillPercent
 			}
 		}
 		for i, pr := range p.projections {

@@ -39,6 +39,8 @@ const (
 	// maxQueuedBytes bounds the events of a run waiting to be sent: a run that emits faster
 	// than the log stores waits for room.
 	maxQueuedBytes = 8 << 20
+	// lengthLine is room for a record's length line in a packed message (digits and newline).
+	lengthLine = 12
 )
 
 // sender sends the records of one run in order, packing those that wait. Its goroutine runs
@@ -135,9 +137,9 @@ func (q *sender) take() ([]byte, int, int) {
 	if max := q.s.js.Conn().MaxPayload(); max > 0 && int64(limit) > max {
 		limit = int(max)
 	}
-	n, size, packed := 1, len(q.queue[0]), len(packVersion)+1+len(q.queue[0])+12
+	n, size, packed := 1, len(q.queue[0]), len(packVersion)+1+len(q.queue[0])+lengthLine
 	for n < len(q.queue) && n < maxPackRecords {
-		next := packed + len(q.queue[n]) + 12
+		next := packed + len(q.queue[n]) + lengthLine
 		if next > limit {
 			break
 		}
