@@ -33,3 +33,18 @@ func TestDecodeJSONReadsWhatEncodingJSONReads(t *testing.T) {
 		})
 	}
 }
+
+// TestUnescReversesEsc: keys are taken apart again (a run's id from its key) exactly.
+func TestUnescReversesEsc(t *testing.T) {
+	for _, s := range []string{"", "0190a000-0000-7000-8000-000000000001", "a\x00b\x01c\x02d", "\x02\x02", "ü"} {
+		got, err := unesc(esc(nil, s))
+		if err != nil || got != s {
+			t.Errorf("unesc(esc(%q)) = %q, %v", s, got, err)
+		}
+	}
+	for _, bad := range []string{"\x02", "a\x02\x13"} {
+		if _, err := unesc([]byte(bad)); err == nil {
+			t.Errorf("unesc(%q) took a bad escape", bad)
+		}
+	}
+}

@@ -15,9 +15,13 @@ import (
 
 // Runs folds run events into run records.
 //
-// Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON; run ids are UUIDv7, so
-// a thread's runs are in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for
-// the endpoints that name a run without its thread.
+// Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON as created; run_state:
+// the same key -> runState JSON, what changed since; run ids are UUIDv7, so a thread's runs are
+// in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for the endpoints that
+// name a run without its thread.
+//
+// A record's kwargs are by far its biggest part and never change: keeping what does change
+// apart means a run's transitions, and the loops that wait for them, never decode its kwargs.
 type Runs struct {
 	db *DB
 
@@ -86,14 +90,41 @@ func (r *Runs) committed(ok bool) {
 
 var (
 	runsBucket     = []byte("runs")
+	runStateBucket = []byte("run_state")
 	runIndexBucket = []byte("run_index")
 )
+
+// runState is what changes of a run after its creation.
+type runState struct {
+	Status    string           `json:"status"`
+	Cancel    string           `json:"cancel,omitempty"`
+	Attempt   int              `json:"attempt"`
+	UpdatedAt engine.Time      `json:"updated_at"`
+	StartedAt engine.Time      `json:"started_at"`
+	EndedAt   engine.Time      `json:"ended_at"`
+	Error     *engine.RunError `json:"error,omitempty"`
+	// Checkpoint is set by the first attempt's start (where a rollback returns the thread).
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+func stateOf(rec engine.RunRecord) runState {
+	return runState{Status: rec.Status, Cancel: rec.Cancel, Attempt: rec.Attempt, UpdatedAt: rec.UpdatedAt,
+		StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Error: rec.Error, Checkpoint: rec.Checkpoint}
+}
+
+// onto sets the fields of rec that st holds.
+func (st runState) onto(rec *engine.RunRecord) {
+	rec.Status, rec.Cancel, rec.Attempt, rec.UpdatedAt = st.Status, st.Cancel, st.Attempt, st.UpdatedAt
+	rec.StartedAt, rec.EndedAt, rec.Error, rec.Checkpoint = st.StartedAt, st.EndedAt, st.Error, st.Checkpoint
+}
 
 // Name implements Projection.
 func (*Runs) Name() string { return "runs" }
 
 // Buckets implements Projection.
-func (*Runs) Buckets() []string { return []string{string(runsBucket), string(runIndexBucket)} }
+func (*Runs) Buckets() []string {
+	return []string{string(runsBucket), string(runStateBucket), string(runIndexBucket)}
+}
 
 func runThreadPrefix(tenant, thread string) []byte {
 	return append(esc(append(esc(nil, tenant), 0x00), thread), 0x00)
@@ -122,7 +153,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
 		return nil
 	}
-	b := tx.Bucket(runsBucket)
+	states := tx.Bucket(runStateBucket)
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
 	at := engine.At(e.Time)
 	switch e.Type {
@@ -144,43 +175,47 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		r.touch(tenant, thread, rec.RunID)
-		return putJSON(b, runKey(tenant, thread, rec.RunID), rec)
+		key := runKey(tenant, thread, rec.RunID)
+		if err := putJSON(states, key, stateOf(rec)); err != nil {
+			return err
+		}
+		return putJSON(tx.Bucket(runsBucket), key, rec)
 	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
 		id, err := runID(e.Data)
 		if err != nil {
 			return err
 		}
 		key := runKey(tenant, thread, id)
-		var rec engine.RunRecord
-		if ok, err := getJSON(b, key, &rec); err != nil || !ok {
+		var st runState
+		if ok, err := getJSON(states, key, &st); err != nil || !ok {
 			return orMissing(err, e)
 		}
-		rec.UpdatedAt = at
+		st.UpdatedAt = at
 		switch e.Type {
 		case engine.RunStartedEvent:
 			var d engine.RunStartedData
 			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
-			rec.Status, rec.Attempt, rec.StartedAt = engine.RunRunning, d.Attempt, at
+			st.Status, st.Attempt, st.StartedAt = engine.RunRunning, d.Attempt, at
 			if d.Attempt == 1 {
-				rec.Checkpoint = d.Checkpoint
+				st.Checkpoint = d.Checkpoint
 			}
 		case engine.RunFinishedEvent:
 			var d engine.RunFinishedData
 			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
-			rec.Status, rec.Error, rec.EndedAt = d.Status, d.Error, at
+			st.Status, st.Error, st.EndedAt = d.Status, d.Error, at
 		case engine.RunCancelRequestedEvent:
 			var d engine.RunCancelRequestedData
 			if err := decodeJSON(e.Data, &d); err != nil {
 				return err
 			}
-			rec.Cancel = d.Action
+			st.Cancel = d.Action
 		}
 		r.touch(tenant, thread, id)
-		return putJSON(b, key, rec)
+		return putJSON(states, key, st)
 	case engine.RunDeletedEvent:
 		id, err := runID(e.Data)
 		if err != nil {
@@ -190,13 +225,19 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		r.touch(tenant, thread, id)
-		return b.Delete(runKey(tenant, thread, id))
+		key := runKey(tenant, thread, id)
+		if err := states.Delete(key); err != nil {
+			return err
+		}
+		return tx.Bucket(runsBucket).Delete(key)
 	case engine.ThreadDeleted:
 		var ids [][]byte
 		prefix := runThreadPrefix(tenant, thread)
-		c := b.Cursor()
+		c := tx.Bucket(runsBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var rec engine.RunRecord
+			var rec struct {
+				RunID string `json:"run_id"`
+			}
 			if decodeJSON(v, &rec) == nil {
 				ids = append(ids, runIndexKey(tenant, rec.RunID))
 				r.touch(tenant, thread, rec.RunID)
@@ -207,9 +248,41 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 				return err
 			}
 		}
-		return deletePrefix(b, prefix)
+		if err := deletePrefix(states, prefix); err != nil {
+			return err
+		}
+		return deletePrefix(tx.Bucket(runsBucket), prefix)
 	}
 	return nil
+}
+
+// getRun reads the run under key, its record and its state, and reports whether it is there.
+func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
+	var rec engine.RunRecord
+	ok, err := getJSON(tx.Bucket(runsBucket), key, &rec)
+	if err != nil || !ok {
+		return rec, ok, err
+	}
+	var st runState
+	if ok, err = getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
+		return rec, ok, err
+	}
+	st.onto(&rec)
+	return rec, true, nil
+}
+
+// appendRun returns a function that appends the run under a key to out.
+func appendRun(tx *bbolt.Tx, out *[]engine.RunRecord) func(key []byte) error {
+	return func(key []byte) error {
+		rec, ok, err := getRun(tx, key)
+		if err != nil {
+			return fmt.Errorf("projections: run %q: %w", key, err)
+		}
+		if ok {
+			*out = append(*out, rec)
+		}
+		return nil
+	}
 }
 
 // Get returns a run of a thread, or false.
@@ -218,7 +291,7 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 	var ok bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		ok, err = getJSON(tx.Bucket(runsBucket), runKey(tenant, thread, run), &rec)
+		rec, ok, err = getRun(tx, runKey(tenant, thread, run))
 		return err
 	})
 	return rec, ok, err
@@ -236,14 +309,14 @@ func (s RunStatus) Active() bool {
 	return s.Status == engine.RunPending || s.Status == engine.RunRunning
 }
 
-// Status returns the status of a run of a thread, without decoding the rest of its record (its
+// Status returns the status of a run of a thread, without reading the rest of its record (its
 // kwargs above all): the loops that wait for a run to change read it at every change.
 func (r *Runs) Status(tenant, thread, run string) (RunStatus, bool, error) {
 	var st RunStatus
 	var ok bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		ok, err = getJSON(tx.Bucket(runsBucket), runKey(tenant, thread, run), &st)
+		ok, err = getJSON(tx.Bucket(runStateBucket), runKey(tenant, thread, run), &st)
 		return err
 	})
 	return st, ok, err
@@ -276,38 +349,75 @@ func (r *Runs) List(tenant, thread, status string, limit, offset int) ([]engine.
 }
 
 // Active returns a thread's pending and running runs, oldest first: the queue.
-//
-// It reads the thread's active runs from the index the threads projection keeps of them (so a
-// thread with a long history costs no more than a new one), or, without that projection, scans
-// the thread's runs.
 func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
 	var out []engine.RunRecord
-	indexed := false
 	err := r.db.View(func(tx *bbolt.Tx) error {
-		index := tx.Bucket(threadActiveRunsBucket)
-		if index == nil {
-			return nil
-		}
-		indexed = true
-		runs := tx.Bucket(runsBucket)
-		prefix := activeKey(tenant, thread, "")
-		c := index.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			var rec engine.RunRecord
-			ok, err := getJSON(runs, runKey(tenant, thread, string(k[len(prefix):])), &rec)
-			if err != nil {
-				return fmt.Errorf("projections: run %q: %w", k, err)
-			}
-			if ok && rec.Active() {
-				out = append(out, rec)
-			}
-		}
-		return nil
+		return r.queue(tx, tenant, thread, appendRun(tx, &out))
 	})
-	if err != nil || indexed {
-		return out, err
+	return out, err
+}
+
+// ActiveIDs returns the ids of a thread's pending and running runs, oldest first: Active without
+// reading the runs' records.
+func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
+	var out []string
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		prefix := runThreadPrefix(tenant, thread)
+		return r.queue(tx, tenant, thread, func(key []byte) error {
+			id, err := unesc(key[len(prefix):])
+			out = append(out, id)
+			return err
+		})
+	})
+	return out, err
+}
+
+// queue calls f with the key of each active run of a thread, oldest first.
+//
+// It finds the thread's active runs in the index the threads projection keeps of them (so a
+// thread with a long history costs no more than a new one), or, without that projection, scans
+// the thread's runs; either way it reads only their states.
+func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) error) error {
+	states := tx.Bucket(runStateBucket)
+	index := tx.Bucket(threadActiveRunsBucket)
+	if index == nil {
+		return activeKeys(states, runThreadPrefix(tenant, thread), f)
 	}
-	return r.active(runThreadPrefix(tenant, thread))
+	prefix := activeKey(tenant, thread, "")
+	c := index.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		key := runKey(tenant, thread, string(k[len(prefix):]))
+		var st RunStatus
+		ok, err := getJSON(states, key, &st)
+		if err != nil {
+			return fmt.Errorf("projections: run %q: %w", k, err)
+		}
+		if !ok || !st.Active() {
+			continue
+		}
+		if err := f(key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// activeKeys calls f with the key of each active run among those whose keys start with prefix,
+// in key order.
+func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) error {
+	c := states.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var st RunStatus
+		if err := decodeJSON(v, &st); err != nil {
+			return fmt.Errorf("projections: run %q: %w", k, err)
+		}
+		if st.Active() {
+			if err := f(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
@@ -315,12 +425,11 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
 		c := tx.Bucket(runsBucket).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var rec engine.RunRecord
-			if err := decodeJSON(v, &rec); err != nil {
-				return fmt.Errorf("projections: run %q: %w", k, err)
+		add := appendRun(tx, &out)
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if err := add(k); err != nil {
+				return err
 			}
-			out = append(out, rec)
 		}
 		return nil
 	})
@@ -328,31 +437,11 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 }
 
 // ActiveAll returns every active run of tenant, on any thread, oldest first within a thread.
+// Ended runs, most of them, are never read whole.
 func (r *Runs) ActiveAll(tenant string) ([]engine.RunRecord, error) {
-	return r.active(append(esc(nil, tenant), 0x00))
-}
-
-// active returns the active runs whose keys start with prefix, in key order. It reads each
-// record's status first: ended runs, most of them, are never decoded whole.
-func (r *Runs) active(prefix []byte) ([]engine.RunRecord, error) {
 	var out []engine.RunRecord
 	err := r.db.View(func(tx *bbolt.Tx) error {
-		c := tx.Bucket(runsBucket).Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var st RunStatus
-			if err := decodeJSON(v, &st); err != nil {
-				return fmt.Errorf("projections: run %q: %w", k, err)
-			}
-			if !st.Active() {
-				continue
-			}
-			var rec engine.RunRecord
-			if err := decodeJSON(v, &rec); err != nil {
-				return fmt.Errorf("projections: run %q: %w", k, err)
-			}
-			out = append(out, rec)
-		}
-		return nil
+		return activeKeys(tx.Bucket(runStateBucket), append(esc(nil, tenant), 0x00), appendRun(tx, &out))
 	})
 	return out, err
 }

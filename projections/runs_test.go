@@ -74,6 +74,36 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 			if active[1].Cancel != "interrupt" || active[0].Status != engine.RunRunning {
 				t.Fatalf("records read: %+v", active)
 			}
+			gotIDs, err := runs.ActiveIDs("default", "q")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(gotIDs, want) {
+				t.Fatalf("active run ids %v, want %v", gotIDs, want)
+			}
+			// A run's record is the one created with its transitions since.
+			done, ok, err := runs.Get("default", "q", ids[0])
+			if err != nil || !ok {
+				t.Fatalf("get ended run: %v %v", ok, err)
+			}
+			if done.Status != engine.RunSuccess || done.Attempt != 1 || done.AssistantID != "a" ||
+				done.StartedAt.IsZero() || done.EndedAt.IsZero() {
+				t.Fatalf("ended run read as %+v", done)
+			}
+			st, ok, err := runs.Status("default", "q", ids[2])
+			if err != nil || !ok || st.Status != engine.RunPending || st.Cancel != "interrupt" {
+				t.Fatalf("status of the run asked to cancel: %+v %v %v", st, ok, err)
+			}
+			if _, ok, err := runs.Get("default", "q", ids[3]); err != nil || ok {
+				t.Fatalf("deleted run still read: %v %v", ok, err)
+			}
+			list, err := runs.List("default", "q", engine.RunPending, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 2 || list[0].RunID != ids[4] || list[1].RunID != ids[2] {
+				t.Fatalf("pending runs listed %+v", list)
+			}
 		})
 	}
 }

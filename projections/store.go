@@ -77,6 +77,23 @@ func esc(b []byte, s string) []byte {
 	return b
 }
 
+// unesc reverses esc.
+func unesc(b []byte) (string, error) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c == 0x02 {
+			if i+1 == len(b) || b[i+1] < 0x10 || b[i+1] > 0x12 {
+				return "", fmt.Errorf("projections: bad escape in key %q", b)
+			}
+			i++
+			c = b[i] - 0x10
+		}
+		out = append(out, c)
+	}
+	return string(out), nil
+}
+
 // namespacePrefix is the key prefix of every item of tenant under the namespace prefix labels.
 func namespacePrefix(tenant string, labels []string) []byte {
 	k := append(esc(nil, tenant), 0x00)

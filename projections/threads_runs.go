@@ -26,11 +26,11 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	active := tx.Bucket(threadActiveRunsBucket)
 	switch e.Type {
 	case engine.RunCreatedEvent:
-		var d engine.RunCreatedData
-		if err := decodeJSON(e.Data, &d); err != nil {
+		d, err := decodeRunGraph(e.Data)
+		if err != nil {
 			return err
 		}
-		if err := active.Put(activeKey(tenant, thread, d.Run.RunID), nil); err != nil {
+		if err := active.Put(activeKey(tenant, thread, d.RunID), nil); err != nil {
 			return err
 		}
 		// One read and write of the thread: its run's graph, and busy.
@@ -40,7 +40,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err != nil || !ok {
 			return err
 		}
-		setRunGraph(&th, d.Run)
+		setRunGraph(&th, d)
 		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
 		return putJSON(b, key, th)
 	case engine.RunFinishedEvent:
@@ -130,17 +130,50 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	return putJSON(b, key, th)
 }
 
+// runGraph is what the thread takes from a run_created event.
+type runGraph struct {
+	RunID, AssistantID, GraphID string
+}
+
+// decodeRunGraph reads a run_created payload for its runGraph, skipping over the rest (the
+// run's input, above all) rather than decoding it.
+func decodeRunGraph(data []byte) (runGraph, error) {
+	var d struct {
+		Run struct {
+			RunID       string `json:"run_id"`
+			AssistantID string `json:"assistant_id"`
+			Kwargs      struct {
+				Config struct {
+					Configurable struct {
+						GraphID any `json:"graph_id"`
+					} `json:"configurable"`
+				} `json:"config"`
+			} `json:"kwargs"`
+		} `json:"run"`
+	}
+	if err := decodeJSON(data, &d); err != nil {
+		// A shape the narrow reading does not take (no config object): read it all.
+		var full engine.RunCreatedData
+		if err := decodeJSON(data, &full); err != nil {
+			return runGraph{}, err
+		}
+		cfg, _ := full.Run.Kwargs["config"].(map[string]any)
+		configurable, _ := cfg["configurable"].(map[string]any)
+		graphID, _ := configurable["graph_id"].(string)
+		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID}, nil
+	}
+	graphID, _ := d.Run.Kwargs.Config.Configurable.GraphID.(string)
+	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID}, nil
+}
+
 // setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as
 // the reference servers do (thread state is read with that graph).
-func setRunGraph(th *engine.Thread, run engine.RunRecord) {
-	cfg, _ := run.Kwargs["config"].(map[string]any)
-	configurable, _ := cfg["configurable"].(map[string]any)
-	graphID, _ := configurable["graph_id"].(string)
-	if graphID == "" {
+func setRunGraph(th *engine.Thread, run runGraph) {
+	if run.GraphID == "" {
 		return
 	}
 	if th.Metadata == nil {
 		th.Metadata = map[string]any{}
 	}
-	th.Metadata["graph_id"], th.Metadata["assistant_id"] = graphID, run.AssistantID
+	th.Metadata["graph_id"], th.Metadata["assistant_id"] = run.GraphID, run.AssistantID
 }

@@ -192,7 +192,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	rec.Kwargs["temporary"] = temporary
 	agg := threads.Aggregate(ctx, c.ThreadID)
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		active, err := s.runs.Active(agg.Tenant, agg.ID)
+		active, err := s.runs.ActiveIDs(agg.Tenant, agg.ID)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
@@ -209,8 +209,8 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		}
 		d := command.Decision{{Event: created, Expect: expect}}
 		if c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback {
-			for _, r := range active {
-				e, err := eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: r.RunID, Action: c.MultitaskStrategy})
+			for _, id := range active {
+				e, err := eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: id, Action: c.MultitaskStrategy})
 				if err != nil {
 					return nil, engine.E(engine.Op(op), err)
 				}
