@@ -339,7 +339,7 @@ func (s *Server) waitRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, false)
-	if rec, err = s.awaitRun(c, rec.ThreadID, rec.RunID, in.onDisconnect == "cancel"); err != nil {
+	if rec, err = s.awaitRun(c, rec, true, in.onDisconnect == "cancel"); err != nil {
 		return err
 	}
 	out, err := s.runResult(c.Request().Context(), rec)
@@ -349,11 +349,18 @@ func (s *Server) waitRun(c echo.Context) error {
 	return ok(c, out)
 }
 
-// awaitRun waits for the run's end. When the client leaves first and cancelOnDisconnect is set,
-// the run is cancelled (interrupt).
-func (s *Server) awaitRun(c echo.Context, thread, run string, cancelOnDisconnect bool) (engine.RunRecord, error) {
+// awaitRun waits for the end of the run rec names. created says rec is the run as created (this
+// request created it): then only its state is read. When the client leaves first and
+// cancelOnDisconnect is set, the run is cancelled (interrupt).
+func (s *Server) awaitRun(c echo.Context, rec engine.RunRecord, created, cancelOnDisconnect bool) (engine.RunRecord, error) {
 	ctx := c.Request().Context()
-	rec, err := s.deps.Runs.Wait(ctx, thread, run)
+	thread, run := rec.ThreadID, rec.RunID
+	var err error
+	if created {
+		rec, err = s.deps.Runs.WaitEnd(ctx, rec)
+	} else {
+		rec, err = s.deps.Runs.Wait(ctx, thread, run)
+	}
 	if err != nil && ctx.Err() != nil && cancelOnDisconnect {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
@@ -471,7 +478,7 @@ func (s *Server) joinRun(c echo.Context) error {
 	if err := errs.Err("runs.join"); err != nil {
 		return err
 	}
-	rec, err := s.awaitRun(c, thread, run, cancelOnDisconnect)
+	rec, err := s.awaitRun(c, engine.RunRecord{Run: engine.Run{ThreadID: thread, RunID: run}}, false, cancelOnDisconnect)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 	}
 	runLocation(c, rec, true)
 	deleteThread := in.onCompletion == "delete"
-	done, err := s.awaitRun(c, rec.ThreadID, rec.RunID, in.onDisconnect == "cancel")
+	done, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
 	if err != nil {
 		if ctx.Err() != nil && deleteThread {
 			go s.deleteWhenDone(context.WithoutCancel(ctx), rec)

@@ -16,7 +16,7 @@ import (
 // Runs folds run events into run records.
 //
 // Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON as created; run_state:
-// the same key -> runState JSON, what changed since; run ids are UUIDv7, so a thread's runs are
+// the same key -> RunState JSON, what changed since; run ids are UUIDv7, so a thread's runs are
 // in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for the endpoints that
 // name a run without its thread.
 //
@@ -94,8 +94,8 @@ var (
 	runIndexBucket = []byte("run_index")
 )
 
-// runState is what changes of a run after its creation.
-type runState struct {
+// RunState is what changes of a run after its creation: what waiting for a run reads.
+type RunState struct {
 	Status    string           `json:"status"`
 	Cancel    string           `json:"cancel,omitempty"`
 	Attempt   int              `json:"attempt"`
@@ -107,15 +107,20 @@ type runState struct {
 	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
-func stateOf(rec engine.RunRecord) runState {
-	return runState{Status: rec.Status, Cancel: rec.Cancel, Attempt: rec.Attempt, UpdatedAt: rec.UpdatedAt,
-		StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Error: rec.Error, Checkpoint: rec.Checkpoint}
+// Active reports whether the run has not ended.
+func (st RunState) Active() bool {
+	return st.Status == engine.RunPending || st.Status == engine.RunRunning
 }
 
-// onto sets the fields of rec that st holds.
-func (st runState) onto(rec *engine.RunRecord) {
+// Onto sets the fields of rec that st holds: rec as it is now, when rec is the run as created.
+func (st RunState) Onto(rec *engine.RunRecord) {
 	rec.Status, rec.Cancel, rec.Attempt, rec.UpdatedAt = st.Status, st.Cancel, st.Attempt, st.UpdatedAt
 	rec.StartedAt, rec.EndedAt, rec.Error, rec.Checkpoint = st.StartedAt, st.EndedAt, st.Error, st.Checkpoint
+}
+
+func stateOf(rec engine.RunRecord) RunState {
+	return RunState{Status: rec.Status, Cancel: rec.Cancel, Attempt: rec.Attempt, UpdatedAt: rec.UpdatedAt,
+		StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Error: rec.Error, Checkpoint: rec.Checkpoint}
 }
 
 // Name implements Projection.
@@ -186,7 +191,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		key := runKey(tenant, thread, id)
-		var st runState
+		var st RunState
 		if ok, err := getJSON(states, key, &st); err != nil || !ok {
 			return orMissing(err, e)
 		}
@@ -263,11 +268,11 @@ func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
 	if err != nil || !ok {
 		return rec, ok, err
 	}
-	var st runState
+	var st RunState
 	if ok, err = getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
 		return rec, ok, err
 	}
-	st.onto(&rec)
+	st.Onto(&rec)
 	return rec, true, nil
 }
 
@@ -297,22 +302,10 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 	return rec, ok, err
 }
 
-// RunStatus is what waiting for a run needs of its record.
-type RunStatus struct {
-	Status  string `json:"status"`
-	Cancel  string `json:"cancel,omitempty"`
-	Attempt int    `json:"attempt"`
-}
-
-// Active reports whether the run has not ended.
-func (s RunStatus) Active() bool {
-	return s.Status == engine.RunPending || s.Status == engine.RunRunning
-}
-
-// Status returns the status of a run of a thread, without reading the rest of its record (its
+// State returns the state of a run of a thread, without reading the rest of its record (its
 // kwargs above all): the loops that wait for a run to change read it at every change.
-func (r *Runs) Status(tenant, thread, run string) (RunStatus, bool, error) {
-	var st RunStatus
+func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
+	var st RunState
 	var ok bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
@@ -387,7 +380,7 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) err
 	c := index.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		key := runKey(tenant, thread, string(k[len(prefix):]))
-		var st RunStatus
+		var st RunState
 		ok, err := getJSON(states, key, &st)
 		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
@@ -407,7 +400,7 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) err
 func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) error {
 	c := states.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var st RunStatus
+		var st RunState
 		if err := decodeJSON(v, &st); err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}

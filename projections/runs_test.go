@@ -90,7 +90,7 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 				done.StartedAt.IsZero() || done.EndedAt.IsZero() {
 				t.Fatalf("ended run read as %+v", done)
 			}
-			st, ok, err := runs.Status("default", "q", ids[2])
+			st, ok, err := runs.State("default", "q", ids[2])
 			if err != nil || !ok || st.Status != engine.RunPending || st.Cancel != "interrupt" {
 				t.Fatalf("status of the run asked to cancel: %+v %v %v", st, ok, err)
 			}

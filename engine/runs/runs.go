@@ -364,24 +364,57 @@ func (s *Service) List(ctx context.Context, thread, status string, limit, offset
 
 // Wait blocks until the run has ended and returns it.
 func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecord, error) {
+	if _, err := s.waitState(ctx, thread, run); err != nil {
+		rec, _ := s.Get(context.WithoutCancel(ctx), thread, run)
+		return rec, err
+	}
+	return s.Get(ctx, thread, run)
+}
+
+// WaitEnd is Wait for a run whose record the caller holds as created (its kwargs never change):
+// it reads only the run's state.
+func (s *Service) WaitEnd(ctx context.Context, rec engine.RunRecord) (engine.RunRecord, error) {
+	st, err := s.waitState(ctx, rec.ThreadID, rec.RunID)
+	if err != nil {
+		return rec, err
+	}
+	if st == nil {
+		return rec, NotFound("runs.wait")
+	}
+	st.Onto(&rec)
+	return rec, nil
+}
+
+// waitState blocks until the run has ended and returns its state, or nil when the run does not
+// exist (deleted). A run this process does not know yet may have been created through another
+// one: it catches up with the log once before it says so.
+func (s *Service) waitState(ctx context.Context, thread, run string) (*projections.RunState, error) {
 	tenant := engine.TenantFrom(ctx)
+	caughtUp := false
 	for {
 		changed := s.runs.Watch(tenant, thread, run)
-		// The status alone while the run goes on; its whole record once it ended, or when this
-		// process does not know it yet (Get catches up with the log: it may be still going).
-		if st, ok, err := s.runs.Status(tenant, thread, run); err != nil || !ok || !st.Active() {
-			rec, err := s.Get(ctx, thread, run)
-			if err != nil || !rec.Active() {
-				s.runs.Unwatch(tenant, thread, run, changed)
-				return rec, err
+		st, ok, err := s.runs.State(tenant, thread, run)
+		if err == nil && !ok && !caughtUp {
+			caughtUp = true
+			if cerr := s.projector.CatchUp(ctx); cerr == nil {
+				st, ok, err = s.runs.State(tenant, thread, run)
 			}
+		}
+		if err != nil || !ok || !st.Active() {
+			s.runs.Unwatch(tenant, thread, run, changed)
+			if err != nil {
+				return nil, engine.E(engine.Op("runs.wait"), err)
+			}
+			if !ok {
+				return nil, nil
+			}
+			return &st, nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			s.runs.Unwatch(tenant, thread, run, changed)
-			rec, _ := s.Get(context.WithoutCancel(ctx), thread, run)
-			return rec, engine.E(engine.Op("runs.wait"), engine.Unavailable, ctx.Err())
+			return nil, engine.E(engine.Op("runs.wait"), engine.Unavailable, ctx.Err())
 		}
 	}
 }

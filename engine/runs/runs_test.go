@@ -267,7 +267,7 @@ type flushOrder struct {
 func (f *flushOrder) Begin(context.Context, engine.RunRecord) graph.Sink { return nil }
 
 func (f *flushOrder) Flush(_ context.Context, rec engine.RunRecord) {
-	st, ok, err := f.p.RunsView.Status(engine.DefaultTenant, rec.ThreadID, rec.RunID)
+	st, ok, err := f.p.RunsView.State(engine.DefaultTenant, rec.ThreadID, rec.RunID)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil || !ok || !st.Active() {

@@ -354,7 +354,7 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int) (uint64, string, error) {
 	var head string
 	seq, err := s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
-		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
+		cur, ok, err := s.runs.State(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -413,7 +413,7 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 		appendEnd = s.cmd.Run
 	}
 	return appendEnd(ctx, "runs.finish", func() (command.Decision, error) {
-		cur, ok, err := s.runs.Status(agg.Tenant, agg.ID, rec.RunID)
+		cur, ok, err := s.runs.State(agg.Tenant, agg.ID, rec.RunID)
 		if err != nil {
 			return nil, err
 		}
@@ -446,7 +446,7 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
 	for {
 		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
-		cur, ok, err := s.runs.Status(tenant, rec.ThreadID, rec.RunID)
+		cur, ok, err := s.runs.State(tenant, rec.ThreadID, rec.RunID)
 		if err == nil && ok && cur.Cancel != "" {
 			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
 			cancel(errCancelled{cur.Cancel})
