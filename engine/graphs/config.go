@@ -261,7 +261,7 @@ func (c *configParser) graph(key string, raw json.RawMessage, builtins *Registry
 		e, ok := builtins.Get(name)
 		switch {
 		case ok:
-			e.Config, e.Context = cloneMap(e.Config), cloneMap(e.Context)
+			e.Config, e.Context = engine.CloneMap(e.Config), engine.CloneMap(e.Context)
 			return e, nil
 		case strings.ContainsAny(name, "/:\\"):
 			return Entry{}, c.fail(key, "%q is a path to code: jetgraph serves the graphs built into it; name one (known: %s) or use a template", name, strings.Join(builtins.IDs(), ", "))

@@ -5,10 +5,10 @@ package graphs
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 )
 
@@ -78,7 +78,7 @@ func (r *Registry) Entries() []Entry {
 	out := make([]Entry, 0, len(r.order))
 	for _, id := range r.order {
 		e := r.entries[id]
-		e.Config, e.Context = cloneMap(e.Config), cloneMap(e.Context)
+		e.Config, e.Context = engine.CloneMap(e.Config), engine.CloneMap(e.Context)
 		out = append(out, e)
 	}
 	return out
@@ -131,30 +131,4 @@ func Default() *Registry {
 	}
 	r.MustRegister(Entry{ID: "react", Build: Static(g), Description: reactDescription})
 	return r
-}
-
-// cloneMap copies m deeply enough for JSON-like values (nested maps and slices).
-func cloneMap(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := maps.Clone(m)
-	for k, v := range out {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return cloneMap(x)
-	case []any:
-		c := make([]any, len(x))
-		for i, e := range x {
-			c[i] = cloneValue(e)
-		}
-		return c
-	}
-	return v
 }

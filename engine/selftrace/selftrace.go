@@ -29,8 +29,6 @@ package selftrace
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -186,15 +184,7 @@ func (t *Tracer) flush(a *active) {
 	if len(posts) == 0 {
 		return
 	}
-	b := &tracing.Batch{RequireIDs: true}
-	for i, p := range posts {
-		fields, err := encodeFields(p)
-		if err != nil {
-			t.cfg.Logger.Warn("selftrace: span not encodable; dropped", "trace_id", a.trace.traceID, "name", p["name"], "err", err)
-			continue
-		}
-		b.Ops = append(b.Ops, tracing.NewOp(trace.KindPost, []any{"post", i}, fields))
-	}
+	b := &tracing.Batch{Ops: posts, RequireIDs: true}
 	ctx, cancel := context.WithTimeout(a.ctx, flushTimeout)
 	defer cancel()
 	res, err := t.ing.Ingest(ctx, b)
@@ -204,20 +194,6 @@ func (t *Tracer) flush(a *active) {
 	case len(res.Errors) > 0:
 		t.cfg.Logger.Warn("selftrace: spans refused", "trace_id", a.trace.traceID, "problems", res.Errors)
 	}
-}
-
-// encodeFields encodes each field of a span's post on its own: what ingestion takes, without
-// encoding the whole post and splitting it again.
-func encodeFields(p map[string]any) (map[string]json.RawMessage, error) {
-	fields := make(map[string]json.RawMessage, len(p))
-	for name, v := range p {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("field %s: %w", name, err)
-		}
-		fields[name] = raw
-	}
-	return fields, nil
 }
 
 // rootSpan is the root chain span of a run attempt: its id is the run's.
@@ -237,7 +213,7 @@ func rootSpan(rec engine.RunRecord, start time.Time) *span {
 		rec.RunID, rec.ThreadID, rec.AssistantID, graphID, max(rec.Attempt, 1)
 	inputs := object(rec.Kwargs["input"], "input")
 	if inputs == nil && rec.Kwargs["command"] != nil {
-		inputs = map[string]any{"command": plain(rec.Kwargs["command"])}
+		inputs = wrapped("command", encoded(rec.Kwargs["command"]))
 	}
 	s := &span{id: rec.RunID, name: name, runType: trace.RunChain, start: start, inputs: inputs,
 		extra: map[string]any{"metadata": md}}

@@ -2,6 +2,7 @@ package selftrace_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,17 +51,26 @@ func (tr tree) parent(r *trace.Run) *trace.Run {
 // root span has ended.
 func traceOf(t *testing.T, p *platform.Platform, graph string, input map[string]any) (engine.RunRecord, tree) {
 	t.Helper()
+	return traceOfRun(t, p, runs.Create{AssistantID: graph, Input: input})
+}
+
+// traceOfRun is traceOf for a run created as c says (on a new thread unless c names one).
+func traceOfRun(t *testing.T, p *platform.Platform, c runs.Create) (engine.RunRecord, tree) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	th, err := p.Threads.Create(ctx, threads.Create{})
+	if c.ThreadID == "" {
+		th, err := p.Threads.Create(ctx, threads.Create{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ThreadID = th.ThreadID
+	}
+	rec, err := p.Runs.Create(ctx, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: graph, Input: input})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec, err = p.Runs.Wait(ctx, th.ThreadID, rec.RunID); err != nil {
+	if rec, err = p.Runs.Wait(ctx, c.ThreadID, rec.RunID); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -246,5 +256,28 @@ func TestSubgraphAndErrorTraces(t *testing.T) {
 	checkTree(t, tr, rec, "error", "default", true)
 	if tr.root.Status != trace.StatusError || tr.root.Error == nil || !strings.Contains(*tr.root.Error, "Boo!") {
 		t.Errorf("failed run's root: %s %v", tr.root.Status, tr.root.Error)
+	}
+}
+
+// TestRootSpanOfAConfiguredRun: the root span carries the run's tags, metadata (numbers and
+// nested objects as the client sent them) and, for a run resumed with a command, the command as
+// its input.
+func TestRootSpanOfAConfiguredRun(t *testing.T) {
+	p := start(t, "")
+	rec, tr := traceOfRun(t, p, runs.Create{AssistantID: "echo", Input: map[string]any{"messages": []any{}},
+		Config:   map[string]any{"tags": []any{"blue", "green"}},
+		Metadata: map[string]any{"team": map[string]any{"size": 3.0}}})
+	checkTree(t, tr, rec, "echo", "default", true)
+	if !slices.Equal(tr.root.Tags, []string{"blue", "green"}) {
+		t.Errorf("root tags %v", tr.root.Tags)
+	}
+	md := tr.root.Metadata()
+	if team, _ := md["team"].(map[string]any); team["size"] != 3.0 || md["run_attempt"] != 1.0 || md["run_status"] != engine.RunSuccess {
+		t.Errorf("root metadata %v", md)
+	}
+
+	rec, tr = traceOfRun(t, p, runs.Create{ThreadID: rec.ThreadID, AssistantID: "echo", Command: map[string]any{"update": map[string]any{"messages": []any{}}}})
+	if got, _ := tr.root.Inputs["command"].(map[string]any); got["update"] == nil {
+		t.Errorf("resumed run's root inputs %v", tr.root.Inputs)
 	}
 }

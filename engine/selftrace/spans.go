@@ -13,6 +13,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing"
 )
 
 // span is one traced run (a "span", not to be confused with the graph run it belongs to), as
@@ -21,7 +22,7 @@ type span struct {
 	id, parent, dotted, name, runType string
 	start                             time.Time
 	end                               *time.Time
-	inputs, outputs                   map[string]any
+	inputs, outputs                   json.RawMessage // JSON objects
 	err                               *string
 	events                            []map[string]any
 	extra                             map[string]any
@@ -109,7 +110,7 @@ func (r *runTrace) handle(e graph.Event) {
 			name = "ChatModel"
 		}
 		s := r.child(id, e.NS, name, trace.RunLLM, timeOr(d["time"], now))
-		s.inputs = map[string]any{"messages": nativeMessages(d["messages"])}
+		s.inputs = encoded(map[string]any{"messages": nativeMessages(d["messages"])})
 		md := s.extra["metadata"].(map[string]any)
 		md["ls_provider"], md["ls_model_name"], md["ls_model_type"] = str(d["provider"]), model, "chat"
 		s.extra["invocation_params"] = map[string]any{"model": model, "tools": plain(d["tools"])}
@@ -121,10 +122,10 @@ func (r *runTrace) handle(e graph.Event) {
 		end := timeOr(d["time"], now)
 		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
 		if m, ok := d["message"].(engine.Message); ok && (m.ID != "" || m.Content != nil) {
-			s.outputs = map[string]any{"messages": nativeMessages([]engine.Message{m})}
+			s.outputs = encoded(map[string]any{"messages": nativeMessages([]engine.Message{m})})
 		}
 		if ft, ok := d["first_token_time"].(*time.Time); ok && ft != nil {
-			s.events = append(s.events, map[string]any{"name": "new_token", "time": engine.At(*ft)})
+			s.events = append(s.events, map[string]any{"name": "new_token", "time": timeText(*ft)})
 		}
 	case graphs.TraceToolStart:
 		id := str(d["id"])
@@ -143,7 +144,7 @@ func (r *runTrace) handle(e graph.Event) {
 		}
 		end := timeOr(d["time"], now)
 		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
-		s.outputs = map[string]any{"output": encoded(d["output"])}
+		s.outputs = wrapped("output", encoded(d["output"]))
 	}
 }
 
@@ -208,15 +209,15 @@ func (r *runTrace) finish(fin engine.RunFinishedData, now time.Time) {
 
 // take returns the posts of the spans that changed since the last call, and forgets the spans
 // that ended (their dotted_order is kept for late children).
-func (r *runTrace) take() []map[string]any {
+func (r *runTrace) take() []*tracing.Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []map[string]any
+	var out []*tracing.Op
 	keep := r.order[:0]
 	for _, id := range r.order {
 		s := r.open[id]
 		if s.dirty {
-			out = append(out, r.post(s))
+			out = append(out, r.post(s, len(out)))
 			s.dirty = false
 		}
 		if s.end != nil {
@@ -229,35 +230,51 @@ func (r *runTrace) take() []map[string]any {
 	return out
 }
 
-// post is the wire form of a span's post.
-func (r *runTrace) post(s *span) map[string]any {
-	p := map[string]any{
+// post is the ingestion op of a span's post, the i-th of its batch. Its fields are built as
+// decoding them from a client's JSON would give them (strings, lists and objects of those;
+// ingestion checks them as it checks a client's), inputs and outputs as JSON objects: what
+// ingestion keeps as text. A span's values are copied, so that the op shares nothing the run
+// goes on changing.
+func (r *runTrace) post(s *span, i int) *tracing.Op {
+	run := map[string]any{
 		"id": s.id, "trace_id": r.traceID, "dotted_order": s.dotted, "name": s.name, "run_type": s.runType,
-		"start_time": engine.At(s.start), "session_name": r.project, "extra": encoded(s.extra),
+		"start_time": timeText(s.start), "session_name": r.project, "extra": engine.CloneValue(s.extra),
 	}
 	if s.parent != "" {
-		p["parent_run_id"] = s.parent
+		run["parent_run_id"] = s.parent
 	}
 	if s.end != nil {
-		p["end_time"] = engine.At(*s.end)
-	}
-	if s.inputs != nil {
-		p["inputs"] = s.inputs
-	}
-	if s.outputs != nil {
-		p["outputs"] = s.outputs
+		run["end_time"] = timeText(*s.end)
 	}
 	if s.err != nil {
-		p["error"] = *s.err
+		run["error"] = *s.err
 	}
 	if s.events != nil {
-		p["events"] = s.events
+		events := make([]any, len(s.events))
+		for i, e := range s.events {
+			events[i] = engine.CloneMap(e)
+		}
+		run["events"] = events
 	}
 	if s.tags != nil {
-		p["tags"] = s.tags
+		tags := make([]any, len(s.tags))
+		for i, t := range s.tags {
+			tags[i] = t
+		}
+		run["tags"] = tags
 	}
-	return p
+	raw := map[string]json.RawMessage{}
+	if s.inputs != nil {
+		raw["inputs"] = s.inputs
+	}
+	if s.outputs != nil {
+		raw["outputs"] = s.outputs
+	}
+	return &tracing.Op{Kind: trace.KindPost, Where: []any{"post", i}, Run: run, Raw: raw}
 }
+
+// timeText is a time as the API writes it.
+func timeText(t time.Time) string { return t.UTC().Format(engine.TimeLayout) }
 
 // nativeMessages converts messages (LangChain dicts or engine.Message values) to the native
 // message format of spec/3-trace-format.md; what does not convert is kept as it is. The problems
@@ -273,25 +290,25 @@ func nativeMessages(v any) any {
 	return p
 }
 
-// object is v as a run's inputs or outputs: v itself when it is an object, else {key: v}; nil
-// for nil.
+// object is v as a run's inputs or outputs, encoded: v itself when it is an object, else
+// {key: v}; nil for nil.
 //
 // The values are kept encoded: a span's inputs and outputs are only ever encoded again, and a
 // decoded copy of every value (then encoded for the post) cost more than the rest of the span.
-func object(v any, key string) map[string]any {
+func object(v any, key string) json.RawMessage {
 	if v == nil {
 		return nil
 	}
 	raw := encoded(v)
-	var fields map[string]json.RawMessage
-	if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &fields) == nil {
-		m := make(map[string]any, len(fields))
-		for k, f := range fields {
-			m[k] = f
-		}
-		return m
+	if raw[0] == '{' {
+		return raw
 	}
-	return map[string]any{key: raw}
+	return wrapped(key, raw)
+}
+
+// wrapped is the JSON object {key: raw}.
+func wrapped(key string, raw json.RawMessage) json.RawMessage {
+	return encoded(map[string]json.RawMessage{key: raw})
 }
 
 // encoded is v's JSON, which shares no memory with v; null when it does not encode.
