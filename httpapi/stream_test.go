@@ -35,6 +35,12 @@ type streamStack struct {
 // streamGraphs; retention is the output stream's (0: the default).
 func startStreamStack(t testing.TB, retention time.Duration) *streamStack {
 	t.Helper()
+	return startStreamStackWith(t, retention, nil)
+}
+
+// startStreamStackWith is startStreamStack with before called on the platform before it starts.
+func startStreamStackWith(t testing.TB, retention time.Duration, before func(*platform.Platform)) *streamStack {
+	t.Helper()
 	ctx := context.Background()
 	discard := slog.New(slog.DiscardHandler)
 	l, err := eventlog.Open(ctx, eventlog.Config{Dir: t.TempDir(), Logger: discard, OutputRetention: retention})
@@ -47,6 +53,9 @@ func startStreamStack(t testing.TB, retention time.Duration) *streamStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
+	if before != nil {
+		before(p)
+	}
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -587,6 +596,38 @@ func TestStreamOfCancelledRunEndsWithoutInterrupt(t *testing.T) {
 		got := strings.Join(names(events), ",")
 		if got != "metadata,values,end" || strings.Contains(fmt.Sprint(events), "__interrupt__") {
 			t.Errorf("%s: events %s: %v", action, got, events)
+		}
+	}
+}
+
+// TestRunEndSeenIsRunEndHere: a client that saw a run's stream end finds the run ended when it
+// acts on it at once, even with a projection that lags (each batch it applies is followed by a
+// pause): the thread is idle, its state can be updated, and a run that rejects company starts.
+func TestRunEndSeenIsRunEndHere(t *testing.T) {
+	s := startStreamStackWith(t, 0, func(p *platform.Platform) {
+		p.Runtime.OnApply = func(int, time.Duration) { time.Sleep(20 * time.Millisecond) }
+	})
+	tid := s.thread(t)
+	for i := range 3 {
+		_, events := s.stream(t, "POST", "/threads/"+tid+"/runs/stream", `{"assistant_id":"echo","input":`+fooInput+`}`, nil)
+		if len(events) == 0 || events[len(events)-1].Event != "end" {
+			t.Fatalf("round %d: stream %+v", i, events)
+		}
+		code, body := s.status(t, "GET", "/threads/"+tid, "", nil)
+		var th engine.Thread
+		if err := json.Unmarshal([]byte(body), &th); code != 200 || err != nil || th.Status != engine.ThreadIdle {
+			t.Fatalf("round %d: thread after its run's end: %d %s", i, code, body)
+		}
+		if code, body := s.status(t, "POST", "/threads/"+tid+"/state", `{"values":{"messages":[{"role":"user","content":"edited"}]},"as_node":"echo"}`, nil); code != 200 {
+			t.Fatalf("round %d: update state: %d %s", i, code, body)
+		}
+		code, body = s.status(t, "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","input":`+fooInput+`,"multitask_strategy":"reject"}`, nil)
+		var run engine.Run
+		if err := json.Unmarshal([]byte(body), &run); code != 200 || err != nil {
+			t.Fatalf("round %d: run rejecting company: %d %s", i, code, body)
+		}
+		if code, body := s.status(t, "GET", "/threads/"+tid+"/runs/"+run.RunID+"/join", "", nil); code != 200 {
+			t.Fatalf("round %d: join: %d %s", i, code, body)
 		}
 	}
 }

@@ -53,9 +53,23 @@ func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, er
 
 // Append is Run without the wait for the local projection: for a writer that has work to do
 // before it needs to read its write (WaitFor the returned sequence then).
+//
+// A refusal that rests on state (decide returns an Exists or Conflict error: the thread is
+// busy, the resource exists) is decided again once the projection has caught up with the log:
+// the local projection may not show yet what a client has already seen happen (a run's end,
+// streamed before it is folded here, or folded by another process), and a refusal must not
+// contradict it.
 func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
+	caughtUp := false
 	for attempt := 1; ; attempt++ {
 		d, err := decide()
+		if err != nil && !caughtUp && (engine.Is(engine.Conflict, err) || engine.Is(engine.Exists, err)) {
+			caughtUp = true
+			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
+				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
+			}
+			d, err = decide()
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -62,7 +62,12 @@ func (r *Runner) UpdateState(ctx context.Context, ref graph.Ref, supersteps [][]
 		return graph.Ref{}, err
 	}
 	if th.Status == engine.ThreadBusy {
-		return graph.Ref{}, engine.E(engine.Op(op), engine.Conflict, "Thread is busy")
+		if th, err = r.threads.InfoCaughtUp(ctx, ref.ThreadID); err != nil {
+			return graph.Ref{}, err
+		}
+		if th.Status == engine.ThreadBusy {
+			return graph.Ref{}, engine.E(engine.Op(op), engine.Conflict, "Thread is busy")
+		}
 	}
 	if g == nil {
 		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid,

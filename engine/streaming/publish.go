@@ -89,6 +89,10 @@ func (s *Streamer) Flush(_ context.Context, rec engine.RunRecord) {
 // interrupted run, the error of a failed one) and "end". It does not wait for them to be
 // stored: a follower that learns of the run's end before its "end" message waits for it
 // (EndGrace), and Wait drains what is still being sent at shutdown.
+//
+// The error and "end" go out once the local projection shows the run ended (see whenEnded): a
+// client that acts on a run's end (updates the thread's state, starts a run that rejects
+// company) must find the run ended here.
 func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
 	s.mu.Lock()
 	p := s.runs[rec.RunID]
@@ -100,13 +104,60 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 	if fin.Status == engine.RunInterrupted && !s.cancelled(ctx, rec) {
 		p.interrupts(ctx)
 	}
-	if fin.Error != nil {
-		p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
+	s.whenEnded(ctx, rec, func() {
+		if fin.Error != nil {
+			p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
+		}
+		p.publish("end", nil, nil, nil)
+		if p.s.js != nil {
+			p.q.hurry() // stored in the background: Wait drains it at shutdown
+		}
+	})
+}
+
+// whenEnded calls f once the local run projection shows the run ended (or gone): at once when
+// it already does (or there is no projection to ask), else in the background, which Wait
+// drains. After ackWait it calls f anyway: a stream must end.
+func (s *Streamer) whenEnded(ctx context.Context, rec engine.RunRecord, f func()) {
+	runs := s.cfg.Runs
+	if runs == nil {
+		f()
+		return
 	}
-	p.publish("end", nil, nil, nil)
-	if p.s.js != nil {
-		p.q.hurry() // stored in the background: Wait drains it at shutdown
+	tenant := tenantOf(ctx)
+	ended := func() (<-chan struct{}, bool) {
+		changed := runs.Watch(tenant, rec.ThreadID, rec.RunID)
+		st, ok, err := runs.State(tenant, rec.ThreadID, rec.RunID)
+		if err != nil || !ok || !st.Active() {
+			runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
+			return nil, true
+		}
+		return changed, false
 	}
+	changed, done := ended()
+	if done {
+		f()
+		return
+	}
+	s.senders.Add(1)
+	go func() {
+		defer s.senders.Done()
+		defer f()
+		t := time.NewTimer(ackWait)
+		defer t.Stop()
+		for {
+			select {
+			case <-changed:
+			case <-t.C:
+				runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
+				s.log.Warn("streaming: a run's end is not in the local projection in time; its stream ends anyway", "run_id", rec.RunID)
+				return
+			}
+			if changed, done = ended(); done {
+				return
+			}
+		}
+	}()
 }
 
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {

@@ -98,6 +98,16 @@ func (s *Service) Info(ctx context.Context, id string) (engine.Thread, error) {
 	return s.read(ctx, id, s.view.Info)
 }
 
+// InfoCaughtUp is Info once the projection has caught up with the log: for a refusal that must
+// not rest on a projection behind what a client has already seen (a run's end, streamed before
+// it is folded here, or folded by another process).
+func (s *Service) InfoCaughtUp(ctx context.Context, id string) (engine.Thread, error) {
+	if err := s.cmd.Projector.CatchUp(ctx); err != nil {
+		return engine.Thread{}, engine.E(engine.Op("threads.get"), engine.Unavailable, err)
+	}
+	return s.Info(ctx, id)
+}
+
 // read reads a thread with get, catching up with the log once before it says NotFound.
 func (s *Service) read(ctx context.Context, id string, get func(tenant, id string) (engine.Thread, bool, error)) (engine.Thread, error) {
 	th, ok, err := get(engine.TenantFrom(ctx), id)
