@@ -630,4 +630,19 @@ func TestRunEndSeenIsRunEndHere(t *testing.T) {
 			t.Fatalf("round %d: join: %d %s", i, code, body)
 		}
 	}
+
+	// The same for a run's end seen on the thread's stream (run_done).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := s.open(t, ctx, "GET", "/threads/"+tid+"/stream?stream_mode=lifecycle", "", nil)
+	defer resp.Body.Close()
+	if code, body := s.status(t, "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","input":`+fooInput+`}`, nil); code != 200 {
+		t.Fatalf("create run: %d %s", code, body)
+	}
+	_ = readSSE(resp.Body, func(e sseEvent) bool { return !strings.Contains(e.Data, `"status":"run_done"`) })
+	code, body := s.status(t, "GET", "/threads/"+tid, "", nil)
+	var th engine.Thread
+	if err := json.Unmarshal([]byte(body), &th); code != 200 || err != nil || th.Status != engine.ThreadIdle {
+		t.Fatalf("thread after run_done: %d %s", code, body)
+	}
 }

@@ -142,6 +142,9 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 			for _, m := range msgs {
 				lastSeq = m.Seq
 				sawError = sawError || m.Event == "error"
+				if m.Event == "end" {
+					f.s.awaitEnded(ctx, f.tenant, f.run.ThreadID, f.run.RunID)
+				}
 				frames = numbered(m, shaper.Shape(m, frames[:0]), slot)
 				for k, fr := range frames {
 					if f.run.Resume && position(m.Seq, slot+k) <= f.run.After {

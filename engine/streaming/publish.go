@@ -89,10 +89,6 @@ func (s *Streamer) Flush(_ context.Context, rec engine.RunRecord) {
 // interrupted run, the error of a failed one) and "end". It does not wait for them to be
 // stored: a follower that learns of the run's end before its "end" message waits for it
 // (EndGrace), and Wait drains what is still being sent at shutdown.
-//
-// The error and "end" go out once the local projection shows the run ended (see whenEnded): a
-// client that acts on a run's end (updates the thread's state, starts a run that rejects
-// company) must find the run ended here.
 func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
 	s.mu.Lock()
 	p := s.runs[rec.RunID]
@@ -104,60 +100,45 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 	if fin.Status == engine.RunInterrupted && !s.cancelled(ctx, rec) {
 		p.interrupts(ctx)
 	}
-	s.whenEnded(ctx, rec, func() {
-		if fin.Error != nil {
-			p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
-		}
-		p.publish("end", nil, nil, nil)
-		if p.s.js != nil {
-			p.q.hurry() // stored in the background: Wait drains it at shutdown
-		}
-	})
+	if fin.Error != nil {
+		p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
+	}
+	p.publish("end", nil, nil, nil)
+	if p.s.js != nil {
+		p.q.hurry() // stored in the background: Wait drains it at shutdown
+	}
 }
 
-// whenEnded calls f once the local run projection shows the run ended (or gone): at once when
-// it already does (or there is no projection to ask), else in the background, which Wait
-// drains. After ackWait it calls f anyway: a stream must end.
-func (s *Streamer) whenEnded(ctx context.Context, rec engine.RunRecord, f func()) {
+// awaitEnded returns once the local run projection shows the run ended (or gone), or after
+// ackWait, or when ctx ends. A follower calls it before it passes a run's "end" on: the end can
+// be read from the output stream before the run's end is folded here, and a client that acts on
+// it at once (updates the thread's state, starts a run that rejects company, reads the state)
+// must find the run ended.
+func (s *Streamer) awaitEnded(ctx context.Context, tenant, thread, run string) {
 	runs := s.cfg.Runs
 	if runs == nil {
-		f()
 		return
 	}
-	tenant := tenantOf(ctx)
-	ended := func() (<-chan struct{}, bool) {
-		changed := runs.Watch(tenant, rec.ThreadID, rec.RunID)
-		st, ok, err := runs.State(tenant, rec.ThreadID, rec.RunID)
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	for {
+		changed := runs.Watch(tenant, thread, run)
+		st, ok, err := runs.State(tenant, thread, run)
 		if err != nil || !ok || !st.Active() {
-			runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
-			return nil, true
+			runs.Unwatch(tenant, thread, run, changed)
+			return
 		}
-		return changed, false
-	}
-	changed, done := ended()
-	if done {
-		f()
-		return
-	}
-	s.senders.Add(1)
-	go func() {
-		defer s.senders.Done()
-		defer f()
-		t := time.NewTimer(ackWait)
-		defer t.Stop()
-		for {
-			select {
-			case <-changed:
-			case <-t.C:
-				runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
-				s.log.Warn("streaming: a run's end is not in the local projection in time; its stream ends anyway", "run_id", rec.RunID)
-				return
-			}
-			if changed, done = ended(); done {
-				return
-			}
+		select {
+		case <-changed:
+		case <-t.C:
+			runs.Unwatch(tenant, thread, run, changed)
+			s.log.Warn("streaming: a run's end is not in the local projection in time; its stream ends anyway", "run_id", run)
+			return
+		case <-ctx.Done():
+			runs.Unwatch(tenant, thread, run, changed)
+			return
 		}
-	}()
+	}
 }
 
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {

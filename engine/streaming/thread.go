@@ -147,7 +147,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 			}
 			slot := 0 // frames of the message so far: the events of a packed message share its slots
 			for _, m := range msgs {
-				if err := f.threadEvent(w, shapers, m, slot, &frames); err != nil {
+				if err := f.threadEvent(ctx, w, shapers, m, slot, &frames); err != nil {
 					return err
 				}
 				slot += len(frames)
@@ -175,7 +175,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 // threadEvent writes the frames of one event of a run on the thread; slot is the number of
 // frames of its message's earlier events. frames is scratch space, left holding the event's
 // frames.
-func (f *Follower) threadEvent(w *writer, shapers map[string]*Shaper, m Msg, slot int, frames *[]Frame) error {
+func (f *Follower) threadEvent(ctx context.Context, w *writer, shapers map[string]*Shaper, m Msg, slot int, frames *[]Frame) error {
 	req := f.thread.req
 	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
 	sh := shapers[m.RunID]
@@ -186,6 +186,7 @@ func (f *Follower) threadEvent(w *writer, shapers map[string]*Shaper, m Msg, slo
 	*frames = numbered(m, sh.Shape(m, (*frames)[:0]), slot)
 	if m.Event == "end" {
 		delete(shapers, m.RunID)
+		f.s.awaitEnded(ctx, f.tenant, f.thread.req.ThreadID, m.RunID)
 	}
 	for k, fr := range *frames {
 		if req.Resume && position(m.Seq, slot+k) <= req.After {
