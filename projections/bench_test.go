@@ -2,8 +2,10 @@ package projections
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +106,72 @@ func BenchmarkRebuild100k(b *testing.B) {
 		db.Close()
 	}
 	b.ReportMetric(float64(n*round)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkThreadRunLargeState folds the events of one run on a thread whose state holds a
+// conversation of n messages (about 200 bytes each): the run's creation, two root checkpoints
+// changing the messages channel, and its end, in one batch, as a busy server applies them.
+func BenchmarkThreadRunLargeState(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			l := eventlogtest.Open(b)
+			db, err := OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			p := NewProjector(db, l, eventlog.RuntimeStream, NewThreads(db), NewRuns(db), NewCheckpoints(db))
+			if _, err := p.prepare(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "big"}
+			msgs := make([]any, n)
+			for i := range msgs {
+				msgs[i] = map[string]any{"type": "human", "id": fmt.Sprintf("m%d", i), "content": strings.Repeat("x", 150)}
+			}
+			value, err := json.Marshal(msgs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			seq := uint64(0)
+			ev := func(typ string, data any) eventlog.Event {
+				e, err := eventlog.New(agg, typ, data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				seq++
+				e.Seq = seq
+				return e
+			}
+			if err := p.apply(p.prepareBatch([]eventlog.Event{ev(engine.ThreadCreated, engine.ThreadCreatedData{})})); err != nil {
+				b.Fatal(err)
+			}
+			step := 0
+			checkpoint := func(parent string) (eventlog.Event, string) {
+				step++
+				id := fmt.Sprintf("1ef00000-0000-7000-8000-%012d", step)
+				d := engine.CheckpointData{Checkpoint: engine.CheckpointHeader{V: 1, ID: id, TS: time.Unix(int64(step), 0),
+					ChannelVersions: map[string]int64{"messages": int64(step)}},
+					Metadata: json.RawMessage(`{"source":"loop"}`),
+					Blobs:    map[string]engine.BlobData{"messages": {Version: int64(step), Value: value}}}
+				if parent != "" {
+					d.Parent = &engine.CheckpointRef{ThreadID: agg.ID, ID: parent}
+				}
+				return ev(engine.ThreadCheckpoint, d), id
+			}
+			head := ""
+			for b.Loop() {
+				run := fmt.Sprintf("0190a000-0000-7000-8000-%012d", step)
+				batch := []eventlog.Event{ev(engine.RunCreatedEvent, engine.RunCreatedData{Run: engine.RunRecord{Run: engine.Run{RunID: run, AssistantID: "a"}}})}
+				var e eventlog.Event
+				e, head = checkpoint(head)
+				batch = append(batch, e)
+				e, head = checkpoint(head)
+				batch = append(batch, e, ev(engine.RunFinishedEvent, engine.RunFinishedData{RunID: run, Status: engine.RunSuccess}))
+				if err := p.apply(p.prepareBatch(batch)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

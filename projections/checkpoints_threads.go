@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -38,10 +39,11 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // applyCheckpoint sets the thread's values to those of a root checkpoint, clears its interrupts
 // and makes it idle (unless a run has it busy: the run decides its status when it ends).
 //
-// The event carries only the channels that changed since its parent, so the values are merged
-// into those of the previous root checkpoint; the writer sends every channel (Full) whenever the
-// parent is not the newest checkpoint (a fork), so the merge base is the parent. Values kept in
-// the object store cannot be read by a fold: those channels are left out of thread.values.
+// The event carries only the channels that changed since its parent, so only those are written
+// over the values of the previous root checkpoint; the writer sends every channel (Full)
+// whenever the parent is not the newest checkpoint (a fork), and then the values are replaced.
+// Values kept in the object store cannot be read by a fold: those channels are left out of
+// thread.values.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
 	var d engine.CheckpointData
 	if err := decodeJSON(e.Data, &d); err != nil {
@@ -51,31 +53,40 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 		return nil
 	}
 	b := tx.Bucket(threadsBucket)
-	// The values are decoded straight into a map of JSON values (one pass less than decoding
-	// them as one JSON value first): the thread record is rewritten with every root checkpoint.
-	values := map[string]json.RawMessage{}
-	th := engine.Thread{Values: &values}
-	ok, err := getJSON(b, key, &th)
-	if err != nil {
-		// Values that are not an object (not written by this fold) are replaced.
-		th, ok, err = getThreadRaw(b, key)
-	}
+	th, ok, err := getThreadRaw(b, key)
 	if err != nil || !ok {
 		return err // checkpoints of a thread that does not exist (a saver used on its own)
 	}
-	if _, isMap := th.Values.(*map[string]json.RawMessage); !isMap || d.Full {
-		values = map[string]json.RawMessage{} // no checkpoint yet (null), or all new
-	}
-	for ch, blob := range d.Blobs {
-		switch {
-		case internalChannel(ch):
-		case blob.Value != nil:
-			values[ch] = blob.Value
-		default:
-			delete(values, ch)
+	if raw, _ := th.Values.(*json.RawMessage); raw == nil || len(*raw) == 0 || string(*raw) == "null" || d.Full {
+		// No checkpoint yet (null), or all new.
+		all := make(map[string]json.RawMessage, len(d.Blobs))
+		for ch, blob := range d.Blobs {
+			if blob.Value != nil {
+				all[ch] = blob.Value
+			}
+		}
+		if err := setValues(tx, key, all); err != nil {
+			return err
+		}
+	} else {
+		vals := tx.Bucket(threadValuesBucket)
+		prefix := valuesPrefix(key)
+		for ch, blob := range d.Blobs {
+			if internalChannel(ch) {
+				continue
+			}
+			k := append(bytes.Clone(prefix), ch...)
+			if blob.Value != nil {
+				err = vals.Put(k, blob.Value)
+			} else {
+				err = vals.Delete(k)
+			}
+			if err != nil {
+				return err
+			}
 		}
 	}
-	th.Values = values
+	th.Values = hasValues
 	th.Interrupts = map[string]any{}
 	if th.Status != engine.ThreadBusy {
 		th.Status = engine.ThreadIdle

@@ -3,6 +3,7 @@ package projections
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -17,6 +18,11 @@ import (
 
 // Threads folds thread events into the current record of each thread, and an expiry index that
 // the TTL sweeper reads.
+//
+// A thread's values (its state: the channels of its latest root checkpoint) are kept apart from
+// its record, one key per channel in thread_values (see valuesKey); the record's "values" is {}
+// when it has values there, null when it has none. A checkpoint then writes only the channels it
+// changed, and a status change rewrites a small record, however big the state grew.
 type Threads struct{ db *DB }
 
 // NewThreads returns the threads projection stored in db.
@@ -24,15 +30,67 @@ func NewThreads(db *DB) *Threads { return &Threads{db: db} }
 
 var (
 	threadsBucket      = []byte("threads")
+	threadValuesBucket = []byte("thread_values")
 	threadExpiryBucket = []byte("thread_expiry")
 )
+
+// hasValues is the "values" of a record whose values are in thread_values.
+var hasValues = json.RawMessage("{}")
+
+// valuesPrefix is the prefix of the thread_values keys of the thread under key (tenantKey):
+// key 00 channel. Thread ids hold no 00 byte, so no thread's prefix is another's.
+func valuesPrefix(key []byte) []byte { return append(bytes.Clone(key), 0x00) }
+
+// readValues returns the values of the thread under key, decoded.
+func readValues(tx *bbolt.Tx, key []byte) (map[string]any, error) {
+	values := map[string]any{}
+	prefix := valuesPrefix(key)
+	c := tx.Bucket(threadValuesBucket).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var x any
+		if err := decodeJSON(v, &x); err != nil {
+			return nil, fmt.Errorf("projections: value %q: %w", k, err)
+		}
+		values[string(k[len(prefix):])] = x
+	}
+	return values, nil
+}
+
+// withValues reads th's values into it when its record says it has some.
+func withValues(tx *bbolt.Tx, key []byte, th *engine.Thread) error {
+	if th.Values == nil {
+		return nil
+	}
+	values, err := readValues(tx, key)
+	th.Values = values
+	return err
+}
+
+// setValues replaces the values of the thread under key with those of channels (raw JSON by
+// channel; internal channels are left out).
+func setValues(tx *bbolt.Tx, key []byte, channels map[string]json.RawMessage) error {
+	b := tx.Bucket(threadValuesBucket)
+	prefix := valuesPrefix(key)
+	if err := deletePrefix(b, prefix); err != nil {
+		return err
+	}
+	for ch, raw := range channels {
+		if internalChannel(ch) {
+			continue
+		}
+		if err := b.Put(append(bytes.Clone(prefix), ch...), raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Name implements Projection.
 func (*Threads) Name() string { return "threads" }
 
 // Buckets implements Projection.
 func (*Threads) Buckets() []string {
-	return []string{string(threadsBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket)}
+	return []string{string(threadsBucket), string(threadValuesBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket)}
 }
 
 func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
@@ -93,6 +151,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := deletePrefix(tx.Bucket(threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
 			return err
 		}
+		if err := deletePrefix(tx.Bucket(threadValuesBucket), valuesPrefix(key)); err != nil {
+			return err
+		}
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
 		return t.applyCheckpoint(tx, e, key, at)
@@ -133,9 +194,12 @@ func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
 	var th engine.Thread
 	var ok bool
 	err := t.db.View(func(tx *bbolt.Tx) error {
+		key := tenantKey(tenant, id)
 		var err error
-		ok, err = getJSON(tx.Bucket(threadsBucket), tenantKey(tenant, id), &th)
-		return err
+		if ok, err = getJSON(tx.Bucket(threadsBucket), key, &th); err != nil || !ok {
+			return err
+		}
+		return withValues(tx, key, &th)
 	})
 	return th, ok, err
 }
@@ -186,6 +250,9 @@ func (t *Threads) Search(tenant string, q ThreadQuery) ([]engine.Thread, int, er
 			var th engine.Thread
 			if err := decodeJSON(v, &th); err != nil {
 				return fmt.Errorf("projections: thread %s: %w", k, err)
+			}
+			if err := withValues(tx, k, &th); err != nil {
+				return err
 			}
 			if q.Status != "" && th.Status != q.Status {
 				continue

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"bytes"
-	"encoding/json"
 
 	"go.etcd.io/bbolt"
 
@@ -104,6 +103,9 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		if err := heads.Delete(key); err != nil {
 			return err
 		}
+		if err := setValues(tx, key, nil); err != nil {
+			return err
+		}
 		return putJSON(b, key, th)
 	}
 	ref := graph.Ref{ThreadID: thread, ID: id}
@@ -117,13 +119,10 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err != nil {
 		return err
 	}
-	values := map[string]json.RawMessage{}
-	for ch, raw := range st.Checkpoint.ChannelValues {
-		if !internalChannel(ch) {
-			values[ch] = raw
-		}
+	if err := setValues(tx, key, st.Checkpoint.ChannelValues); err != nil {
+		return err
 	}
-	th.Values, th.Interrupts = values, map[string]any{}
+	th.Values, th.Interrupts = hasValues, map[string]any{}
 	if err := heads.Put(key, []byte(id)); err != nil {
 		return err
 	}
