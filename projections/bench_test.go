@@ -15,6 +15,23 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
+// benchProjector returns a projector of stream, on a new log and file, with the projections ps
+// makes, ready to apply batches.
+func benchProjector(b *testing.B, stream string, ps func(*DB) []Projection) *Projector {
+	b.Helper()
+	l := eventlogtest.Open(b)
+	db, err := OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	p := NewProjector(db, l, stream, ps(db)...)
+	if _, err := p.prepare(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
 func threadEvent(b *testing.B, i int) eventlog.Event {
 	e, err := eventlog.New(eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: fmt.Sprintf("t%d", i)},
 		engine.ThreadCreated, engine.ThreadCreatedData{Metadata: map[string]any{"user": "a", "i": i}})
@@ -29,16 +46,7 @@ func threadEvent(b *testing.B, i int) eventlog.Event {
 func BenchmarkProjectionApply(b *testing.B) {
 	for _, size := range []int{1, 100, 1000} {
 		b.Run(fmt.Sprintf("batch=%d", size), func(b *testing.B) {
-			l := eventlogtest.Open(b)
-			db, err := OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			p := NewProjector(db, l, eventlog.RuntimeStream, NewThreads(db))
-			if _, err := p.prepare(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			p := benchProjector(b, eventlog.RuntimeStream, func(db *DB) []Projection { return []Projection{NewThreads(db)} })
 			seq := uint64(0)
 			events := 0
 			for b.Loop() {
@@ -114,16 +122,9 @@ func BenchmarkRebuild100k(b *testing.B) {
 func BenchmarkThreadRunLargeState(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
-			l := eventlogtest.Open(b)
-			db, err := OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			p := NewProjector(db, l, eventlog.RuntimeStream, NewThreads(db), NewRuns(db), NewCheckpoints(db))
-			if _, err := p.prepare(context.Background()); err != nil {
-				b.Fatal(err)
-			}
+			p := benchProjector(b, eventlog.RuntimeStream, func(db *DB) []Projection {
+				return []Projection{NewThreads(db), NewRuns(db), NewCheckpoints(db)}
+			})
 			agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "big"}
 			msgs := make([]any, n)
 			for i := range msgs {

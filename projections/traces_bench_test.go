@@ -2,7 +2,6 @@ package projections
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // benchTraceEvents returns the events of n traces of a chain root and five children, each run
@@ -64,16 +62,7 @@ func benchTraceEvents(n int, patched bool) []eventlog.Event {
 func BenchmarkTracesFold(b *testing.B) {
 	for _, patched := range []bool{false, true} {
 		b.Run(fmt.Sprintf("patched=%v", patched), func(b *testing.B) {
-			l := eventlogtest.Open(b)
-			db, err := OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			p := NewProjector(db, l, eventlog.TraceStream, NewTraces(db, nil, nil))
-			if _, err := p.prepare(b.Context()); err != nil {
-				b.Fatal(err)
-			}
+			p := benchProjector(b, eventlog.TraceStream, func(db *DB) []Projection { return []Projection{NewTraces(db, nil, nil)} })
 			events := benchTraceEvents(max(b.N/6, 100), patched)
 			b.ResetTimer()
 			var applying time.Duration
