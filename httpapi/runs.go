@@ -339,10 +339,11 @@ func (s *Server) waitRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, false)
-	if rec, err = s.awaitRun(c, rec, true, in.onDisconnect == "cancel"); err != nil {
+	rec, values, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
+	if err != nil {
 		return err
 	}
-	out, err := s.runResult(c.Request().Context(), rec)
+	out, err := s.runResult(c.Request().Context(), rec, values)
 	if err != nil {
 		return err
 	}
@@ -352,12 +353,16 @@ func (s *Server) waitRun(c echo.Context) error {
 // awaitRun waits for the end of the run rec names. created says rec is the run as created (this
 // request created it): then only its state is read. When the client leaves first and
 // cancelOnDisconnect is set, the run is cancelled (interrupt).
-func (s *Server) awaitRun(c echo.Context, rec engine.RunRecord, created, cancelOnDisconnect bool) (engine.RunRecord, error) {
+//
+// It returns the run as it ended and, when this process executed it and it succeeded, the values
+// it ended with (see runs.Service.WaitEnd; nil otherwise).
+func (s *Server) awaitRun(c echo.Context, rec engine.RunRecord, created, cancelOnDisconnect bool) (engine.RunRecord, graph.State, error) {
 	ctx := c.Request().Context()
 	thread, run := rec.ThreadID, rec.RunID
+	var values graph.State
 	var err error
 	if created {
-		rec, err = s.deps.Runs.WaitEnd(ctx, rec)
+		rec, values, err = s.deps.Runs.WaitEnd(ctx, rec)
 	} else {
 		rec, err = s.deps.Runs.Wait(ctx, thread, run)
 	}
@@ -368,17 +373,21 @@ func (s *Server) awaitRun(c echo.Context, rec engine.RunRecord, created, cancelO
 			s.log.Warn("runs: cancelling the run of a departed client", "thread_id", thread, "run_id", run, "err", cerr)
 		}
 	}
-	return rec, err
+	return rec, values, err
 }
 
 // runResult is the answer of a waited run: the thread's values (with "__interrupt__" when
 // interrupts are pending), or for a failed run {"__error__": {"error", "message"}}; with
-// feedback keys, "__feedback__" maps each to its feedback URL.
-func (s *Server) runResult(ctx context.Context, rec engine.RunRecord) (map[string]any, error) {
+// feedback keys, "__feedback__" maps each to its feedback URL. ended, when not nil, is the
+// values a successful run ended with (awaitRun): the thread's values then, without reading them.
+func (s *Server) runResult(ctx context.Context, rec engine.RunRecord, ended graph.State) (map[string]any, error) {
 	var out map[string]any
-	if rec.Error != nil {
+	switch {
+	case rec.Error != nil:
 		out = map[string]any{"__error__": rec.Error}
-	} else {
+	case ended != nil:
+		out, _ = waitJSON(ended, nil, nil).(map[string]any)
+	default:
 		snap, err := s.deps.Runner.State(ctx, graph.Ref{ThreadID: rec.ThreadID}, false)
 		if err != nil {
 			return nil, err
@@ -478,11 +487,11 @@ func (s *Server) joinRun(c echo.Context) error {
 	if err := errs.Err("runs.join"); err != nil {
 		return err
 	}
-	rec, err := s.awaitRun(c, engine.RunRecord{Run: engine.Run{ThreadID: thread, RunID: run}}, false, cancelOnDisconnect)
+	rec, _, err := s.awaitRun(c, engine.RunRecord{Run: engine.Run{ThreadID: thread, RunID: run}}, false, cancelOnDisconnect)
 	if err != nil {
 		return err
 	}
-	out, err := s.runResult(c.Request().Context(), rec)
+	out, err := s.runResult(c.Request().Context(), rec, nil)
 	if err != nil {
 		return err
 	}

@@ -55,14 +55,14 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 	}
 	runLocation(c, rec, true)
 	deleteThread := in.onCompletion == "delete"
-	done, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
+	done, values, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
 	if err != nil {
 		if ctx.Err() != nil && deleteThread {
 			go s.deleteWhenDone(context.WithoutCancel(ctx), rec)
 		}
 		return err
 	}
-	out, err := s.runResult(ctx, done)
+	out, err := s.runResult(ctx, done, values)
 	if deleteThread {
 		if derr := s.deps.Threads.Delete(ctx, rec.ThreadID); derr != nil && !engine.Is(engine.NotFound, derr) {
 			s.log.Warn("runs: deleting a stateless run's thread", "thread_id", rec.ThreadID, "err", derr)

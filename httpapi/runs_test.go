@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -186,6 +187,24 @@ func TestRunWait(t *testing.T) {
 			t.Fatalf("__feedback__: %v", out)
 		}
 	})
+	// A wait answers with the values the run ended with, handed over by the worker of this
+	// process; a join reads the thread's state: both answers are the same.
+	for _, tc := range []struct{ name, body string }{
+		{"echo", `{"assistant_id":"echo","input":{"messages":[{"role":"user","content":"hi","id":"m1"}]}}`},
+		{"agent", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}]}}`},
+		{"nested", `{"assistant_id":"nested","input":{"messages":[]}}`},
+	} {
+		t.Run("wait answers as join: "+tc.name, func(t *testing.T) {
+			tid := s.newThread(t)
+			h, waited := s.must(t, 200, "POST", "/threads/"+tid+"/runs/wait", tc.body)
+			_, joined := s.must(t, 200, "GET", h.Get("Content-Location")+"/join", "")
+			w, _ := json.Marshal(waited)
+			j, _ := json.Marshal(joined)
+			if string(w) != string(j) {
+				t.Fatalf("wait answered\n%s\njoin answered\n%s", w, j)
+			}
+		})
+	}
 	t.Run("interrupt_before", func(t *testing.T) {
 		tid := s.newThread(t)
 		h, out := s.must(t, 200, "POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"echo","input":{"messages":"x"},"interrupt_before":["echo"]}`)

@@ -85,6 +85,8 @@ type Service struct {
 	runner     *runner.Runner
 	logger     *slog.Logger
 
+	results results // final values of runs executed here, for the waits of this process
+
 	mu      sync.Mutex
 	running map[string]context.CancelCauseFunc // run id -> cancel of its execution here
 	wg      sync.WaitGroup
@@ -372,17 +374,23 @@ func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecor
 }
 
 // WaitEnd is Wait for a run whose record the caller holds as created (its kwargs never change):
-// it reads only the run's state.
-func (s *Service) WaitEnd(ctx context.Context, rec engine.RunRecord) (engine.RunRecord, error) {
+// it reads only the run's state. For a run that succeeded in this process it also returns the
+// values the run ended with (nil otherwise: read the thread's state).
+func (s *Service) WaitEnd(ctx context.Context, rec engine.RunRecord) (engine.RunRecord, graph.State, error) {
+	s.results.expect(rec.RunID)
 	st, err := s.waitState(ctx, rec.ThreadID, rec.RunID)
+	values := s.results.take(rec.RunID)
 	if err != nil {
-		return rec, err
+		return rec, nil, err
 	}
 	if st == nil {
-		return rec, NotFound("runs.wait")
+		return rec, nil, NotFound("runs.wait")
 	}
 	st.Onto(&rec)
-	return rec, nil
+	if rec.Status != engine.RunSuccess {
+		values = nil
+	}
+	return rec, values, nil
 }
 
 // waitState blocks until the run has ended and returns its state, or nil when the run does not

@@ -311,6 +311,10 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	if err != nil {
 		return 0, err
 	}
+	if fin.Status == engine.RunSuccess {
+		// (Before the end is folded, almost always: a waiter that looks sooner reads the state.)
+		s.results.offer(rec.RunID, out.Values)
+	}
 	if fin.Status == engine.RunInterrupted && seq > 0 {
 		// The stream's end reads what the run stopped on from the thread's state.
 		if err := s.projector.WaitFor(ctx, seq); err != nil {
