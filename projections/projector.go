@@ -69,6 +69,10 @@ type Preparer interface {
 // after every transaction of a batch, with whether it was committed (or rolled back).
 type committer interface{ committed(ok bool) }
 
+// forgetter is implemented by projections that keep what they folded in memory too: forget is
+// called when their buckets are dropped, to be rebuilt.
+type forgetter interface{ forget() }
+
 var (
 	metaBucket    = []byte("_meta")
 	cursorsBucket = []byte("_cursors")
@@ -320,6 +324,9 @@ func (p *Projector) prepare(ctx context.Context) (uint64, error) {
 func (p *Projector) resetTx(tx *bbolt.Tx) error {
 	cursors := tx.Bucket(cursorsBucket)
 	for _, pr := range p.projections {
+		if f, ok := pr.(forgetter); ok {
+			f.forget() // (if the transaction fails, what was forgotten is read from the file)
+		}
 		for _, b := range pr.Buckets() {
 			if err := tx.DeleteBucket([]byte(b)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 				return err

@@ -3,9 +3,11 @@ package projections
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -22,17 +24,26 @@ import (
 //
 // A record's kwargs are by far its biggest part and never change: keeping what does change
 // apart means a run's transitions, and the loops that wait for them, never decode its kwargs.
+//
+// The states of the active runs this process folded are also kept in memory (live), so that the
+// loops that wait on a run (a wait, a worker watching for a cancel) read them without a
+// transaction. A state enters live when its transaction commits (committed) and leaves it when
+// the run ends or goes; a run live does not hold is read from the file.
 type Runs struct {
 	db *DB
 
 	mu       sync.Mutex
-	changed  map[string]bool            // runs changed by the transaction being applied
+	changed  map[string]*RunState       // runs changed by the transaction being applied: state, or nil (gone)
 	watchers map[string][]chan struct{} // run key -> closed at its next change
+
+	liveMu sync.RWMutex
+	live   map[string]RunState // watchKey -> state, of active runs
 }
 
 // NewRuns returns the runs projection stored in db.
 func NewRuns(db *DB) *Runs {
-	return &Runs{db: db, changed: map[string]bool{}, watchers: map[string][]chan struct{}{}}
+	return &Runs{db: db, changed: map[string]*RunState{}, watchers: map[string][]chan struct{}{},
+		live: map[string]RunState{}}
 }
 
 func watchKey(tenant, thread, run string) string { return tenant + "/" + thread + "/" + run }
@@ -67,17 +78,34 @@ func (r *Runs) Unwatch(tenant, thread, run string, ch <-chan struct{}) {
 	}
 }
 
-func (r *Runs) touch(tenant, thread, run string) {
+// touch records that the transaction being applied leaves the run in state st (nil: gone).
+func (r *Runs) touch(tenant, thread, run string, st *RunState) {
+	if st != nil {
+		// As the file keeps them: to the microsecond.
+		for _, t := range []*engine.Time{&st.UpdatedAt, &st.StartedAt, &st.EndedAt} {
+			t.Time = t.Truncate(time.Microsecond)
+		}
+	}
 	r.mu.Lock()
-	r.changed[watchKey(tenant, thread, run)] = true
+	r.changed[watchKey(tenant, thread, run)] = st
 	r.mu.Unlock()
 }
 
-// committed wakes the watchers of the runs a committed transaction changed.
+// committed keeps the states a committed transaction left, then wakes the watchers of the runs
+// it changed (who read the new states).
 func (r *Runs) committed(ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ok {
+		r.liveMu.Lock()
+		for k, st := range r.changed {
+			if st == nil || !st.Active() {
+				delete(r.live, k)
+			} else {
+				r.live[k] = *st
+			}
+		}
+		r.liveMu.Unlock()
 		for k := range r.changed {
 			for _, ch := range r.watchers[k] {
 				close(ch)
@@ -86,6 +114,13 @@ func (r *Runs) committed(ok bool) {
 		}
 	}
 	clear(r.changed)
+}
+
+// forget empties live: the projection is being rebuilt.
+func (r *Runs) forget() {
+	r.liveMu.Lock()
+	clear(r.live)
+	r.liveMu.Unlock()
 }
 
 var (
@@ -179,9 +214,10 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := tx.Bucket(runIndexBucket).Put(runIndexKey(tenant, rec.RunID), []byte(thread)); err != nil {
 			return err
 		}
-		r.touch(tenant, thread, rec.RunID)
 		key := runKey(tenant, thread, rec.RunID)
-		if err := putJSON(states, key, stateOf(rec)); err != nil {
+		st := stateOf(rec)
+		r.touch(tenant, thread, rec.RunID, &st)
+		if err := putJSON(states, key, st); err != nil {
 			return err
 		}
 		return putJSON(tx.Bucket(runsBucket), key, rec)
@@ -219,7 +255,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			}
 			st.Cancel = d.Action
 		}
-		r.touch(tenant, thread, id)
+		r.touch(tenant, thread, id, &st)
 		return putJSON(states, key, st)
 	case engine.RunDeletedEvent:
 		id, err := runID(e.Data)
@@ -229,7 +265,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := tx.Bucket(runIndexBucket).Delete(runIndexKey(tenant, id)); err != nil {
 			return err
 		}
-		r.touch(tenant, thread, id)
+		r.touch(tenant, thread, id, nil)
 		key := runKey(tenant, thread, id)
 		if err := states.Delete(key); err != nil {
 			return err
@@ -245,7 +281,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			}
 			if decodeJSON(v, &rec) == nil {
 				ids = append(ids, runIndexKey(tenant, rec.RunID))
-				r.touch(tenant, thread, rec.RunID)
+				r.touch(tenant, thread, rec.RunID, nil)
 			}
 		}
 		for _, k := range ids {
@@ -305,8 +341,12 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 // State returns the state of a run of a thread, without reading the rest of its record (its
 // kwargs above all): the loops that wait for a run to change read it at every change.
 func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
-	var st RunState
-	var ok bool
+	r.liveMu.RLock()
+	st, ok := r.live[watchKey(tenant, thread, run)]
+	r.liveMu.RUnlock()
+	if ok {
+		return st, true, nil
+	}
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
 		ok, err = getJSON(tx.Bucket(runStateBucket), runKey(tenant, thread, run), &st)
@@ -364,6 +404,37 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 	})
 	return out, err
 }
+
+// Next returns the oldest active run of a thread other than skip (the run a worker has just
+// ended, which the projection may show active still), read whole; false when there is none.
+func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error) {
+	var rec engine.RunRecord
+	var found bool
+	err := r.db.View(func(tx *bbolt.Tx) error {
+		prefix := runThreadPrefix(tenant, thread)
+		err := r.queue(tx, tenant, thread, func(key []byte) error {
+			if id, err := unesc(key[len(prefix):]); err != nil || id == skip {
+				return err
+			}
+			var err error
+			if rec, found, err = getRun(tx, key); err != nil {
+				return err
+			}
+			if found {
+				return errStop
+			}
+			return nil
+		})
+		if errors.Is(err, errStop) {
+			err = nil
+		}
+		return err
+	})
+	return rec, found, err
+}
+
+// errStop ends a walk of queue early.
+var errStop = errors.New("stop")
 
 // queue calls f with the key of each active run of a thread, oldest first.
 //

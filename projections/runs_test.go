@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -80,6 +81,29 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 			}
 			if !slices.Equal(gotIDs, want) {
 				t.Fatalf("active run ids %v, want %v", gotIDs, want)
+			}
+			// The next run, but the one a worker has just ended, read whole.
+			for _, next := range []struct{ skip, want, status string }{
+				{"", ids[1], engine.RunRunning},
+				{ids[1], ids[2], engine.RunPending},
+			} {
+				got, ok, err := runs.Next("default", "q", next.skip)
+				if err != nil || !ok || got.RunID != next.want || got.Status != next.status || got.AssistantID != "a" {
+					t.Fatalf("next but %q: %+v %v %v, want %s %s", next.skip, got, ok, err, next.want, next.status)
+				}
+			}
+			if _, ok, err := runs.Next("default", "empty", ""); err != nil || ok {
+				t.Fatalf("next of a thread without runs: %v %v", ok, err)
+			}
+			// The states kept in memory are those in the file (a new Runs on the file has none
+			// in memory).
+			fromFile := projections.NewRuns(db)
+			for _, id := range ids {
+				mem, memOK, err1 := runs.State("default", "q", id)
+				file, fileOK, err2 := fromFile.State("default", "q", id)
+				if err1 != nil || err2 != nil || memOK != fileOK || !reflect.DeepEqual(mem, file) {
+					t.Fatalf("run %s: state %+v %v %v, in the file %+v %v %v", id, mem, memOK, err1, file, fileOK, err2)
+				}
 			}
 			// A run's record is the one created with its transitions since.
 			done, ok, err := runs.Get("default", "q", ids[0])

@@ -167,13 +167,12 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 	var ended string
 	var endSeq uint64
 	for {
-		active, err := s.runs.ActiveIDs(tenant, thread)
+		rec, ok, err := s.runs.Next(tenant, thread, ended)
 		if err != nil {
 			_ = msg.NakWithDelay(time.Second)
 			return
 		}
-		active = slices.DeleteFunc(active, func(id string) bool { return id == ended })
-		if len(active) == 0 {
+		if !ok {
 			_ = msg.Ack()
 			return
 		}
@@ -184,14 +183,6 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 			}
 			ended, endSeq = "", 0
 			continue
-		}
-		rec, ok, err := s.runs.Get(tenant, thread, active[0])
-		if err != nil {
-			_ = msg.NakWithDelay(time.Second)
-			return
-		}
-		if !ok {
-			continue // deleted since the queue was read
 		}
 		if wait := time.Until(rec.RunAt.Time); !rec.RunAt.IsZero() && wait > 0 {
 			_ = msg.NakWithDelay(wait)
