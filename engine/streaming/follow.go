@@ -232,10 +232,14 @@ func (f *Follower) watch(ctx context.Context, ended chan<- engine.RunRecord) {
 	}
 	for {
 		changed := f.s.cfg.Projector.Changed()
-		rec, ok, err := f.s.cfg.Runs.Get(f.tenant, f.run.ThreadID, f.run.RunID)
-		if err == nil && (!ok || !rec.Active()) {
-			ended <- rec
-			return
+		// The state at every change (from memory while the run is active), the record once.
+		st, ok, err := f.s.cfg.Runs.State(f.tenant, f.run.ThreadID, f.run.RunID)
+		if err == nil && (!ok || !st.Active()) {
+			rec, _, err := f.s.cfg.Runs.Get(f.tenant, f.run.ThreadID, f.run.RunID)
+			if err == nil {
+				ended <- rec
+				return
+			}
 		}
 		select {
 		case <-changed:
