@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,23 +12,15 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
 
 // startGraphStack is startStack serving the example graphs, with their registry in the Deps.
 func startGraphStack(t testing.TB) *stack {
 	t.Helper()
-	ctx := context.Background()
 	reg := graphs.Examples()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: reg}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := platformtest.Start(t, platform.Config{Graphs: reg}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
 		Health: p.Health, Graphs: reg})
 	ts := httptest.NewServer(srv.Handler())

@@ -19,6 +19,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
@@ -48,17 +49,7 @@ func startStreamStackWith(t testing.TB, retention time.Duration, before func(*pl
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Close)
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: streamGraphs(), Logger: discard}, l)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if before != nil {
-		before(p)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := platformtest.StartWith(t, platform.Config{Graphs: streamGraphs(), Logger: discard}, l, before)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Runner: p.Runner,
 		Graphs: p.Graphs, Runs: p.Runs, Streams: p.Streams, Logger: discard})
 	ts := httptest.NewServer(srv.Handler())

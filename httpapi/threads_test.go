@@ -16,7 +16,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
 
@@ -35,15 +35,7 @@ func startStack(t testing.TB) *stack {
 // startStackWith starts a stack serving reg.
 func startStackWith(t testing.TB, reg *graphs.Registry) *stack {
 	t.Helper()
-	ctx := context.Background()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: reg}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := platformtest.Start(t, platform.Config{Graphs: reg}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health, Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -22,9 +22,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/projections"
 )
@@ -38,16 +38,8 @@ type traceStack struct {
 
 func startTracing(t testing.TB, tc platform.TracingConfig) *traceStack {
 	t.Helper()
-	ctx := context.Background()
 	quiet := slog.New(slog.DiscardHandler)
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Tracing: tc, Logger: quiet}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	p := platformtest.Start(t, platform.Config{Tracing: tc, Logger: quiet}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Tracing: p.Tracing, Logger: quiet})
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -11,22 +11,13 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/threads"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 func openPlatform(t *testing.T) *platform.Platform {
 	t.Helper()
-	ctx := context.Background()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Logger: quiet()}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return platformtest.Start(t, platform.Config{Logger: quiet()}, nil)
 }
 
 func createThread(t *testing.T, p *platform.Platform, id string) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
@@ -20,17 +21,12 @@ import (
 
 func start(t *testing.T) *platform.Platform {
 	t.Helper()
-	ctx := context.Background()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Examples(),
-		Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second}}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return platformtest.Start(t, quickTakeover(), nil)
+}
+
+// quickTakeover serves the examples, with leases and dispatches that expire in seconds.
+func quickTakeover() platform.Config {
+	return platform.Config{Graphs: graphs.Examples(), Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second}}
 }
 
 func waitCtx(t *testing.T) context.Context {
@@ -348,19 +344,7 @@ func TestOutputIsStoredBeforeTheRunEnds(t *testing.T) {
 func TestWaitFromAnotherProcess(t *testing.T) {
 	ctx := waitCtx(t)
 	l := eventlogtest.Open(t)
-	open := func() *platform.Platform {
-		p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Examples(),
-			Runs: runs.Config{LeaseTTL: 3 * time.Second, AckWait: 3 * time.Second}}, l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		if err := p.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	p1, p2 := open(), open()
+	p1, p2 := platformtest.Start(t, quickTakeover(), l), platformtest.Start(t, quickTakeover(), l)
 	for i := range 5 {
 		th, _ := p1.Threads.Create(ctx, threads.Create{})
 		r, err := p1.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay",

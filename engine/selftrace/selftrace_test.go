@@ -10,27 +10,17 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/engine/tracing"
-	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // start runs a platform serving the default graphs (the examples and react).
 func start(t *testing.T, project string) *platform.Platform {
 	t.Helper()
-	ctx := context.Background()
-	p, err := platform.Open(ctx, platform.Config{Data: t.TempDir(), Graphs: graphs.Default(),
-		Tracing: platform.TracingConfig{Project: project}}, eventlogtest.Open(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return platformtest.Start(t, platform.Config{Graphs: graphs.Default(), Tracing: platform.TracingConfig{Project: project}}, nil)
 }
 
 // tree is the spans of one trace, by id and by name.
