@@ -20,7 +20,7 @@ import (
 // the TTL sweeper reads.
 //
 // A thread's values (its state: the channels of its latest root checkpoint) are kept apart from
-// its record, one key per channel in thread_values (see valuesKey); the record's "values" is {}
+// its record, one key per channel in thread_values (see valuesPrefix); the record's "values" is {}
 // when it has values there, null when it has none. A checkpoint then writes only the channels it
 // changed, and a status change rewrites a small record, however big the state grew.
 type Threads struct{ db *DB }
