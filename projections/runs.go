@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -198,29 +200,19 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	at := engine.At(e.Time)
 	switch e.Type {
 	case engine.RunCreatedEvent:
-		var d engine.RunCreatedData
-		if err := decodeJSON(e.Data, &d); err != nil {
+		id, raw, st, err := createdRecord(e.Data, thread, at)
+		if err != nil {
 			return err
 		}
-		if d.Run.RunID == "" {
-			return fmt.Errorf("run_created without run_id")
-		}
-		rec := d.Run
-		rec.ThreadID, rec.Status = thread, engine.RunPending
-		if rec.CreatedAt.IsZero() {
-			rec.CreatedAt = at
-		}
-		rec.UpdatedAt = rec.CreatedAt
-		if err := tx.Bucket(runIndexBucket).Put(runIndexKey(tenant, rec.RunID), []byte(thread)); err != nil {
+		if err := tx.Bucket(runIndexBucket).Put(runIndexKey(tenant, id), []byte(thread)); err != nil {
 			return err
 		}
-		key := runKey(tenant, thread, rec.RunID)
-		st := stateOf(rec)
-		r.touch(tenant, thread, rec.RunID, &st)
+		key := runKey(tenant, thread, id)
+		r.touch(tenant, thread, id, &st)
 		if err := putJSON(states, key, st); err != nil {
 			return err
 		}
-		return putJSON(tx.Bucket(runsBucket), key, rec)
+		return tx.Bucket(runsBucket).Put(key, raw)
 	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
 		id, err := runID(e.Data)
 		if err != nil {
@@ -295,6 +287,47 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		return deletePrefix(tx.Bucket(runsBucket), prefix)
 	}
 	return nil
+}
+
+// createdRecord returns the id, the record (JSON) and the state of the run a run_created
+// payload makes: the record it carries, on thread, pending, created at its created_at (at when it
+// has none) and updated then. A record that is that already (a run made by this build) is kept
+// as it came, its kwargs neither decoded nor encoded again; another is decoded, completed and
+// encoded.
+func createdRecord(data []byte, thread string, at engine.Time) (string, []byte, RunState, error) {
+	var d struct {
+		Run jsontext.Value `json:"run"`
+	}
+	if err := decodeJSON(data, &d); err != nil {
+		return "", nil, RunState{}, err
+	}
+	var head struct {
+		RunState
+		RunID     string      `json:"run_id"`
+		ThreadID  string      `json:"thread_id"`
+		CreatedAt engine.Time `json:"created_at"`
+	}
+	if err := decodeJSON(d.Run, &head); err != nil {
+		return "", nil, RunState{}, err
+	}
+	if head.RunID == "" {
+		return "", nil, RunState{}, fmt.Errorf("run_created without run_id")
+	}
+	if head.ThreadID == thread && head.Status == engine.RunPending && !head.CreatedAt.IsZero() &&
+		head.UpdatedAt.Equal(head.CreatedAt.Time) {
+		return head.RunID, bytes.Clone(d.Run), head.RunState, nil
+	}
+	var rec engine.RunRecord
+	if err := decodeJSON(d.Run, &rec); err != nil {
+		return "", nil, RunState{}, err
+	}
+	rec.ThreadID, rec.Status = thread, engine.RunPending
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = at
+	}
+	rec.UpdatedAt = rec.CreatedAt
+	raw, err := jsonv1.Marshal(rec)
+	return rec.RunID, raw, stateOf(rec), err
 }
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -129,5 +130,53 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 				t.Fatalf("pending runs listed %+v", list)
 			}
 		})
+	}
+}
+
+// TestRunCreatedKeptOrRewritten: a run_created record that is already what the fold writes is
+// kept as it came; one that is not (no thread, no status, no times) is completed. Both read the
+// same.
+func TestRunCreatedKeptOrRewritten(t *testing.T) {
+	l := eventlogtest.Open(t)
+	ctx := context.Background()
+	at := engine.At(time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC))
+	kwargs := map[string]any{"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}
+	var seq uint64
+	for _, thread := range []string{"whole", "bare"} {
+		agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: thread}
+		run := engine.RunRecord{Run: engine.Run{RunID: "0190a000-0000-7000-8000-000000000001", AssistantID: "a",
+			Metadata: map[string]any{}, Kwargs: kwargs, CreatedAt: at}}
+		if thread == "whole" {
+			run.ThreadID, run.Status, run.UpdatedAt = thread, engine.RunPending, at
+		}
+		for _, e := range []struct {
+			typ  string
+			data any
+		}{{engine.ThreadCreated, engine.ThreadCreatedData{}}, {engine.RunCreatedEvent, engine.RunCreatedData{Run: run}}} {
+			ev, err := eventlog.New(agg, e.typ, e.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if seq, err = l.Append(ctx, ev, eventlog.Any); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	runs := projections.NewRuns(db)
+	p := projections.NewProjector(db, l, eventlog.RuntimeStream, runs)
+	run(t, p)
+	waitFor(t, p, seq)
+	whole, ok1, err1 := runs.Get("default", "whole", "0190a000-0000-7000-8000-000000000001")
+	bare, ok2, err2 := runs.Get("default", "bare", "0190a000-0000-7000-8000-000000000001")
+	if err1 != nil || err2 != nil || !ok1 || !ok2 {
+		t.Fatalf("get: %v %v %v %v", ok1, err1, ok2, err2)
+	}
+	if bare.ThreadID != "bare" || bare.Status != engine.RunPending || !bare.UpdatedAt.Equal(at.Time) {
+		t.Fatalf("completed record %+v", bare)
+	}
+	bare.ThreadID = "whole"
+	if !reflect.DeepEqual(whole, bare) {
+		t.Fatalf("kept record\n%+v\ncompleted record\n%+v", whole, bare)
 	}
 }
