@@ -1,7 +1,6 @@
 package projections_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -19,19 +18,9 @@ import (
 // through the threads projection's index of active runs or by scanning the thread's runs.
 func TestRunsActiveIsTheQueue(t *testing.T) {
 	l := eventlogtest.Open(t)
-	ctx := context.Background()
 	agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "q"}
 	var seq uint64
-	add := func(typ string, data any) {
-		t.Helper()
-		e, err := eventlog.New(agg, typ, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seq, err = l.Append(ctx, e, eventlog.Any); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(typ string, data any) { seq = appendEvent(t, l, agg, typ, data) }
 	add(engine.ThreadCreated, engine.ThreadCreatedData{})
 	ids := make([]string, 5)
 	for i := range ids {
@@ -138,7 +127,6 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 // same.
 func TestRunCreatedKeptOrRewritten(t *testing.T) {
 	l := eventlogtest.Open(t)
-	ctx := context.Background()
 	at := engine.At(time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC))
 	kwargs := map[string]any{"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}
 	var seq uint64
@@ -149,18 +137,8 @@ func TestRunCreatedKeptOrRewritten(t *testing.T) {
 		if thread == "whole" {
 			run.ThreadID, run.Status, run.UpdatedAt = thread, engine.RunPending, at
 		}
-		for _, e := range []struct {
-			typ  string
-			data any
-		}{{engine.ThreadCreated, engine.ThreadCreatedData{}}, {engine.RunCreatedEvent, engine.RunCreatedData{Run: run}}} {
-			ev, err := eventlog.New(agg, e.typ, e.data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if seq, err = l.Append(ctx, ev, eventlog.Any); err != nil {
-				t.Fatal(err)
-			}
-		}
+		appendEvent(t, l, agg, engine.ThreadCreated, engine.ThreadCreatedData{})
+		seq = appendEvent(t, l, agg, engine.RunCreatedEvent, engine.RunCreatedData{Run: run})
 	}
 	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
 	runs := projections.NewRuns(db)

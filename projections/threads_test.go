@@ -1,7 +1,6 @@
 package projections_test
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -16,7 +15,6 @@ import (
 // TestThreadInfoIsGetWithoutValues: Info reads everything Get does but the values.
 func TestThreadInfoIsGetWithoutValues(t *testing.T) {
 	l := eventlogtest.Open(t)
-	ctx := context.Background()
 	agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "i"}
 	var seq uint64
 	for _, ev := range []struct {
@@ -30,13 +28,7 @@ func TestThreadInfoIsGetWithoutValues(t *testing.T) {
 			Blobs:      map[string]engine.BlobData{"messages": {Version: 1, Value: json.RawMessage(`["hi","there"]`)}},
 		}},
 	} {
-		e, err := eventlog.New(agg, ev.typ, ev.data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if seq, err = l.Append(ctx, e, eventlog.Any); err != nil {
-			t.Fatal(err)
-		}
+		seq = appendEvent(t, l, agg, ev.typ, ev.data)
 	}
 	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
 	threads := projections.NewThreads(db)
