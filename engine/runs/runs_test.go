@@ -358,3 +358,34 @@ func TestWaitFromAnotherProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitEndHandsOverTheValues: a wait on a run this process executes gets the values the run
+// ended with from its worker, equal to the thread's state; a failed run's wait gets none.
+func TestWaitEndHandsOverTheValues(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, values, err := p.Runs.WaitEnd(ctx, rec)
+	if err != nil || rec.Status != engine.RunSuccess {
+		t.Fatalf("wait: %v %v", rec.Status, err)
+	}
+	var got []string
+	for _, m := range graph.MessagesOf(values, "messages") {
+		got = append(got, m.Text())
+	}
+	if want := messages(t, p, th.ThreadID); fmt.Sprint(got) != want {
+		t.Fatalf("values handed over %v, thread state %s", got, want)
+	}
+
+	failed, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{"messages": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed, values, err = p.Runs.WaitEnd(ctx, failed); err != nil || failed.Status != engine.RunFailed || values != nil {
+		t.Fatalf("failed run's wait: %v %v %v", failed.Status, values, err)
+	}
+}
