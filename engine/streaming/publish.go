@@ -109,38 +109,6 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 	}
 }
 
-// awaitEnded returns once the local run projection shows the run ended (or gone), or after
-// ackWait, or when ctx ends. A follower calls it before it passes a run's "end" on: the end can
-// be read from the output stream before the run's end is folded here, and a client that acts on
-// it at once (updates the thread's state, starts a run that rejects company, reads the state)
-// must find the run ended.
-func (s *Streamer) awaitEnded(ctx context.Context, tenant, thread, run string) {
-	runs := s.cfg.Runs
-	if runs == nil {
-		return
-	}
-	t := time.NewTimer(ackWait)
-	defer t.Stop()
-	for {
-		changed := runs.Watch(tenant, thread, run)
-		st, ok, err := runs.State(tenant, thread, run)
-		if err != nil || !ok || !st.Active() {
-			runs.Unwatch(tenant, thread, run, changed)
-			return
-		}
-		select {
-		case <-changed:
-		case <-t.C:
-			runs.Unwatch(tenant, thread, run, changed)
-			s.log.Warn("streaming: a run's end is not in the local projection in time; its stream ends anyway", "run_id", run)
-			return
-		case <-ctx.Done():
-			runs.Unwatch(tenant, thread, run, changed)
-			return
-		}
-	}
-}
-
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	p := &runPub{s: s, ctx: context.WithoutCancel(ctx), rec: rec, subject: Subject(tenantOf(ctx), rec.ThreadID, rec.RunID)}
 	p.q = newSender(s, p.subject, rec.RunID)
