@@ -186,6 +186,12 @@ func tracedRunQuery(f *fields) tracing.Query {
 	return q
 }
 
+// coreRunFields are answered whatever a query selects: the clients build their run model from
+// each row (the Python client's pydantic Run requires id, name, run_type, start_time and
+// trace_id), and place it in its trace by the others.
+var coreRunFields = []string{"id", "name", "run_type", "start_time", "end_time", "trace_id",
+	"dotted_order", "parent_run_id", "session_id", "status"}
+
 // queryTracedRuns answers POST /runs/query: {"runs": [...], "cursors": {"next": ...}}.
 func (s *Server) queryTracedRuns(c echo.Context) error {
 	var errs engine.Violations
@@ -208,7 +214,7 @@ func (s *Server) queryTracedRuns(c echo.Context) error {
 	}
 	var runs any = page.Runs
 	if len(sel) > 0 {
-		if runs, err = selectFields(page.Runs, append(sel, "id")); err != nil {
+		if runs, err = selectFields(page.Runs, append(sel, coreRunFields...)); err != nil {
 			return err
 		}
 	}

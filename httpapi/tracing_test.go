@@ -203,8 +203,10 @@ func TestTracingInfo(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("GET /info = %d %v", code, v)
 	}
-	want := `{"batch_ingest_config":{"size_limit":100,"size_limit_bytes":25165824,"use_multipart_endpoint":true},` +
-		`"instance_flags":{"gzip_body_enabled":true,"zstd_compression_enabled":true},"version":""}`
+	// Every batch_ingest_config key is read by the Python client's sender without a default.
+	want := `{"batch_ingest_config":{"scale_down_nempty_trigger":4,"scale_up_nthreads_limit":32,"scale_up_qsize_trigger":200,` +
+		`"size_limit":100,"size_limit_bytes":25165824,"use_multipart_endpoint":true},` +
+		`"instance_flags":{"gzip_body_enabled":true,"zstd_compression_enabled":true},"jetgraph_version":"","version":"0.16.0"}`
 	if got, _ := json.Marshal(v); string(got) != want {
 		t.Errorf("GET /info = %s\nwant %s", got, want)
 	}

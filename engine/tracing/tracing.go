@@ -34,7 +34,7 @@ const (
 
 // Config tunes the service.
 type Config struct {
-	// Version is reported by /info.
+	// Version is jetgraph's own version, reported by /info as jetgraph_version.
 	Version string
 	// SizeLimit is the advertised largest request body, in bytes; bodies (and decompressed
 	// bodies) over SizeLimit plus an eighth (at most 1 MiB) for framing are refused (413).
@@ -93,19 +93,61 @@ func New(l *eventlog.Log, proj *projections.Projector, view *projections.Traces,
 	return s
 }
 
-// Info is the answer of GET /info: what the clients need to know to send batches.
-func (s *Service) Info() map[string]any {
-	return map[string]any{
-		"version": s.cfg.Version,
-		"batch_ingest_config": map[string]any{
-			"use_multipart_endpoint": true,
-			"size_limit":             s.cfg.BatchLimit,
-			"size_limit_bytes":       s.cfg.SizeLimit,
+// APIVersion is the langsmith API version /info announces: the clients compare it with the
+// version each of their features needs, and jetgraph serves the v1 ingestion and reads and the
+// v2 run, trace and thread reads that their generation 0.16 introduced (the newer JS client
+// warns below it). Features of later versions (address resolution, 0.18) are not served.
+const APIVersion = "0.16.0"
+
+// Ingestion tuning announced to the clients in batch_ingest_config. The Python client's sender
+// reads every one of them without a default (it dies on a missing key).
+const (
+	// scaleUpQsizeTrigger is the queue length above which a client starts another sender.
+	scaleUpQsizeTrigger = 200
+	// scaleUpNthreadsLimit bounds the senders a client runs.
+	scaleUpNthreadsLimit = 32
+	// scaleDownNemptyTrigger is how many empty polls stop an extra sender.
+	scaleDownNemptyTrigger = 4
+)
+
+// BatchIngestConfig is how the clients are told to batch what they send.
+type BatchIngestConfig struct {
+	UseMultipartEndpoint   bool  `json:"use_multipart_endpoint"`
+	SizeLimit              int   `json:"size_limit"`
+	SizeLimitBytes         int64 `json:"size_limit_bytes"`
+	ScaleUpQsizeTrigger    int   `json:"scale_up_qsize_trigger"`
+	ScaleUpNthreadsLimit   int   `json:"scale_up_nthreads_limit"`
+	ScaleDownNemptyTrigger int   `json:"scale_down_nempty_trigger"`
+}
+
+// InstanceFlags are the optional features the clients may use. sdb_query_enabled is never
+// set: it would send the clients' reads to endpoints of another storage backend.
+type InstanceFlags struct {
+	GzipBodyEnabled        bool `json:"gzip_body_enabled"`
+	ZstdCompressionEnabled bool `json:"zstd_compression_enabled"`
+}
+
+// Info is the answer of GET /info: what the clients need to know to send batches and to decide
+// which API generation to call.
+type Info struct {
+	Version           string            `json:"version"`
+	BatchIngestConfig BatchIngestConfig `json:"batch_ingest_config"`
+	InstanceFlags     InstanceFlags     `json:"instance_flags"`
+	// JetgraphVersion is the server's own version (the clients ignore it).
+	JetgraphVersion string `json:"jetgraph_version"`
+}
+
+// Info is the answer of GET /info.
+func (s *Service) Info() Info {
+	return Info{
+		Version: APIVersion,
+		BatchIngestConfig: BatchIngestConfig{
+			UseMultipartEndpoint: true, SizeLimit: s.cfg.BatchLimit, SizeLimitBytes: s.cfg.SizeLimit,
+			ScaleUpQsizeTrigger: scaleUpQsizeTrigger, ScaleUpNthreadsLimit: scaleUpNthreadsLimit,
+			ScaleDownNemptyTrigger: scaleDownNemptyTrigger,
 		},
-		"instance_flags": map[string]any{
-			"gzip_body_enabled":        true,
-			"zstd_compression_enabled": true,
-		},
+		InstanceFlags:   InstanceFlags{GzipBodyEnabled: true, ZstdCompressionEnabled: true},
+		JetgraphVersion: s.cfg.Version,
 	}
 }
 
