@@ -257,6 +257,19 @@ func paginate(c echo.Context, total, offset, n int) {
 	}
 }
 
+// jsonFields is the JSON object v marshals to, by field.
+func jsonFields(v any) (map[string]json.RawMessage, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // selectFields keeps only the named top-level fields of each record; no names keeps all.
 func selectFields[T any](records []T, names []string) (any, error) {
 	if len(names) == 0 {
@@ -264,12 +277,8 @@ func selectFields[T any](records []T, names []string) (any, error) {
 	}
 	out := make([]map[string]json.RawMessage, len(records))
 	for i, r := range records {
-		raw, err := json.Marshal(r)
+		all, err := jsonFields(r)
 		if err != nil {
-			return nil, err
-		}
-		var all map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &all); err != nil {
 			return nil, err
 		}
 		out[i] = make(map[string]json.RawMessage, len(names))

@@ -28,6 +28,7 @@ func (s *Server) tracingRoutes() {
 	g.POST("/sessions", s.createTracingSession)
 	g.GET("/sessions", s.listTracingSessions)
 	g.GET("/sessions/:session_id", s.getTracingSession)
+	s.tracingV2Routes(g)
 }
 
 // tracing returns the service, or an Unavailable error when this server has none.
@@ -160,6 +161,15 @@ func (s *Server) getTracedRun(c echo.Context) error {
 	return ok(c, r)
 }
 
+// optBool reads an optional boolean criterion: nil when absent.
+func optBool(f *fields, name string) *bool {
+	if !f.present(name) {
+		return nil
+	}
+	v := f.Bool(name, false)
+	return &v
+}
+
 // tracedRunQuery reads the criteria shared by /runs/query and /runs/stats.
 func tracedRunQuery(f *fields) tracing.Query {
 	q := tracing.Query{
@@ -167,14 +177,7 @@ func tracedRunQuery(f *fields) tracing.Query {
 		RunType: f.String("run_type"), Filter: f.String("filter"), TraceFilter: f.String("trace_filter"),
 		TreeFilter: f.String("tree_filter"), IDs: f.Strings("id"),
 	}
-	if f.present("is_root") {
-		v := f.Bool("is_root", false)
-		q.IsRoot = &v
-	}
-	if f.present("error") {
-		v := f.Bool("error", false)
-		q.Error = &v
-	}
+	q.IsRoot, q.Error = optBool(f, "is_root"), optBool(f, "error")
 	if f.present("start_time") {
 		t, err := trace.ParseTime(f.Any("start_time"))
 		if err != nil {

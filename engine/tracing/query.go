@@ -28,6 +28,7 @@ type Query struct {
 	// of its trace (the filter language of trace.ParseFilter).
 	Filter, TraceFilter, TreeFilter string
 	StartTime                       *time.Time // runs started at or after it
+	StartBefore                     *time.Time // runs started before it
 	Error                           *bool      // runs with (true) or without (false) an error
 	IDs                             []string
 	Limit                           int    // 0: DefaultQueryLimit
@@ -51,9 +52,14 @@ type matcher struct {
 	rootMatch, treeMatch  map[string]bool
 }
 
-func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
-	var errs engine.Violations
-	m := &matcher{q: q, rootMatch: map[string]bool{}, treeMatch: map[string]bool{}}
+// CheckFilters records in errs the problems of q's filters, for a handler that lists every
+// problem of a request before it queries.
+func CheckFilters(q Query, errs *engine.Violations) {
+	parseFilters(q, errs)
+}
+
+// parseFilters parses q's filter, trace_filter and tree_filter (nil when not given).
+func parseFilters(q Query, errs *engine.Violations) (filter, traceF, treeF trace.Filter) {
 	parse := func(field, text string) trace.Filter {
 		if strings.TrimSpace(text) == "" {
 			return nil
@@ -64,7 +70,13 @@ func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
 		}
 		return f
 	}
-	m.filter, m.traceF, m.treeF = parse("filter", q.Filter), parse("trace_filter", q.TraceFilter), parse("tree_filter", q.TreeFilter)
+	return parse("filter", q.Filter), parse("trace_filter", q.TraceFilter), parse("tree_filter", q.TreeFilter)
+}
+
+func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
+	var errs engine.Violations
+	m := &matcher{q: q, rootMatch: map[string]bool{}, treeMatch: map[string]bool{}}
+	m.filter, m.traceF, m.treeF = parseFilters(q, &errs)
 	if q.RunType != "" && !slices.Contains(trace.RunTypes, q.RunType) {
 		errs.Add("enum", fmt.Sprintf("%q is not one of %s", q.RunType, strings.Join(trace.RunTypes, ", ")), "body", "run_type")
 	}
@@ -132,6 +144,7 @@ func (m *matcher) match(r *trace.Run) (bool, error) {
 		q.IsRoot != nil && r.IsRoot() != *q.IsRoot,
 		q.RunType != "" && r.RunType != q.RunType,
 		q.StartTime != nil && r.StartTime.Before(*q.StartTime),
+		q.StartBefore != nil && !r.StartTime.Before(*q.StartBefore),
 		q.Error != nil && (r.Status == trace.StatusError) != *q.Error,
 		m.filter != nil && !m.filter.Match(r):
 		return false, nil

@@ -1,0 +1,225 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/platform"
+)
+
+// queryV2 pages through POST /api/v2/runs/query with q, following next_cursor, and returns every
+// item.
+func (s *traceStack) queryV2(t *testing.T, q map[string]any) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for page := 0; ; page++ {
+		code, v := s.json(t, "POST", "/api/v2/runs/query", q)
+		if code != 200 {
+			t.Fatalf("v2 query %v = %d %v", q, code, v)
+		}
+		for _, it := range tfield(v, "items").([]any) {
+			out = append(out, it.(map[string]any))
+		}
+		next, _ := tfield(v, "next_cursor").(string)
+		if next == "" {
+			return out
+		}
+		q = cloneMap(q)
+		q["cursor"] = next
+		if page > 100 {
+			t.Fatal("v2 query does not end")
+		}
+	}
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func itemIDs(items []map[string]any) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, it["id"].(string))
+	}
+	return out
+}
+
+func TestRunQueriesV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	roots, all := seedTraces(t, s, "alpha", 7, base)
+	seedTraces(t, s, "beta", 2, base)
+	oldRoots, old := seedTraces(t, s, "alpha", 1, base.Add(-47*time.Hour))
+	_, list := s.send(t, "GET", "/sessions?name=alpha&limit=1", nil, nil)
+	alpha := tfield(list.([]any)[0], "id").(string)
+	_, list = s.send(t, "GET", "/sessions?name=beta&limit=1", nil, nil)
+	beta := tfield(list.([]any)[0], "id").(string)
+	in := func(q map[string]any) map[string]any {
+		q["project_ids"] = []string{alpha}
+		return q
+	}
+
+	// Paging by cursor covers the last day once, and each item has what it selects, in the v2
+	// forms (upper-case enums, project_id), and nothing else.
+	selects := []string{"ID", "NAME", "RUN_TYPE", "STATUS", "PROJECT_ID", "IS_ROOT", "PARENT_RUN_IDS", "APP_PATH"}
+	items := s.queryV2(t, in(map[string]any{"page_size": 4, "selects": selects}))
+	if got := itemIDs(items); !sameIDSet(got, traceIDs(all, nil)) || len(got) != len(all) {
+		t.Fatalf("paging gave %d runs, want the %d of the last day once each", len(got), len(all))
+	}
+	for _, it := range items {
+		want := []string{"id", "is_root", "name", "parent_run_ids", "project_id", "run_type", "status"}
+		var keys []string
+		for k := range it {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("item fields %v, want %v", keys, want)
+		}
+		if it["project_id"] != alpha || !slices.Contains([]any{"CHAIN", "LLM", "TOOL"}, it["run_type"]) ||
+			!slices.Contains([]any{"SUCCESS", "ERROR"}, it["status"]) {
+			t.Fatalf("item %v", it)
+		}
+	}
+	if items := s.queryV2(t, in(map[string]any{"ids": traceIDs(all[:1], nil)})); len(items) != 1 || len(items[0]) != 1 {
+		t.Errorf("no selects = %v, want the id alone", items)
+	}
+
+	cases := map[string]struct {
+		q    map[string]any
+		want []string
+	}{
+		"is_root":        {in(map[string]any{"is_root": true}), traceIDs(roots, nil)},
+		"run_type":       {in(map[string]any{"run_type": "LLM"}), traceIDs(all, func(r map[string]any) bool { return r["run_type"] == "llm" })},
+		"has_error":      {in(map[string]any{"has_error": true}), traceIDs(roots, func(r map[string]any) bool { return r["error"] != nil })},
+		"trace_id":       {in(map[string]any{"trace_id": roots[2]["id"]}), traceIDs(all[6:9], nil)},
+		"ids":            {in(map[string]any{"ids": traceIDs(all[:2], nil)}), traceIDs(all[:2], nil)},
+		"filter":         {in(map[string]any{"filter": `and(eq(run_type, "chain"), gt(total_tokens, 150))`}), traceIDs(roots[5:], nil)},
+		"trace_filter":   {in(map[string]any{"run_type": "TOOL", "trace_filter": `eq(name, "root-3")`}), traceIDs(all[11:12], nil)},
+		"tree_filter":    {in(map[string]any{"is_root": true, "tree_filter": `gt(total_tokens, 160)`}), traceIDs(roots[6:], nil)},
+		"min_start_time": {in(map[string]any{"is_root": true, "min_start_time": base.Add(-48 * time.Hour).Format(time.RFC3339)}), traceIDs(append(slices.Clone(roots), oldRoots...), nil)},
+		"max_start_time": {in(map[string]any{"is_root": true, "max_start_time": base.Add(2 * time.Second).Format(time.RFC3339)}), traceIDs(roots[:3], nil)},
+		"old window": {in(map[string]any{"min_start_time": base.Add(-48 * time.Hour).Format(time.RFC3339),
+			"max_start_time": base.Add(-46 * time.Hour).Format(time.RFC3339)}), traceIDs(old, nil)},
+		"other project": {map[string]any{"project_ids": []string{beta}, "is_root": true}, nil},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := itemIDs(s.queryV2(t, c.q))
+			if name == "other project" {
+				if len(got) != 2 {
+					t.Errorf("got %d roots, want 2", len(got))
+				}
+				return
+			}
+			if !sameIDSet(got, c.want) {
+				t.Errorf("got %d runs %v, want %d %v", len(got), got, len(c.want), c.want)
+			}
+		})
+	}
+
+	// Every problem of a bad query at once.
+	code, v := s.json(t, "POST", "/api/v2/runs/query", map[string]any{"selects": []string{"NAME", "NOPE"},
+		"min_start_time": "yesterday", "ids": []string{"x"}, "filter": "eq(name"})
+	if code != 422 {
+		t.Fatalf("bad v2 query = %d %v", code, v)
+	}
+	var locs []string
+	for _, d := range tfield(v, "detail").([]any) {
+		locs = append(locs, fmt.Sprint(tfield(d, "loc")))
+	}
+	for _, want := range []string{"[body project_ids]", "[body selects 1]", "[body min_start_time]", "[body ids 0]", "[body filter]"} {
+		if !slices.Contains(locs, want) {
+			t.Errorf("bad v2 query: problems at %v, missing %s", locs, want)
+		}
+	}
+}
+
+func TestRunRetrieveV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	roots, all := seedTraces(t, s, "alpha", 2, time.Now().Add(-time.Minute).Truncate(time.Second))
+	seedTraces(t, s, "beta", 1, time.Now().Add(-time.Minute))
+	_, list := s.send(t, "GET", "/sessions?name=alpha&limit=1", nil, nil)
+	alpha := tfield(list.([]any)[0], "id").(string)
+	_, list = s.send(t, "GET", "/sessions?name=beta&limit=1", nil, nil)
+	beta := tfield(list.([]any)[0], "id").(string)
+
+	llm := all[1]
+	path := fmt.Sprintf("/api/v2/runs/%s?project_id=%s&selects=NAME&selects=OUTPUTS&selects=PROMPT_TOKEN_DETAILS&selects=METADATA&selects=TOTAL_TOKENS",
+		llm["id"], alpha)
+	code, v := s.send(t, "GET", path, nil, nil)
+	if code != 200 {
+		t.Fatalf("retrieve = %d %v", code, v)
+	}
+	if tfield(v, "name") != "model" || tfield(v, "id") != nil || tfield(v, "total_tokens") != float64(110) ||
+		tfield(v, "metadata", "ls_model_name") != "gpt-4o-mini" || tfield(v, "outputs", "usage_metadata") == nil {
+		t.Errorf("retrieve = %v", v)
+	}
+	if code, v := s.send(t, "GET", fmt.Sprintf("/api/v2/runs/%s?project_id=%s", llm["id"], alpha), nil, nil); code != 200 || len(v.(map[string]any)) != 1 || tfield(v, "id") != llm["id"] {
+		t.Errorf("retrieve without selects = %d %v, want the id alone", code, v)
+	}
+	if code, v := s.send(t, "GET", fmt.Sprintf("/api/v2/runs/%s?project_id=%s", llm["id"], beta), nil, nil); code != 404 {
+		t.Errorf("retrieve in another project = %d %v, want 404", code, v)
+	}
+	if code, v := s.send(t, "GET", fmt.Sprintf("/api/v2/runs/%s?selects=NOPE", llm["id"]), nil, nil); code != 422 || len(tfield(v, "detail").([]any)) != 2 {
+		t.Errorf("retrieve without project_id, bad select = %d %v, want 422 with both", code, v)
+	}
+
+	// A trace's runs, in execution order.
+	code, v = s.send(t, "GET", fmt.Sprintf("/api/v2/traces/%s/runs?project_id=%s&selects=ID&selects=DOTTED_ORDER", roots[1]["id"], alpha), nil, nil)
+	if code != 200 {
+		t.Fatalf("trace runs = %d %v", code, v)
+	}
+	var got []string
+	for _, it := range tfield(v, "items").([]any) {
+		got = append(got, tfield(it, "id").(string))
+	}
+	if want := traceIDs(all[3:6], nil); !slices.Equal(got, want) {
+		t.Errorf("trace runs %v, want %v in execution order", got, want)
+	}
+}
+
+func TestSessionsV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	now := time.Now().Add(-time.Minute)
+	for _, p := range []string{"alpha", "beta", "gamma"} {
+		seedTraces(t, s, p, 1, now)
+	}
+	var names []string
+	q := url.Values{"page_size": {"2"}, "include_stats": {"true"}}
+	for page := 0; ; page++ {
+		code, v := s.send(t, "GET", "/api/v2/sessions?"+q.Encode(), nil, nil)
+		if code != 200 || page > 3 {
+			t.Fatalf("sessions page %d = %d %v", page, code, v)
+		}
+		for _, it := range tfield(v, "items").([]any) {
+			names = append(names, tfield(it, "name").(string))
+			if tfield(it, "run_count") != float64(1) {
+				t.Errorf("session %v: run_count, want 1", it)
+			}
+		}
+		next, _ := tfield(v, "next_cursor").(string)
+		if next == "" {
+			break
+		}
+		q.Set("cursor", next)
+	}
+	slices.Sort(names)
+	if strings.Join(names, ",") != "alpha,beta,gamma" {
+		t.Errorf("sessions %v", names)
+	}
+	if code, v := s.send(t, "GET", "/api/v2/sessions?name_contains=AMM", nil, nil); code != 200 || len(tfield(v, "items").([]any)) != 1 {
+		t.Errorf("name_contains = %d %v", code, v)
+	}
+	if code, v := s.send(t, "GET", "/api/v2/sessions?cursor=!!&id=x", nil, nil); code != 422 || len(tfield(v, "detail").([]any)) != 2 {
+		t.Errorf("bad cursor and id = %d %v, want 422 with both", code, v)
+	}
+}
