@@ -4,7 +4,8 @@
 // client's own reads (readRun, listRuns with a filter, readProject with stats, getRunStats) give
 // back the runs with their tokens, cost and time to first token. Last, a run of the agent graph
 // is found in the default project as a root chain span whose id is the run's id (jetgraph traces
-// itself).
+// itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.listRuns(),
+// sessions.listV2()) read the first trace back.
 //
 //   node tracing.mjs     (the server URL comes from JETGRAPH_URL)
 import assert from "node:assert/strict";
@@ -199,6 +200,43 @@ for (const l of ownLLMs) {
 }
 const ownTools = await collect(reader.listRuns({ projectName: "default", traceId: run.run_id, runType: "tool" }));
 assert.equal(ownTools.length, 1);
+
+// 4. The client's v2 reads (client.runs.query() and retrieve(), which replace the deprecated
+// listRuns and readRun): the URLs hang off LANGSMITH_ENDPOINT, and the version /info announces
+// satisfies the client's check (it warns below 0.16.0).
+const warnings = [];
+const warn = console.warn;
+console.warn = (...args) => {
+  warnings.push(args.join(" "));
+  warn(...args);
+};
+const v2Log = [];
+const v2 = new Client({ apiUrl, apiKey: "test", fetchImplementation: recordingFetch(v2Log) });
+const { id: projectId } = await v2.readProject({ projectName: project1 });
+const v2Runs = await collect(v2.runs.query({
+  project_ids: [projectId], page_size: 1, selects: ["ID", "NAME", "RUN_TYPE", "STATUS", "PARENT_RUN_IDS", "TOTAL_TOKENS"],
+}));
+assert.deepEqual(v2Runs.map((r) => r.id).sort(), Object.values(ids1).sort(), "every run, one page at a time");
+const v2LLM = v2Runs.find((r) => r.id === ids1.llm);
+assert.deepEqual(v2LLM, { id: ids1.llm, name: "fake-chat", run_type: "LLM", status: "SUCCESS", parent_run_ids: [ids1.chain], total_tokens: 17 });
+const v2Roots = await collect(v2.runs.query({ project_ids: [projectId], is_root: true, run_type: "CHAIN" }));
+assert.deepEqual(v2Roots, [{ id: ids1.chain }], "no selects: the id alone");
+const v2Root = await v2.runs.retrieve(ids1.chain, { project_id: projectId, selects: ["NAME", "OUTPUTS", "TOTAL_COST", "IS_ROOT"] });
+assert.equal(v2Root.name, "agent-chain");
+assert.equal(v2Root.outputs.answer, "2 + 3 * 4 is 14.");
+assert.equal(v2Root.is_root, true);
+assert.ok(Math.abs(v2Root.total_cost - wantCost) < 1e-12, `v2 root cost ${v2Root.total_cost}`);
+const traceRuns = await v2.traces.listRuns(ids1.chain, { project_id: projectId, selects: ["ID", "RUN_TYPE"] });
+assert.deepEqual(traceRuns.items.map((r) => r.run_type), ["CHAIN", "LLM", "TOOL"], "the trace's runs in execution order");
+await sleep(100); // the client checks the version in the background
+assert.ok(!warnings.some((w) => w.includes("older than")), `version warnings: ${warnings}`);
+const projects = await collect(v2.sessions.listV2({ name: project1 }));
+assert.deepEqual(projects.map((p) => p.id), [projectId]);
+console.warn = warn;
+for (const path of ["POST /tracing/api/v2/runs/query", `GET /tracing/api/v2/runs/${ids1.chain}`,
+  `GET /tracing/api/v2/traces/${ids1.chain}/runs`, "GET /tracing/api/v2/sessions"]) {
+  assert.ok(v2Log.includes(path), `requests: ${v2Log}`);
+}
 
 console.log(JSON.stringify({ multipart: ids1, batch: ids2, own: run.run_id }));
 console.log("tracing scenario passed");

@@ -7,7 +7,8 @@ import (
 
 // TestTracingLangsmithClient drives the tracing service with the official langsmith client:
 // traceable traces through multipart and through /runs/batch, read back with the client's own
-// calls (tokens, cost, time to first token), and the engine's own trace of an agent run.
+// calls (tokens, cost, time to first token), the engine's own trace of an agent run, and the
+// client's v2 reads (client.runs.query() and retrieve()).
 func TestTracingLangsmithClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
