@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +29,7 @@ func (s *Server) tracingV2Routes(g *echo.Group) {
 	g.GET("/api/v2/runs/:run_id", s.getTracedRunV2)
 	g.GET("/api/v2/traces/:trace_id/runs", s.listTraceRunsV2)
 	g.GET("/api/v2/sessions", s.listTracingSessionsV2)
+	s.tracingV2ThreadRoutes(g)
 }
 
 // v2Field says how a v2 select field is answered from a run's v1 JSON form (key) or, when get
@@ -327,14 +326,7 @@ func (s *Server) listTracingSessionsV2(c echo.Context) error {
 		pq.IDs = append(pq.IDs, strings.ToLower(id))
 	}
 	v2UUIDs(pq.IDs, &errs, "query", "id")
-	if cur := q.String("cursor"); cur != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cur)
-		n, err2 := strconv.Atoi(string(raw))
-		if err != nil || err2 != nil || n < 0 {
-			errs.Add("value_error", "not a cursor this server gave", "query", "cursor")
-		}
-		pq.Offset = n
-	}
+	pq.Offset = v2Offset(q, &errs)
 	withStats := q.Bool("include_stats", false)
 	if err := errs.Err("tracing.list_sessions_v2"); err != nil {
 		return err
@@ -348,7 +340,7 @@ func (s *Server) listTracingSessionsV2(c echo.Context) error {
 	var next any
 	if len(ps) == pq.Limit {
 		ps = ps[:pq.Limit-1]
-		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(pq.Offset + len(ps))))
+		next = encodeOffset(pq.Offset + len(ps))
 	}
 	items := make([]any, len(ps))
 	for i, p := range ps {

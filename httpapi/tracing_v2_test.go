@@ -223,3 +223,90 @@ func TestSessionsV2(t *testing.T) {
 		t.Errorf("bad cursor and id = %d %v, want 422 with both", code, v)
 	}
 }
+
+func TestThreadsV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	now := time.Now().Add(-time.Hour).Truncate(time.Second)
+	// Turns: t1 two days ago (out of the default window), t1 three times in the last hour (the
+	// second fails), t2 once, last; a root in no thread.
+	type turn struct {
+		key, thread string
+		at          time.Duration
+		fail        bool
+	}
+	turns := []turn{{"thread_id", "t1", -48 * time.Hour, false}, {"thread_id", "t1", 0, false},
+		{"conversation_id", "t1", time.Second, true}, {"thread_id", "t1", 2 * time.Second, false},
+		{"session_id", "t2", 3 * time.Second, false}, {"", "", 4 * time.Second, false}}
+	var parts []tracePart
+	var roots []map[string]any
+	for i, tu := range turns {
+		r := newTracedRun(nil, fmt.Sprintf("turn-%d", i), "chain", now.Add(tu.at))
+		r["session_name"] = "chat"
+		r["end_time"] = now.Add(tu.at + 500*time.Millisecond).UnixMilli()
+		r["inputs"] = map[string]any{"question": fmt.Sprintf("q%d", i)}
+		r["outputs"] = map[string]any{"answer": fmt.Sprintf("a%d", i)}
+		if tu.key != "" {
+			r["extra"] = map[string]any{"metadata": map[string]any{tu.key: tu.thread}}
+		}
+		if tu.fail {
+			r["error"] = "boom"
+		}
+		parts = append(parts, traceJSONPart("post."+r["id"].(string), r))
+		roots = append(roots, r)
+	}
+	if code, v := s.postMultipart(t, "", parts...); code != 202 {
+		t.Fatalf("seed = %d %v", code, v)
+	}
+	for _, r := range roots {
+		s.runWhen(t, r["id"].(string), func(m map[string]any) bool { return m["end_time"] != nil })
+	}
+	_, list := s.send(t, "GET", "/sessions?name=chat&limit=1", nil, nil)
+	project := tfield(list.([]any)[0], "id").(string)
+
+	var threads []map[string]any
+	q := map[string]any{"project_id": project, "page_size": 1}
+	for page := 0; ; page++ {
+		code, v := s.json(t, "POST", "/api/v2/threads/query", q)
+		if code != 200 || page > 3 {
+			t.Fatalf("threads page %d = %d %v", page, code, v)
+		}
+		for _, it := range tfield(v, "items").([]any) {
+			threads = append(threads, it.(map[string]any))
+		}
+		next, _ := tfield(v, "next_cursor").(string)
+		if next == "" {
+			break
+		}
+		q = cloneMap(q)
+		q["cursor"] = next
+	}
+	if len(threads) != 2 || threads[0]["thread_id"] != "t2" || threads[1]["thread_id"] != "t1" {
+		t.Fatalf("threads %v, want t2 then t1", threads)
+	}
+	t1 := threads[1]
+	if t1["count"] != float64(3) || t1["num_errored_turns"] != float64(1) || t1["last_error"] != "boom" ||
+		t1["first_trace_id"] != roots[1]["id"] || t1["last_trace_id"] != roots[3]["id"] ||
+		t1["first_inputs"] != `{"question":"q1"}` || t1["last_outputs"] != `{"answer":"a3"}` || t1["latency_p50"] != 0.5 {
+		t.Errorf("thread t1 = %v", t1)
+	}
+
+	code, v := s.send(t, "GET", fmt.Sprintf("/api/v2/threads/t1/traces?project_id=%s&selects=TURN_NUMBER&selects=NAME&selects=INPUTS_PREVIEW&selects=OP", project), nil, nil)
+	if code != 200 {
+		t.Fatalf("thread traces = %d %v", code, v)
+	}
+	items := tfield(v, "items").([]any)
+	if len(items) != 4 {
+		t.Fatalf("thread t1 traces %v, want its 4 turns", items)
+	}
+	for i, it := range items {
+		want := map[string]any{"trace_id": roots[i]["id"], "turn_number": float64(i + 1), "name": fmt.Sprintf("turn-%d", i),
+			"inputs_preview": fmt.Sprintf(`{"question":"q%d"}`, i)}
+		if d := pyCovers(want, it, "item", nil); d != "" || len(it.(map[string]any)) != len(want) {
+			t.Errorf("turn %d = %v: %s", i, it, d)
+		}
+	}
+
+	if code, v := s.json(t, "POST", "/api/v2/threads/query", map[string]any{"thread_filter": "x", "cursor": "!!"}); code != 422 || len(tfield(v, "detail").([]any)) != 3 {
+		t.Errorf("bad threads query = %d %v, want 422 with its 3 problems", code, v)
+	}
+}

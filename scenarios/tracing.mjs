@@ -5,7 +5,8 @@
 // back the runs with their tokens, cost and time to first token. Last, a run of the agent graph
 // is found in the default project as a root chain span whose id is the run's id (jetgraph traces
 // itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.listRuns(),
-// sessions.listV2()) read the first trace back.
+// sessions.listV2()) read the first trace back, and threads.query() and listTraces() a
+// two-turn conversation.
 //
 //   node tracing.mjs     (the server URL comes from JETGRAPH_URL)
 import assert from "node:assert/strict";
@@ -228,13 +229,30 @@ assert.equal(v2Root.is_root, true);
 assert.ok(Math.abs(v2Root.total_cost - wantCost) < 1e-12, `v2 root cost ${v2Root.total_cost}`);
 const traceRuns = await v2.traces.listRuns(ids1.chain, { project_id: projectId, selects: ["ID", "RUN_TYPE"] });
 assert.deepEqual(traceRuns.items.map((r) => r.run_type), ["CHAIN", "LLM", "TOOL"], "the trace's runs in execution order");
+// Two turns of one conversation (the metadata's thread_id), read back as a thread.
+const project4 = `scenario-threads-${suffix}`;
+const turn = traceable(async ({ question }) => ({ answer: question.toUpperCase() }), {
+  name: "turn", run_type: "chain", client: v2, project_name: project4, metadata: { thread_id: `conv-${suffix}` },
+});
+await turn({ question: "first" });
+await turn({ question: "second" });
+await v2.awaitPendingTraceBatches();
+const { id: project4Id } = await poll(`project ${project4}`, () => v2.readProject({ projectName: project4 }));
+const threads = await poll("the thread", async () => {
+  const ts = await collect(v2.threads.query({ project_id: project4Id }));
+  return ts.length === 1 && ts[0].count === 2 ? ts : null;
+});
+assert.equal(threads[0].thread_id, `conv-${suffix}`);
+const turns = await collect(v2.threads.listTraces(`conv-${suffix}`, { project_id: project4Id, selects: ["TURN_NUMBER", "OUTPUTS"] }));
+assert.deepEqual(turns.map((t) => [t.turn_number, t.outputs.answer]), [[1, "FIRST"], [2, "SECOND"]]);
 await sleep(100); // the client checks the version in the background
 assert.ok(!warnings.some((w) => w.includes("older than")), `version warnings: ${warnings}`);
 const projects = await collect(v2.sessions.listV2({ name: project1 }));
 assert.deepEqual(projects.map((p) => p.id), [projectId]);
 console.warn = warn;
 for (const path of ["POST /tracing/api/v2/runs/query", `GET /tracing/api/v2/runs/${ids1.chain}`,
-  `GET /tracing/api/v2/traces/${ids1.chain}/runs`, "GET /tracing/api/v2/sessions"]) {
+  `GET /tracing/api/v2/traces/${ids1.chain}/runs`, "GET /tracing/api/v2/sessions", "POST /tracing/api/v2/threads/query",
+  `GET /tracing/api/v2/threads/conv-${suffix}/traces`]) {
   assert.ok(v2Log.includes(path), `requests: ${v2Log}`);
 }
 
