@@ -28,6 +28,7 @@ func (s *Server) tracingV2Routes(g *echo.Group) {
 	g.POST("/api/v2/runs/query", s.queryTracedRunsV2)
 	g.GET("/api/v2/runs/:run_id", s.getTracedRunV2)
 	g.GET("/api/v2/traces/:trace_id/runs", s.listTraceRunsV2)
+	g.POST("/api/v2/traces/query", s.queryTracesV2)
 	g.GET("/api/v2/sessions", s.listTracingSessionsV2)
 	s.tracingV2ThreadRoutes(g)
 }
@@ -313,6 +314,55 @@ func (s *Server) listTraceRunsV2(c echo.Context) error {
 		return err
 	}
 	return ok(c, map[string]any{"items": items})
+}
+
+// queryTracesV2 answers POST /api/v2/traces/query: the project's traces started in the window,
+// newest first, each its root run (the selected fields) and the trace's roll-ups.
+func (s *Server) queryTracesV2(c echo.Context) error {
+	var errs engine.Violations
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	isRoot := true
+	q := tracing.Query{IsRoot: &isRoot, TraceFilter: f.String("trace_filter"), TreeFilter: f.String("tree_filter"),
+		IDs: f.Strings("trace_ids"), Cursor: f.String("cursor"), Limit: f.Int("page_size", tracing.DefaultQueryLimit, 1)}
+	if f.require("project_id") {
+		q.Sessions = []string{f.String("project_id")}
+		v2UUIDs(q.Sessions, &errs, "body", "project_id")
+	}
+	if f.present("ai_search") {
+		f.add("value_error", "ai_search is not served by this server", "ai_search")
+	}
+	v2UUIDs(q.IDs, &errs, "body", "trace_ids")
+	v2Window(f, &q, time.Now())
+	selects := v2Selects(f.Strings("selects"), &errs, "body", "selects")
+	if len(errs) > 0 {
+		tracing.CheckFilters(q, &errs)
+	}
+	if err := errs.Err("tracing.query_traces_v2"); err != nil {
+		return err
+	}
+	page, err := s.deps.Tracing.QueryRuns(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	items := make([]map[string]any, 0, len(page.Runs))
+	for _, r := range page.Runs {
+		root, err := v2Run(r, selects)
+		if err != nil {
+			return err
+		}
+		agg := map[string]any{"total_tokens": r.TotalTokens}
+		if r.TotalCost != nil {
+			agg["total_cost"] = *r.TotalCost
+		}
+		if r.FirstTokenTime != nil {
+			agg["first_token_time"] = engine.Time{Time: *r.FirstTokenTime}
+		}
+		items = append(items, map[string]any{"root_run": root, "trace_aggregates": agg})
+	}
+	return ok(c, map[string]any{"items": items, "next_cursor": page.Next})
 }
 
 // listTracingSessionsV2 answers GET /api/v2/sessions: the projects, newest first, filtered by

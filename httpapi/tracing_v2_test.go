@@ -310,3 +310,51 @@ func TestThreadsV2(t *testing.T) {
 		t.Errorf("bad threads query = %d %v, want 422 with its 3 problems", code, v)
 	}
 }
+
+func TestTracesQueryV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	roots, _ := seedTraces(t, s, "alpha", 4, base)
+	_, list := s.send(t, "GET", "/sessions?name=alpha&limit=1", nil, nil)
+	alpha := tfield(list.([]any)[0], "id").(string)
+
+	var got []any
+	q := map[string]any{"project_id": alpha, "page_size": 3, "selects": []string{"NAME", "STATUS"}}
+	for page := 0; ; page++ {
+		code, v := s.json(t, "POST", "/api/v2/traces/query", q)
+		if code != 200 || page > 3 {
+			t.Fatalf("traces page %d = %d %v", page, code, v)
+		}
+		got = append(got, tfield(v, "items").([]any)...)
+		next, _ := tfield(v, "next_cursor").(string)
+		if next == "" {
+			break
+		}
+		q = cloneMap(q)
+		q["cursor"] = next
+	}
+	if len(got) != 4 {
+		t.Fatalf("traces %v, want 4", got)
+	}
+	// Newest first: root-3 (failed) has 100 + 40 tokens in its llm child, and a first token.
+	newest := got[0]
+	want := map[string]any{"root_run": map[string]any{"name": "root-3", "status": "ERROR"},
+		"trace_aggregates": map[string]any{"total_tokens": float64(140)}}
+	if d := pyCovers(want, newest, "trace", nil); d != "" || len(tfield(newest, "root_run").(map[string]any)) != 2 ||
+		tfield(newest, "trace_aggregates", "total_cost") == nil || tfield(newest, "trace_aggregates", "first_token_time") == nil {
+		t.Errorf("newest trace %v: %s", newest, d)
+	}
+	code, v := s.json(t, "POST", "/api/v2/traces/query", map[string]any{"project_id": alpha, "trace_ids": []string{roots[1]["id"].(string)},
+		"trace_filter": `eq(status, "error")`})
+	if items := tfield(v, "items").([]any); code != 200 || len(items) != 0 {
+		t.Errorf("trace_ids with a trace_filter it fails = %d %v", code, v)
+	}
+	code, v = s.json(t, "POST", "/api/v2/traces/query", map[string]any{"project_id": alpha, "trace_ids": []string{roots[0]["id"].(string)},
+		"trace_filter": `eq(status, "error")`, "selects": []string{"ID"}})
+	if items := tfield(v, "items").([]any); code != 200 || len(items) != 1 || tfield(items[0], "root_run", "id") != roots[0]["id"] {
+		t.Errorf("trace_ids with a trace_filter it meets = %d %v", code, v)
+	}
+	if code, v := s.json(t, "POST", "/api/v2/traces/query", map[string]any{"trace_ids": []string{"x"}}); code != 422 || len(tfield(v, "detail").([]any)) != 2 {
+		t.Errorf("bad traces query = %d %v, want 422 with both problems", code, v)
+	}
+}

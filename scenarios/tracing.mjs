@@ -4,7 +4,7 @@
 // client's own reads (readRun, listRuns with a filter, readProject with stats, getRunStats) give
 // back the runs with their tokens, cost and time to first token. Last, a run of the agent graph
 // is found in the default project as a root chain span whose id is the run's id (jetgraph traces
-// itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.listRuns(),
+// itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.query(), listRuns(),
 // sessions.listV2()) read the first trace back, and threads.query() and listTraces() a
 // two-turn conversation.
 //
@@ -227,6 +227,8 @@ assert.equal(v2Root.name, "agent-chain");
 assert.equal(v2Root.outputs.answer, "2 + 3 * 4 is 14.");
 assert.equal(v2Root.is_root, true);
 assert.ok(Math.abs(v2Root.total_cost - wantCost) < 1e-12, `v2 root cost ${v2Root.total_cost}`);
+const traces = await collect(v2.traces.query({ project_id: projectId, selects: ["NAME"] }));
+assert.deepEqual(traces.map((t) => [t.root_run.name, t.trace_aggregates.total_tokens]), [["agent-chain", 17]]);
 const traceRuns = await v2.traces.listRuns(ids1.chain, { project_id: projectId, selects: ["ID", "RUN_TYPE"] });
 assert.deepEqual(traceRuns.items.map((r) => r.run_type), ["CHAIN", "LLM", "TOOL"], "the trace's runs in execution order");
 // Two turns of one conversation (the metadata's thread_id), read back as a thread.
@@ -251,7 +253,8 @@ const projects = await collect(v2.sessions.listV2({ name: project1 }));
 assert.deepEqual(projects.map((p) => p.id), [projectId]);
 console.warn = warn;
 for (const path of ["POST /tracing/api/v2/runs/query", `GET /tracing/api/v2/runs/${ids1.chain}`,
-  `GET /tracing/api/v2/traces/${ids1.chain}/runs`, "GET /tracing/api/v2/sessions", "POST /tracing/api/v2/threads/query",
+  `GET /tracing/api/v2/traces/${ids1.chain}/runs`, "POST /tracing/api/v2/traces/query", "GET /tracing/api/v2/sessions",
+  "POST /tracing/api/v2/threads/query",
   `GET /tracing/api/v2/threads/conv-${suffix}/traces`]) {
   assert.ok(v2Log.includes(path), `requests: ${v2Log}`);
 }
