@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,11 +229,33 @@ func checkPyAnswer(t *testing.T, e pyExchange, live any) {
 		checkPyRun(t, where, live)
 	case path == "/tracing/api/v2/runs/query":
 		for _, r := range tfield(live, "items").([]any) {
-			for _, f := range sent["selects"].([]any) {
-				if _, ok := r.(map[string]any)[strings.ToLower(f.(string))]; !ok {
-					t.Errorf("%s: selected %s missing from %v", where, f, r)
-				}
+			checkPySelects(t, where, r, sent["selects"].([]any))
+		}
+	case path == "/tracing/api/v2/traces/query":
+		for _, tr := range tfield(live, "items").([]any) {
+			checkPySelects(t, where, tfield(tr, "root_run"), sent["selects"].([]any))
+			if tfield(tr, "trace_aggregates", "total_tokens") == nil {
+				t.Errorf("%s: no trace_aggregates.total_tokens in %v", where, tr)
 			}
+		}
+	case strings.HasPrefix(path, "/tracing/api/v2/") && e.method == http.MethodGet:
+		// The selects of a v2 GET are repeated query parameters.
+		var selects []any
+		if _, query, ok := strings.Cut(e.target, "?"); ok {
+			params, err := url.ParseQuery(query)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			for _, v := range params["selects"] {
+				selects = append(selects, v)
+			}
+		}
+		items, isList := tfield(live, "items").([]any)
+		if !isList {
+			items = []any{live}
+		}
+		for _, r := range items {
+			checkPySelects(t, where, r, selects)
 		}
 	}
 }
@@ -253,6 +276,17 @@ func versionAtLeast(v string, want ...int) bool {
 		}
 	}
 	return true
+}
+
+// checkPySelects checks that a v2 item has every field selected (all those the recording
+// selects are kept by jetgraph).
+func checkPySelects(t *testing.T, where string, item any, selects []any) {
+	t.Helper()
+	for _, f := range selects {
+		if _, ok := item.(map[string]any)[strings.ToLower(f.(string))]; !ok {
+			t.Errorf("%s: selected %s missing from %v", where, f, item)
+		}
+	}
 }
 
 func checkPyRun(t *testing.T, where string, r any) {
@@ -278,8 +312,9 @@ func pyNeedsFeedback(e pyExchange) bool { return e.target == "/tracing/feedback"
 // recipe: /info, a traceable trace through /runs/multipart (zstd, the client's default when
 // zstandard is installed, as it is with the package; and uncompressed with a Content-Length per
 // part), list_runs with select and with its default select, read_run, create_feedback with a
-// trace_id (a feedback part through multipart), client.runs.query() with selects over two cursor
-// pages, and client.runs.retrieve().
+// trace_id (a feedback part through multipart), and the v2 reads: client.runs.query() with
+// selects over two cursor pages, runs.retrieve(), traces.query(), traces.list_runs(),
+// threads.query() and threads.list_traces().
 func TestPythonClientReplay(t *testing.T) {
 	for _, dir := range []string{"zstd", "plain"} {
 		t.Run(dir, func(t *testing.T) {

@@ -63,6 +63,15 @@ async def v2():
     assert sorted(r.name for r in items) == ["chat_model", "lookup", "pipeline"], items
     one = await client.runs.retrieve(ids["llm"], project_id=str(p.id), selects=["NAME", "TOTAL_TOKENS", "PARENT_RUN_IDS"])
     assert one.total_tokens == 15 and str(one.parent_run_ids[0]) == ids["root"], one
+    since = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+    traces = [t async for t in client.traces.query(project_id=str(p.id), selects=["NAME", "STATUS"], min_start_time=since)]
+    assert [(t.root_run.name, t.trace_aggregates.total_tokens) for t in traces] == [("pipeline", 15)], traces
+    trace_runs = await client.traces.list_runs(ids["root"], project_id=str(p.id), selects=["ID", "RUN_TYPE"], min_start_time=since)
+    assert [r.run_type for r in trace_runs.items] == ["CHAIN", "TOOL", "LLM"], trace_runs
+    threads = [t async for t in client.threads.query(project_id=str(p.id), min_start_time=since)]
+    assert [(t.thread_id, t.count) for t in threads] == [("conversation-1", 1)], threads
+    turns = [t async for t in client.threads.list_traces("conversation-1", project_id=str(p.id), selects=["TURN_NUMBER", "NAME"])]
+    assert [(t.turn_number, t.name, str(t.trace_id)) for t in turns] == [(1, "pipeline", ids["root"])], turns
     return items
 items = asyncio.run(v2())
 print("v2:", [(r.name, r.run_type) for r in items])
