@@ -47,7 +47,8 @@ type Result struct {
 	// API's /wait and join answers).
 	Values State
 	// Output is the output schema's keys of Values: what an in-process invoke returns (a
-	// subgraph node's update to its parent).
+	// subgraph node's update to its parent). It is Values itself when the graph does not
+	// narrow its output keys: neither is to be modified.
 	Output      State
 	Interrupted bool
 	Interrupts  []InterruptValue
@@ -132,8 +133,12 @@ func (g *Graph) Run(ctx context.Context, o RunOptions) (Result, error) {
 }
 
 func (l *loop) result(interrupted bool, interrupts []InterruptValue) Result {
-	return Result{Values: l.values(l.g.keys), Output: l.values(l.g.output), Interrupted: interrupted,
-		Interrupts: interrupts, Checkpoint: l.ref}
+	values := l.values(l.g.keys)
+	output := values // the output keys are the state keys unless the graph narrows them
+	if len(l.g.output) != len(l.g.keys) || (len(l.g.keys) > 0 && &l.g.output[0] != &l.g.keys[0]) {
+		output = l.values(l.g.output)
+	}
+	return Result{Values: values, Output: output, Interrupted: interrupted, Interrupts: interrupts, Checkpoint: l.ref}
 }
 
 // resumeFrom starts a run that continues from the loaded checkpoint (no input: after an
