@@ -24,9 +24,10 @@ type Message struct {
 	ID               string         `json:"id"`
 	Example          bool           `json:"example"`
 
-	// AI messages.
-	ToolCalls        []ToolCall     `json:"tool_calls,omitempty"`
-	InvalidToolCalls []any          `json:"invalid_tool_calls,omitempty"`
+	// AI messages: both lists are always there, empty when none (NewMessage and CoerceMessage
+	// make them; omitzero leaves out only the nil lists of other types).
+	ToolCalls        []ToolCall     `json:"tool_calls,omitzero"`
+	InvalidToolCalls []any          `json:"invalid_tool_calls,omitzero"`
 	UsageMetadata    *UsageMetadata `json:"usage_metadata,omitempty"`
 
 	// Tool messages.
@@ -96,9 +97,26 @@ func (m Message) Text() string {
 	return ""
 }
 
-// NewMessage returns a message of type typ with text content and empty maps, as clients expect.
+// NewMessage returns a message of type typ with text content and empty maps (and, for an AI
+// message, empty tool call lists), as clients expect.
 func NewMessage(typ, content string) Message {
-	return Message{Type: typ, Content: content, AdditionalKwargs: map[string]any{}, ResponseMetadata: map[string]any{}}
+	m := Message{Type: typ, Content: content, AdditionalKwargs: map[string]any{}, ResponseMetadata: map[string]any{}}
+	m.withToolCallLists()
+	return m
+}
+
+// withToolCallLists gives an AI message the tool call lists it lacks, empty: clients read them
+// without checking.
+func (m *Message) withToolCallLists() {
+	if m.Type != MessageAI {
+		return
+	}
+	if m.ToolCalls == nil {
+		m.ToolCalls = []ToolCall{}
+	}
+	if m.InvalidToolCalls == nil {
+		m.InvalidToolCalls = []any{}
+	}
 }
 
 // CoerceMessage turns what a client may send as a message into a Message: a message dict with
@@ -107,9 +125,12 @@ func NewMessage(typ, content string) Message {
 func CoerceMessage(v any) (Message, error) {
 	switch x := v.(type) {
 	case Message:
+		x.withToolCallLists()
 		return x, nil
 	case *Message:
-		return *x, nil
+		m := *x
+		m.withToolCallLists()
+		return m, nil
 	case string:
 		return NewMessage(MessageHuman, x), nil
 	case map[string]any:
@@ -145,9 +166,7 @@ func CoerceMessage(v any) (Message, error) {
 		if m.ResponseMetadata == nil {
 			m.ResponseMetadata = map[string]any{}
 		}
-		if m.Type == MessageAI && m.ToolCalls == nil {
-			m.ToolCalls = []ToolCall{}
-		}
+		m.withToolCallLists()
 		return m, nil
 	}
 	return Message{}, fmt.Errorf("message: cannot read %T as a message", v)

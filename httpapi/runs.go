@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -240,52 +239,25 @@ func matchesAny(patterns []string, key string) bool {
 	return false
 }
 
-// resolveRun resolves the run's assistant and checks the node names of interrupt_before/after
-// against its graph, recording bad names in errs. An unknown assistant is a NotFound error
-// with the reference servers' text.
-func (s *Server) resolveRun(ctx context.Context, errs *engine.Violations, c runs.Create) error {
+// resolveRun resolves the run's assistant: an unknown assistant is a NotFound error with the
+// reference servers' text. The node names of interrupt_before/after are not checked: LangGraph
+// does not check a run's own lists, which apply to the nodes of its root graph (a name of a
+// subgraph's node, or of no node, is accepted and never matches).
+func (s *Server) resolveRun(ctx context.Context, c runs.Create) error {
 	if c.AssistantID == "" {
 		return nil
 	}
-	a, err := s.deps.Assistants.Resolve(ctx, c.AssistantID)
+	_, err := s.deps.Assistants.Resolve(ctx, c.AssistantID)
 	if engine.Is(engine.NotFound, err) {
 		return assistants.NoAssistant("runs.create", c.AssistantID)
 	}
-	if err != nil {
-		return err
-	}
-	if len(c.InterruptBefore)+len(c.InterruptAfter) == 0 || s.deps.Graphs == nil {
-		return nil
-	}
-	cf := map[string]any{}
-	for _, layer := range []map[string]any{a.Config, c.Config} {
-		if m, ok := layer["configurable"].(map[string]any); ok {
-			for k, v := range m {
-				cf[k] = v
-			}
-		}
-	}
-	g, err := s.deps.Graphs.Build(a.GraphID, graph.Config{Configurable: cf})
-	if err != nil {
-		return nil // the run fails with the graph's error when it executes
-	}
-	for _, l := range []struct {
-		name  string
-		nodes []string
-	}{{"interrupt_before", c.InterruptBefore}, {"interrupt_after", c.InterruptAfter}} {
-		for i, n := range l.nodes {
-			if n != "*" && !g.HasNode(n) {
-				errs.Add("value_error", fmt.Sprintf("Node %q is not in graph %q", n, a.GraphID), "body", l.name, i)
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // parseRun reads and checks the run-creation request of c: the body, the configurable headers,
-// the assistant and its graph's nodes. threadID is "" for a stateless run. Problems of the body
-// come first (422, every one listed); an unknown assistant in a well-formed body is a 404;
-// nothing is recorded before both checks pass.
+// the assistant. threadID is "" for a stateless run. Problems of the body come first (422,
+// every one listed); an unknown assistant in a well-formed body is a 404; nothing is recorded
+// before both checks pass.
 func (s *Server) parseRun(c echo.Context, op, threadID string, errs *engine.Violations) (runInput, error) {
 	f, err := readBody(c, errs)
 	if err != nil {
@@ -294,7 +266,7 @@ func (s *Server) parseRun(c echo.Context, op, threadID string, errs *engine.Viol
 	in := readRun(f, threadID == "")
 	in.create.ThreadID = threadID
 	s.headerConfig(f, c.Request().Header, &in.create)
-	if err := s.resolveRun(c.Request().Context(), errs, in.create); err != nil && len(*errs) == 0 {
+	if err := s.resolveRun(c.Request().Context(), in.create); err != nil && len(*errs) == 0 {
 		return runInput{}, err
 	}
 	return in, errs.Err(op)

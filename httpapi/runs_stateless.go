@@ -106,7 +106,7 @@ func (s *Server) createRunBatch(c echo.Context) error {
 		f := &fields{loc: "body", raw: raw, errs: &itemErrs}
 		ins[i] = readRun(f, true)
 		s.headerConfig(f, c.Request().Header, &ins[i].create)
-		if err := s.resolveRun(ctx, &itemErrs, ins[i].create); err != nil && notFound == nil {
+		if err := s.resolveRun(ctx, ins[i].create); err != nil && notFound == nil {
 			notFound = err
 		}
 		for _, e := range itemErrs {

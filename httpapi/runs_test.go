@@ -216,6 +216,25 @@ func TestRunWait(t *testing.T) {
 			t.Fatalf("status %q, want interrupted", st)
 		}
 	})
+	// A run's own interrupt lists are not checked against the graph, as in LangGraph: they apply
+	// to its root graph's nodes, and other names (a subgraph's node, no node) never match.
+	for _, tc := range []struct {
+		name, graph, before, after, status string
+	}{
+		{"interrupt_before a subgraph's node", "nested", `["c_one"]`, `[]`, "success"},
+		{"interrupt_after no node", "echo", `[]`, `["nope"]`, "success"},
+		{"interrupt_before every node", "nested", `"*"`, `[]`, "interrupted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tid := s.newThread(t)
+			h, _ := s.must(t, 200, "POST", "/threads/"+tid+"/runs/wait", `{"assistant_id":"`+tc.graph+`","input":{"messages":["x"]},`+
+				`"interrupt_before":`+tc.before+`,"interrupt_after":`+tc.after+`}`)
+			rid := h.Get("Content-Location")[strings.LastIndex(h.Get("Content-Location"), "/")+1:]
+			if st := s.runStatus(t, tid, rid); st != tc.status {
+				t.Fatalf("status %q, want %s", st, tc.status)
+			}
+		})
+	}
 }
 
 func TestRunListGetDelete(t *testing.T) {
@@ -597,7 +616,7 @@ func TestRunValidation(t *testing.T) {
 			`{"assistant_id":"delay","multitask_strategy":"nope","after_seconds":-1,"interrupt_before":["nope"],"interrupt_after":"all",` +
 				`"webhook":"ftp://example.com/x","stream_mode":["values","bogus"],"durability":"never","on_disconnect":"x","if_not_exists":"maybe",` +
 				`"feedback_keys":"score","checkpoint_id":"x","config":[],"metadata":"m","command":7,"stream_subgraphs":"sure"}`,
-			[]string{"body.multitask_strategy", "body.after_seconds", "body.interrupt_before.0", "body.interrupt_after", "body.webhook",
+			[]string{"body.multitask_strategy", "body.after_seconds", "body.interrupt_after", "body.webhook",
 				"body.stream_mode.1", "body.durability", "body.on_disconnect", "body.if_not_exists", "body.feedback_keys", "body.checkpoint_id",
 				"body.config", "body.metadata", "body.command", "body.stream_subgraphs"}},
 		{"missing assistant", "/threads/" + tid + "/runs/wait", `{"input":{}}`, []string{"body.assistant_id"}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/streaming"
 )
 
 func (s *Server) stateRoutes() {
@@ -45,14 +46,16 @@ func stateJSON(threadID string, s *graph.Snapshot) map[string]any {
 	}
 	tasks := make([]any, len(s.Tasks))
 	for i, t := range s.Tasks {
-		var state any
+		// A subgraph task names its checkpoint namespace, or, when subgraph state was asked
+		// for, carries the subgraph's state instead, as the reference servers' thread state.
+		var state, checkpoint any
 		if t.SubState != nil {
 			state = stateJSON(threadID, t.SubState)
 		} else if t.State != nil {
-			state = map[string]any{"configurable": checkpointJSON(t.State)}
+			checkpoint = streaming.TaskCheckpointJSON(t.State)
 		}
 		tasks[i] = map[string]any{"id": t.ID, "name": t.Name, "path": t.Path, "error": t.Error,
-			"interrupts": t.Interrupts, "checkpoint": checkpointJSON(t.State), "state": state, "result": t.Result}
+			"interrupts": t.Interrupts, "checkpoint": checkpoint, "state": state, "result": t.Result}
 	}
 	var parentID any
 	if s.Parent != nil {

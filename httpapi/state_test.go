@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -128,14 +129,24 @@ func TestSubgraphStateThroughTaskCheckpoint(t *testing.T) {
 	_, _, th := s.call(t, "POST", "/threads", `{}`)
 	id := field(th, "thread_id").(string)
 	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"weather","input":{"messages":"what's the weather in sf"}}`)
-	_, _, st := s.call(t, "GET", "/threads/"+id+"/state?subgraphs=true", "")
+	// The waiting subgraph task names its checkpoint ({checkpoint_ns, thread_id}, exactly) and
+	// has no state; asked for subgraphs, it carries the subgraph's state instead, as on the
+	// reference servers.
+	_, _, st := s.call(t, "GET", "/threads/"+id+"/state", "")
 	tasks := field(st, "tasks").([]any)
 	if field(st, "next").([]any)[0] != "weather_graph" || len(tasks) != 1 {
 		t.Fatalf("state: %v", st)
 	}
-	subNS := field(tasks[0], "checkpoint", "checkpoint_ns").(string)
-	if field(tasks[0], "state", "next").([]any)[0] != "weather_node" {
-		t.Fatalf("subgraph state: %v", field(tasks[0], "state"))
+	subNS, _ := field(tasks[0], "checkpoint", "checkpoint_ns").(string)
+	want := `{"checkpoint":{"checkpoint_ns":"` + subNS + `","thread_id":"` + id + `"},"error":null,"id":"` + field(tasks[0], "id").(string) +
+		`","interrupts":[],"name":"weather_graph","path":["__pregel_pull","weather_graph"],"result":null,"state":null}`
+	if got, _ := json.Marshal(tasks[0]); !strings.HasPrefix(subNS, "weather_graph:") || string(got) != want {
+		t.Fatalf("task:\n%s\nwant\n%s", got, want)
+	}
+	_, _, st = s.call(t, "GET", "/threads/"+id+"/state?subgraphs=true", "")
+	tasks = field(st, "tasks").([]any)
+	if field(tasks[0], "checkpoint") != nil || field(tasks[0], "state", "next").([]any)[0] != "weather_node" {
+		t.Fatalf("subgraph state: %v", tasks[0])
 	}
 	_, _, th = s.call(t, "GET", "/threads/"+id, "")
 	if field(th, "status") != "interrupted" {
@@ -149,6 +160,13 @@ func TestSubgraphStateThroughTaskCheckpoint(t *testing.T) {
 	ms := field(out, "messages").([]any)
 	if field(ms[len(ms)-1], "content") != "It's sunny in LA!" {
 		t.Fatalf("resume: %v", out)
+	}
+	// An AI message always carries its tool call lists, empty when it calls nothing.
+	if calls, ok := field(ms[len(ms)-1], "tool_calls").([]any); !ok || len(calls) != 0 {
+		t.Fatalf("tool_calls of the AI message: %v", ms[len(ms)-1])
+	}
+	if invalid, ok := field(ms[len(ms)-1], "invalid_tool_calls").([]any); !ok || len(invalid) != 0 {
+		t.Fatalf("invalid_tool_calls of the AI message: %v", ms[len(ms)-1])
 	}
 }
 

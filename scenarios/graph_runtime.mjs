@@ -66,8 +66,12 @@ state = await client.threads.getState(t4.thread_id, undefined, { subgraphs: true
 assert.deepEqual(state.next, ["weather_graph"]);
 assert.deepEqual(state.tasks[0].state.next, ["weather_node"]);
 assert.equal(state.tasks[0].state.values.city, "San Francisco");
+// The task names its checkpoint in the plain state (with subgraphs, it carries the state instead).
+assert.equal(state.tasks[0].checkpoint, null);
+const plain = await client.threads.getState(t4.thread_id);
+assert.equal(plain.tasks[0].state, null);
 await client.threads.updateState(t4.thread_id, {
-  values: { city: "LA" }, asNode: "model_node", checkpoint: state.tasks[0].checkpoint,
+  values: { city: "LA" }, asNode: "model_node", checkpoint: plain.tasks[0].checkpoint,
 });
 out = await client.runs.wait(t4.thread_id, "weather", { input: null });
 assert.equal(out.messages.at(-1).content, "It's sunny in LA!");

@@ -199,8 +199,18 @@ assert.equal(ownLLMs.length, 2, "the agent's two model calls");
 for (const l of ownLLMs) {
   assert.ok(l.total_tokens > 0 && l.first_token_time, `own llm run ${JSON.stringify(l)}`);
 }
+// The example agent's tool node is a plain node (no tool runs); the react template's tools are
+// tool spans.
 const ownTools = await collect(reader.listRuns({ projectName: "default", traceId: run.run_id, runType: "tool" }));
-assert.equal(ownTools.length, 1);
+assert.equal(ownTools.length, 0);
+const reactRun = await lg.runs.create(thread.thread_id, "react", { input: { messages: [{ role: "user", content: "calculator: 2 + 3" }] } });
+await lg.runs.join(thread.thread_id, reactRun.run_id);
+const reactTools = await poll("the react run's tool span", async () => {
+  const tools = await collect(reader.listRuns({ projectName: "default", traceId: reactRun.run_id, runType: "tool" }));
+  return tools.length > 0 && tools.every((x) => x.end_time) ? tools : null;
+});
+assert.equal(reactTools.length, 1);
+assert.equal(reactTools[0].name, "calculator");
 
 // 4. The client's v2 reads (client.runs.query() and retrieve(), which replace the deprecated
 // listRuns and readRun): the URLs hang off LANGSMITH_ENDPOINT, and the version /info announces

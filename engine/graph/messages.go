@@ -51,6 +51,11 @@ func (c *messages) Restore(raw json.RawMessage) error {
 	if c.v == nil {
 		c.v = []engine.Message{}
 	}
+	for i := range c.v {
+		if c.v[i].Type == engine.MessageAI && (c.v[i].ToolCalls == nil || c.v[i].InvalidToolCalls == nil) {
+			c.v[i], _ = engine.CoerceMessage(c.v[i]) // a checkpoint written before the lists were always kept
+		}
+	}
 	return nil
 }
 

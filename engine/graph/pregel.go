@@ -43,7 +43,13 @@ type RunOptions struct {
 
 // Result is how a run ended.
 type Result struct {
-	Values      State
+	// Values is every channel of the state, as the values stream mode gives it (and so the
+	// API's /wait and join answers).
+	Values State
+	// Output is the output schema's keys of Values: what an in-process invoke returns (a
+	// subgraph node's update to its parent). It is Values itself when the graph does not
+	// narrow its output keys: neither is to be modified.
+	Output      State
 	Interrupted bool
 	Interrupts  []InterruptValue
 	Checkpoint  Ref
@@ -57,8 +63,9 @@ type loop struct {
 	versions map[string]int64
 	seen     map[string]map[string]int64
 	step     int
-	ref      Ref  // the current (last saved) checkpoint
-	parent   *Ref // its parent
+	ref      Ref            // the current (last saved) checkpoint
+	parent   *Ref           // its parent
+	meta     map[string]any // its metadata
 	pending  []PendingWrite
 	ns       string
 	limit    int
@@ -86,15 +93,12 @@ func (g *Graph) Run(ctx context.Context, o RunOptions) (Result, error) {
 		return Result{}, err
 	}
 	resuming := o.Input == nil
-	switch {
-	case o.Input != nil:
+	if o.Input != nil {
 		if err := l.input(ctx, o.Input); err != nil {
 			return Result{}, err
 		}
-	case o.Command != nil:
-		if err := l.command(ctx, o.Command); err != nil {
-			return Result{}, err
-		}
+	} else if err := l.resumeFrom(ctx); err != nil {
+		return Result{}, err
 	}
 	start := l.step
 	skipBefore := resuming
@@ -129,7 +133,39 @@ func (g *Graph) Run(ctx context.Context, o RunOptions) (Result, error) {
 }
 
 func (l *loop) result(interrupted bool, interrupts []InterruptValue) Result {
-	return Result{Values: l.values(l.g.output), Interrupted: interrupted, Interrupts: interrupts, Checkpoint: l.ref}
+	values := l.values(l.g.keys)
+	output := values // the output keys are the state keys unless the graph narrows them
+	if len(l.g.output) != len(l.g.keys) || (len(l.g.keys) > 0 && &l.g.output[0] != &l.g.keys[0]) {
+		output = l.values(l.g.output)
+	}
+	return Result{Values: values, Output: output, Interrupted: interrupted, Interrupts: interrupts, Checkpoint: l.ref}
+}
+
+// resumeFrom starts a run that continues from the loaded checkpoint (no input: after an
+// interrupt, a time travel, a takeover, or with a Command), as LangGraph's loop does: a Command
+// with an update or a goto and no resume value is saved as an "input" checkpoint of its own;
+// otherwise (resume values, and any update that comes with them, are applied to the channels)
+// the run first emits the state it resumes from and, to the checkpoints modes, its checkpoint.
+func (l *loop) resumeFrom(ctx context.Context) error {
+	c := l.o.Command
+	if c != nil {
+		if err := l.command(ctx, c); err != nil {
+			return err
+		}
+		if c.Resume == nil && (len(c.Update) > 0 || c.Goto != nil) {
+			if err := l.save(ctx, "input", nil); err != nil {
+				return err
+			}
+			l.emit("values", l.values(l.g.keys))
+			return nil
+		}
+	}
+	if l.ref.ID == "" {
+		return nil // nothing to resume from
+	}
+	l.emit("values", l.values(l.g.keys))
+	l.emit("checkpoints", map[string]any{"checkpoint": l.ref, "metadata": l.meta, "parent": l.parent})
+	return nil
 }
 
 // newChannels makes a fresh channel for every state key and the runtime's own channels.
@@ -164,7 +200,7 @@ func (l *loop) load(ctx context.Context) error {
 	if err := restore(l.ch, t.Checkpoint); err != nil {
 		return err
 	}
-	l.ref, l.parent, l.pending = t.Ref, t.Parent, t.Writes
+	l.ref, l.parent, l.pending, l.meta = t.Ref, t.Parent, t.Writes, t.Metadata
 	l.versions = maps.Clone(t.Checkpoint.ChannelVersions)
 	l.seen = t.Checkpoint.VersionsSeen
 	if l.seen == nil {
@@ -246,7 +282,7 @@ func (l *loop) save(ctx context.Context, source string, writes map[string]any) e
 	if err := l.o.Saver.Put(ctx, ref, cp, md, parent); err != nil {
 		return fmt.Errorf("graph: save checkpoint: %w", err)
 	}
-	l.ref, l.parent, l.pending = ref, parent, nil
+	l.ref, l.parent, l.pending, l.meta = ref, parent, nil, md
 	l.emit("checkpoints", map[string]any{"checkpoint": ref, "metadata": md, "parent": parent})
 	return nil
 }

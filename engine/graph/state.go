@@ -120,7 +120,7 @@ func (g *Graph) snapshot(ctx context.Context, saver Saver, t *Tuple, subgraphs b
 		Values: State{}, Next: []string{}, Tasks: []TaskInfo{}, Metadata: t.Metadata,
 		CreatedAt: t.Checkpoint.TS, Ref: t.Ref, Parent: t.Parent, Interrupts: []InterruptValue{},
 	}
-	for _, k := range g.output {
+	for _, k := range g.keys {
 		if v, ok := ch[k].Get(); ok {
 			s.Values[k] = v
 		}

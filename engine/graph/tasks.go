@@ -169,7 +169,7 @@ func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, er
 			l.emit("updates", map[string]any{t.name: t.update})
 		}
 	}
-	l.emit("values", l.values(l.g.output))
+	l.emit("values", l.values(l.g.keys))
 	return nil, nil
 }
 
@@ -394,7 +394,7 @@ func (l *loop) runSubgraph(ctx context.Context, t *task) (any, error) {
 	if res.Interrupted {
 		return nil, &interruptError{interrupts: res.Interrupts}
 	}
-	return filterKeys(res.Values, l.g.keys), nil
+	return filterKeys(res.Output, l.g.keys), nil
 }
 
 func filterKeys(s State, keys []string) map[string]any {

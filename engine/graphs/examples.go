@@ -73,8 +73,14 @@ func stableID(rt *graph.Runtime, parts ...any) string {
 	return uuid.NewSHA1(idSpace, []byte(key)).String()
 }
 
-// fakeSeed is the seed of a fake model of graph on rt's thread.
-func fakeSeed(rt *graph.Runtime, graphID string) string { return graphID + "|" + scope(rt) }
+// fakeSeed is the seed of a fake model of graph in rt's run. It names the run, so that every
+// generation gets a fresh message id (an answer regenerated from a checkpoint, by another run,
+// must not take the id of the one it replaces: a UI would see two messages with one key), while
+// a run continued on another process after a crash answers with the same ids. Within a run, the
+// fake's ids differ by the conversation, which grows with every answer.
+func fakeSeed(rt *graph.Runtime, graphID string) string {
+	return graphID + "|" + scope(rt) + "|run:" + rt.Config.String("run_id")
+}
 
 // streamAnswer answers text through a model.Fake seeded for the thread, emitting each streamed
 // chunk (one per character) as a messages stream event; the chunks share the message's id. The

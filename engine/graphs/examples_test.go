@@ -128,7 +128,8 @@ var goldenCases = []struct {
 		{Input: map[string]any{"message": "hi"}},
 		{Input: map[string]any{"message": "hi"}, Context: map[string]any{"model": "anthropic"}},
 	}, check: func(t *testing.T, o *outcome) {
-		for i, want := range []string{`{"model":"unknown"}`, `{"model":"anthropic"}`} {
+		// A run's values carry every channel; only an in-process invoke keeps to the output keys.
+		for i, want := range []string{`{"message":"hi","model":"unknown"}`, `{"message":"hi","model":"anthropic"}`} {
 			if got, _ := json.Marshal(o.Steps[i].Values); string(got) != want {
 				t.Errorf("run %d = %s, want %s", i, got, want)
 			}
@@ -319,5 +320,48 @@ func TestExampleSchemas(t *testing.T) {
 	}
 	if got := js(get("agent").Schemas().Output["properties"]); strings.Contains(got, "sharedStateFromStoreConfig") {
 		t.Errorf("agent output has the input-only key: %s", got)
+	}
+}
+
+// A fake model answering again from a checkpoint (a UI's "regenerate") gives its answer a new
+// id: a UI keys messages by id and shows a branch switcher only for two distinct messages.
+func TestRegeneratedAnswersHaveFreshIDs(t *testing.T) {
+	ctx := context.Background()
+	for _, id := range []string{"agent", "react"} {
+		t.Run(id, func(t *testing.T) {
+			g, err := Default().Build(id, graph.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			saver := graph.NewMemorySaver()
+			run := func(runID string, o graph.RunOptions) graph.State {
+				o.ThreadID, o.Saver, o.Store = "t", saver, newMemStore()
+				o.Config = graph.Config{Configurable: map[string]any{"thread_id": "t", "run_id": runID}}
+				res, err := g.Run(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Values
+			}
+			first := graph.MessagesOf(run("run-1", graph.RunOptions{Input: human("should_end")}), "messages")
+			hist, err := g.History(ctx, saver, graph.Ref{ThreadID: "t"}, graph.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The checkpoint whose next step is the model's first answer.
+			var from string
+			for _, h := range hist {
+				if h.Metadata["step"] == 0 {
+					from = h.Ref.ID
+				}
+			}
+			again := graph.MessagesOf(run("run-2", graph.RunOptions{CheckpointID: from}), "messages")
+			if len(first) < 2 || len(again) < 2 || first[1].Type != engine.MessageAI || again[1].Type != engine.MessageAI {
+				t.Fatalf("answers: %v / %v", first, again)
+			}
+			if first[1].ID == again[1].ID {
+				t.Errorf("the regenerated answer has the id of the first: %s", first[1].ID)
+			}
+		})
 	}
 }

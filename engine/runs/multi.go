@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // Streamers returns a Streamer that begins and ends a run on each of ss, in order, and gives
@@ -66,7 +67,9 @@ func (m multi) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFini
 }
 
 // WithoutTrace returns s with the internal trace events (modes prefixed graph.TraceModePrefix)
-// kept from its sink: for streamers that publish to clients, which have no use for them.
+// kept from its sink, but for those of tool calls: for streamers that publish to clients, whose
+// events stream mode shows the tools that ran (on_tool_start, on_tool_end) and nothing else of
+// the traces.
 func WithoutTrace(s Streamer) Streamer {
 	if s == nil {
 		return nil
@@ -83,7 +86,7 @@ func (n noTrace) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 		return nil
 	}
 	return func(e graph.Event) {
-		if !strings.HasPrefix(e.Mode, graph.TraceModePrefix) {
+		if !strings.HasPrefix(e.Mode, graph.TraceModePrefix) || e.Mode == graphs.TraceToolStart || e.Mode == graphs.TraceToolEnd {
 			sink(e)
 		}
 	}

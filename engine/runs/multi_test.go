@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // recorder is a Streamer that records what it is given.
@@ -35,7 +36,7 @@ func TestStreamersFanOut(t *testing.T) {
 	a, b := &recorder{}, &recorder{}
 	s := Streamers(WithoutTrace(a), b)
 	sink := s.Begin(context.Background(), engine.RunRecord{})
-	for _, m := range []string{"values", graph.TraceModePrefix + "llm_start", "messages"} {
+	for _, m := range []string{"values", graph.TraceModePrefix + "llm_start", "messages", graphs.TraceToolStart} {
 		sink(graph.Event{Mode: m})
 	}
 	s.Flush(context.Background(), engine.RunRecord{})
@@ -43,7 +44,7 @@ func TestStreamersFanOut(t *testing.T) {
 	if a.began != 1 || b.began != 1 || a.flushed != 1 || b.flushed != 1 || a.ended != 1 || b.ended != 1 {
 		t.Errorf("begun %d %d, flushed %d %d, ended %d %d", a.began, b.began, a.flushed, b.flushed, a.ended, b.ended)
 	}
-	if !slices.Equal(a.modes, []string{"values", "messages"}) || len(b.modes) != 3 {
+	if !slices.Equal(a.modes, []string{"values", "messages", graphs.TraceToolStart}) || len(b.modes) != 4 {
 		t.Errorf("without trace got %v, the other %v", a.modes, b.modes)
 	}
 }

@@ -151,9 +151,10 @@ func TestAgentRunTracesItself(t *testing.T) {
 	if tr.root.Status != trace.StatusSuccess || tr.root.Outputs["messages"] == nil || tr.root.Inputs["messages"] == nil {
 		t.Errorf("root: status %s inputs %v outputs %v", tr.root.Status, tr.root.Inputs, tr.root.Outputs)
 	}
-	// agent ("begin") -> tool -> agent ("end"); the root is named agent too.
-	if n, m := len(tr.byName["agent"]), len(tr.byName["tool"]); n != 3 || m != 2 {
-		t.Fatalf("spans: %d agent, %d tool (want the root and 2 node spans, a tool node and its tool call)", n, m)
+	// agent ("begin") -> tool -> agent ("end"); the root is named agent too. The tool node is a
+	// plain node returning a tool message: no tool span (the react template's tools have them).
+	if n, m := len(tr.byName["agent"]), len(tr.byName["tool"]); n != 3 || m != 1 || tr.byName["tool"][0].RunType == trace.RunTool {
+		t.Fatalf("spans: %d agent, %d tool (want the root and 2 node spans, one tool node span)", n, m)
 	}
 	llms := tr.byName["fake"]
 	if len(llms) != 2 {
@@ -170,16 +171,6 @@ func TestAgentRunTracesItself(t *testing.T) {
 	if tr.root.TotalTokens != total {
 		t.Errorf("root rolls up %d tokens, want %d", tr.root.TotalTokens, total)
 	}
-	var tool *trace.Run
-	for _, s := range tr.byName["tool"] {
-		if s.RunType == trace.RunTool {
-			tool = s
-		}
-	}
-	if tool == nil || tr.parent(tool).Name != "tool" || tool.Outputs["output"] != "tool_call__begin" || tool.Inputs["input"] != "begin" {
-		t.Fatalf("tool span %+v", tool)
-	}
-
 	// The project lists the trace, its stats count it.
 	ps, err := p.Tracing.ListProjects(context.Background(), tracing.ProjectQuery{Name: "default"})
 	if err != nil || len(ps) != 1 || ps[0].ID != tr.root.SessionID {

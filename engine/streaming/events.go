@@ -124,14 +124,25 @@ func (a *chunkAcc) message() map[string]any {
 
 // eventsState derives the events mode (LangChain's astream_events v2) from a run's messages:
 // on_chain_start/end for the graph and each task, on_chat_model_start/stream/end for each
-// streamed message, on_tool_start/end for each tool message a task returns.
+// streamed message, on_tool_start/end for each tool a task runs (its trace/tool_start and
+// trace/tool_end events). After a failure, the failed task and the graph end with the error
+// event, not with an on_chain_end.
 type eventsState struct {
-	models map[string]*chunkAcc      // message id -> streamed message, until its task ends
-	args   map[string]map[string]any // tool call id -> its arguments, from AI messages seen
+	models map[string]*chunkAcc // message id -> streamed message, until its task ends
+	tools  map[string]toolCall  // trace id -> a tool call that started
+	failed bool                 // the run failed: its graph does not end with on_chain_end
+}
+
+// toolCall is what the events mode remembers of a tool call between its start and its end.
+type toolCall struct {
+	name, callID string
+	input        json.RawMessage
+	md           map[string]any
+	parents      []string
 }
 
 func newEventsState() *eventsState {
-	return &eventsState{models: map[string]*chunkAcc{}, args: map[string]map[string]any{}}
+	return &eventsState{models: map[string]*chunkAcc{}, tools: map[string]toolCall{}}
 }
 
 // event is one frame of the events mode.
@@ -180,6 +191,9 @@ func (e *eventsState) start(s *Shaper, m Msg, out []Frame) []Frame {
 }
 
 func (e *eventsState) end(s *Shaper, m Msg, out []Frame) []Frame {
+	if e.failed {
+		return out
+	}
 	var output any = json.RawMessage("null")
 	if s.values != nil {
 		output = s.values
@@ -189,13 +203,14 @@ func (e *eventsState) end(s *Shaper, m Msg, out []Frame) []Frame {
 }
 
 // task handles a task's start or result: the chain events of its node, and at its result the end
-// of the models it streamed and the tool messages it returned.
+// of the models it streamed and, unless it failed, the end of its chain.
 func (e *eventsState) task(s *Shaper, m Msg, ns string, start bool, out []Frame) []Frame {
 	var t struct {
 		ID     string          `json:"id"`
 		Name   string          `json:"name"`
 		Input  json.RawMessage `json:"input"`
 		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
 	}
 	if json.Unmarshal(m.Data, &t) != nil {
 		return out
@@ -217,44 +232,55 @@ func (e *eventsState) task(s *Shaper, m Msg, ns string, start bool, out []Frame)
 	for _, id := range ids {
 		acc := e.models[id]
 		delete(e.models, id)
-		msg := acc.message()
-		for _, c := range msg["tool_calls"].([]any) {
-			call := c.(map[string]any)
-			if cid, _ := call["id"].(string); cid != "" {
-				e.args[cid], _ = call["args"].(map[string]any)
-			}
-		}
 		out = append(out, e.event(s, m, "on_chat_model_end", acc.model, id, nil, md,
-			map[string]any{"output": msg}, append(parents, t.ID)))
+			map[string]any{"output": acc.message()}, append(parents, t.ID)))
 	}
-	for _, msg := range messagesOf(t.Result) {
-		switch msg["type"] {
-		case "ai":
-			calls, _ := msg["tool_calls"].([]any)
-			for _, c := range calls {
-				call, _ := c.(map[string]any)
-				if cid, _ := call["id"].(string); cid != "" {
-					e.args[cid], _ = call["args"].(map[string]any)
-				}
-			}
-		case "tool":
-			name, _ := msg["name"].(string)
-			if name == "" {
-				name = t.Name
-			}
-			callID, _ := msg["tool_call_id"].(string)
-			var input any = map[string]any{}
-			if a, ok := e.args[callID]; ok && a != nil {
-				input = a
-			}
-			toolParents := append(parents, t.ID)
-			out = append(out,
-				e.event(s, m, "on_tool_start", name, callID, nil, md, map[string]any{"input": input}, toolParents),
-				e.event(s, m, "on_tool_end", name, callID, nil, md, map[string]any{"input": input, "output": msg}, toolParents))
-		}
+	if len(t.Error) > 0 && string(t.Error) != "null" {
+		return out // a failed task ends with the run's error event
 	}
 	return append(out, e.event(s, m, "on_chain_end", t.Name, t.ID, tags, md,
 		map[string]any{"input": s.tasks[ns+"|"+t.Name].input, "output": t.Result}, parents))
+}
+
+// tool handles the trace event of a tool call's start or end (graphs.TraceToolStart, TraceToolEnd,
+// whose namespace ends with the task's "node:task_id"): on_tool_start with the call's arguments,
+// on_tool_end with the tool message it gave. The call's trace id is the events' run id.
+func (e *eventsState) tool(s *Shaper, m Msg, start bool, out []Frame) []Frame {
+	var d struct {
+		ID         string          `json:"id"`
+		Name       string          `json:"name"`
+		ToolCallID string          `json:"tool_call_id"`
+		Input      json.RawMessage `json:"input"`
+		Output     string          `json:"output"`
+		Error      *string         `json:"error"`
+	}
+	if json.Unmarshal(m.Data, &d) != nil || d.ID == "" || len(m.NS) == 0 {
+		return out
+	}
+	if start {
+		node, taskID, _ := strings.Cut(m.NS[len(m.NS)-1], ":")
+		ns := strings.Join(m.NS[:len(m.NS)-1], "|")
+		input := d.Input
+		if len(input) == 0 || string(input) == "null" {
+			input = json.RawMessage("{}")
+		}
+		c := toolCall{name: d.Name, callID: d.ToolCallID, input: input, md: s.metadata(ns, node),
+			parents: append(s.parents(ns), taskID)}
+		e.tools[d.ID] = c
+		return append(out, e.event(s, m, "on_tool_start", c.name, d.ID, nil, c.md, map[string]any{"input": c.input}, c.parents))
+	}
+	c, ok := e.tools[d.ID]
+	if !ok {
+		return out
+	}
+	delete(e.tools, d.ID)
+	content, status := d.Output, "success"
+	if d.Error != nil {
+		content, status = *d.Error, "error"
+	}
+	msg := map[string]any{"content": content, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{},
+		"type": "tool", "name": c.name, "id": nil, "tool_call_id": c.callID, "artifact": nil, "status": status}
+	return append(out, e.event(s, m, "on_tool_end", c.name, d.ID, nil, c.md, map[string]any{"input": c.input, "output": msg}, c.parents))
 }
 
 // chunk handles a streamed model chunk: the model's start on its first chunk, then a stream

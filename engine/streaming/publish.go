@@ -180,20 +180,35 @@ func (p *runPub) sink(e graph.Event) {
 	p.publish(e.Mode, e.NS, data, nil)
 }
 
-// checkpoint shapes a checkpoints event ({checkpoint, metadata, parent}) as a history entry:
-// read back in full when the run's modes want it, otherwise with what the event says.
+// checkpoint shapes a checkpoints event ({checkpoint, metadata, parent}) as a history entry with
+// the checkpoint's and its parent's config (the SDKs' checkpoint payload): read back in full
+// when the run's modes want it, otherwise with what the event says.
 func (p *runPub) checkpoint(data any) any {
 	m, _ := data.(map[string]any)
 	ref, _ := m["checkpoint"].(graph.Ref)
 	parent, _ := m["parent"].(*graph.Ref)
 	md, _ := m["metadata"].(map[string]any)
+	var out map[string]any
 	if p.full && p.s.cfg.Runner != nil && ref.ID != "" {
 		if snap, err := p.s.cfg.Runner.State(p.ctx, ref, false); err == nil && snap != nil {
-			return CheckpointJSON(ref.ThreadID, snap)
+			out = CheckpointJSON(ref.ThreadID, snap)
 		}
 	}
-	return CheckpointJSON(ref.ThreadID, &graph.Snapshot{Values: graph.State{}, Next: []string{}, Metadata: md, Ref: ref, Parent: parent,
-		CreatedAt: time.Now()})
+	if out == nil {
+		out = CheckpointJSON(ref.ThreadID, &graph.Snapshot{Values: graph.State{}, Next: []string{}, Metadata: md, Ref: ref,
+			Parent: parent, CreatedAt: time.Now()})
+	}
+	out["config"], out["parent_config"] = configJSON(&ref), configJSON(parent)
+	return out
+}
+
+// configJSON is the config that names checkpoint r ({"configurable": {thread_id, checkpoint_ns,
+// checkpoint_id}}), nil for none.
+func configJSON(r *graph.Ref) any {
+	if r == nil || r.ID == "" {
+		return nil
+	}
+	return map[string]any{"configurable": map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": r.ID}}
 }
 
 // interrupts publishes what an interrupted run stopped on: a task result for each interrupted
@@ -331,12 +346,12 @@ func CheckpointJSON(threadID string, s *graph.Snapshot) map[string]any {
 	}
 	tasks := make([]any, len(s.Tasks))
 	for i, t := range s.Tasks {
-		var state any
+		var checkpoint any
 		if t.State != nil {
-			state = map[string]any{"configurable": ref(t.State)}
+			checkpoint = TaskCheckpointJSON(t.State)
 		}
 		tasks[i] = map[string]any{"id": t.ID, "name": t.Name, "path": t.Path, "error": t.Error,
-			"interrupts": orEmptyList(t.Interrupts), "checkpoint": ref(t.State), "state": state, "result": t.Result}
+			"interrupts": orEmptyList(t.Interrupts), "checkpoint": checkpoint, "state": nil, "result": t.Result}
 	}
 	var parentID, created any
 	if s.Parent != nil {
@@ -354,6 +369,16 @@ func CheckpointJSON(threadID string, s *graph.Snapshot) map[string]any {
 		"created_at": created, "checkpoint": ref(&s.Ref), "parent_checkpoint": ref(s.Parent),
 		"interrupts": orEmptyList(s.Interrupts), "checkpoint_id": s.Ref.ID, "parent_checkpoint_id": parentID,
 	}
+}
+
+// TaskCheckpointJSON is the checkpoint a subgraph task of a thread state names: its thread and
+// namespace, and the ids that are set, as LangGraph gives it ({checkpoint_ns, thread_id}).
+func TaskCheckpointJSON(r *graph.Ref) map[string]any {
+	m := map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS}
+	if r.ID != "" {
+		m["checkpoint_id"] = r.ID
+	}
+	return m
 }
 
 func orEmptyList(l []graph.InterruptValue) []graph.InterruptValue {

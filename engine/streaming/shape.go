@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // RunModes are the stream modes a run stream accepts. "tools" and "lifecycle" are accepted for
@@ -112,7 +113,15 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		}
 		return out
 	case "error":
+		if s.ev != nil {
+			s.ev.failed = true
+		}
 		emit("error", m.Data)
+		return out
+	case graphs.TraceToolStart, graphs.TraceToolEnd:
+		if s.ev != nil {
+			out = s.ev.tool(s, m, m.Event == graphs.TraceToolStart, out)
+		}
 		return out
 	case "end":
 		if s.ev != nil {
