@@ -90,7 +90,7 @@ func (*Threads) Name() string { return "threads" }
 
 // Buckets implements Projection.
 func (*Threads) Buckets() []string {
-	return []string{string(threadsBucket), string(threadValuesBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket)}
+	return []string{string(threadsBucket), string(threadValuesBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket), string(threadNextBucket)}
 }
 
 func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
@@ -152,6 +152,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		if err := deletePrefix(tx.Bucket(threadValuesBucket), valuesPrefix(key)); err != nil {
+			return err
+		}
+		if err := deletePrefix(tx.Bucket(threadNextBucket), valuesPrefix(key)); err != nil {
 			return err
 		}
 		return b.Delete(key)

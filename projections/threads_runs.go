@@ -11,8 +11,9 @@ import (
 )
 
 // What the threads projection takes from runs: a thread is busy while it has a pending or
-// running run; when its last active run ends, its status follows that run's outcome; a rolled
-// back run returns the thread's values to the checkpoint the run started from.
+// running run; when its last active run ends, it is error if that run failed, else interrupted
+// or idle as its latest checkpoint says (see restingStatus); a rolled back run returns the
+// thread's values to the checkpoint the run started from.
 
 // threadActiveRunsBucket holds tenant/thread_id/run_id for every active run of a thread.
 var threadActiveRunsBucket = []byte("thread_active_runs")
@@ -47,14 +48,9 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
-		status := engine.ThreadIdle
-		switch d.Status {
-		case engine.RunFailed, engine.RunTimeout:
-			status = engine.ThreadError
-		case engine.RunInterrupted:
-			status = engine.ThreadInterrupted
-		}
-		return t.endRun(tx, e, d.RunID, status)
+		// Interrupted or not, what is left to resume is the checkpoint's to say: a run
+		// cancelled before it did anything leaves nothing.
+		return t.endRun(tx, e, d.RunID, d.Status == engine.RunFailed || d.Status == engine.RunTimeout)
 	case engine.RunDeletedEvent:
 		var d engine.RunDeletedData
 		if err := decodeJSON(e.Data, &d); err != nil {
@@ -65,14 +61,14 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 				return err
 			}
 		}
-		return t.endRun(tx, e, d.RunID, engine.ThreadIdle)
+		return t.endRun(tx, e, d.RunID, false)
 	}
 	return nil
 }
 
-// endRun removes an ended run from the thread's active runs; with none left, the thread takes
-// status.
-func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run, status string) error {
+// endRun removes an ended run from the thread's active runs; with none left, the thread settles
+// (error when the run failed).
+func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool) error {
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
 	active := tx.Bucket(threadActiveRunsBucket)
 	if active.Get(activeKey(tenant, thread, run)) == nil {
@@ -85,7 +81,7 @@ func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run, status string) err
 	if k, _ := active.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
 		return nil // another run keeps it busy
 	}
-	return t.SetStatus(tx, tenant, thread, status, e.Time)
+	return t.settle(tx, tenant, thread, failed, e.Time)
 }
 
 // restore sets the thread's values to those of its root checkpoint id ("" for none) and makes it
@@ -106,6 +102,9 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		if err := setValues(tx, key, nil); err != nil {
 			return err
 		}
+		if err := setNext(tx, key, nil, true); err != nil {
+			return err
+		}
 		return putJSON(b, key, th)
 	}
 	ref := graph.Ref{ThreadID: thread, ID: id}
@@ -120,6 +119,16 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		return err
 	}
 	if err := setValues(tx, key, st.Checkpoint.ChannelValues); err != nil {
+		return err
+	}
+	present := make(map[string]engine.BlobData, len(st.Checkpoint.ChannelValues)+len(st.Blobs))
+	for ch, v := range st.Checkpoint.ChannelValues {
+		present[ch] = engine.BlobData{Value: v}
+	}
+	for ch, ref := range st.Blobs {
+		present[ch] = engine.BlobData{Ref: ref}
+	}
+	if err := setNext(tx, key, present, true); err != nil {
 		return err
 	}
 	th.Values, th.Interrupts = hasValues, map[string]any{}
