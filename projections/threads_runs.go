@@ -41,6 +41,9 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		setRunGraph(&th, d)
+		if d.ThreadConfig != nil {
+			th.Config = d.ThreadConfig
+		}
 		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
 		return putJSON(b, key, th)
 	case engine.RunFinishedEvent:
@@ -141,6 +144,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 // runGraph is what the thread takes from a run_created event.
 type runGraph struct {
 	RunID, AssistantID, GraphID string
+	ThreadConfig                map[string]any
 }
 
 // decodeRunGraph reads a run_created payload for its runGraph, skipping over the rest (the
@@ -158,6 +162,7 @@ func decodeRunGraph(data []byte) (runGraph, error) {
 				} `json:"config"`
 			} `json:"kwargs"`
 		} `json:"run"`
+		ThreadConfig map[string]any `json:"thread_config"`
 	}
 	if err := decodeJSON(data, &d); err != nil {
 		// A shape the narrow reading does not take (no config object): read it all.
@@ -168,10 +173,10 @@ func decodeRunGraph(data []byte) (runGraph, error) {
 		cfg, _ := full.Run.Kwargs["config"].(map[string]any)
 		configurable, _ := cfg["configurable"].(map[string]any)
 		graphID, _ := configurable["graph_id"].(string)
-		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID}, nil
+		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID, ThreadConfig: full.ThreadConfig}, nil
 	}
 	graphID, _ := d.Run.Kwargs.Config.Configurable.GraphID.(string)
-	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID}, nil
+	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID, ThreadConfig: d.ThreadConfig}, nil
 }
 
 // setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as
