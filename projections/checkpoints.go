@@ -110,7 +110,8 @@ func blobKey(ns []byte, channel string, loc blobLoc) []byte {
 // Apply implements Projection.
 func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Checkpoints }, c.Buckets()...)
+		return err
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:

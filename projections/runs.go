@@ -129,7 +129,31 @@ var (
 	runsBucket     = []byte("runs")
 	runStateBucket = []byte("run_state")
 	runIndexBucket = []byte("run_index")
+	// runsTruncatedBucket holds truncatedKey once the runs have been truncated: the later events
+	// of a run that was active then find no record, and change nothing.
+	runsTruncatedBucket = []byte("runs_truncated")
+	truncatedKey        = []byte("truncated")
 )
+
+// truncate folds a truncation that names the runs: they are all forgotten, in the file and in
+// memory (their watchers are woken).
+func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
+	d, ok, err := truncation(e)
+	if !ok || err != nil || !d.Runs {
+		return err
+	}
+	r.liveMu.RLock()
+	for k := range r.live {
+		r.mu.Lock()
+		r.changed[k] = nil
+		r.mu.Unlock()
+	}
+	r.liveMu.RUnlock()
+	if err := emptyBuckets(tx, string(runsBucket), string(runStateBucket), string(runIndexBucket)); err != nil {
+		return err
+	}
+	return tx.Bucket(runsTruncatedBucket).Put(truncatedKey, nil)
+}
 
 // RunState is what changes of a run after its creation: what waiting for a run reads.
 type RunState struct {
@@ -165,7 +189,7 @@ func (*Runs) Name() string { return "runs" }
 
 // Buckets implements Projection.
 func (*Runs) Buckets() []string {
-	return []string{string(runsBucket), string(runStateBucket), string(runIndexBucket)}
+	return []string{string(runsBucket), string(runStateBucket), string(runIndexBucket), string(runsTruncatedBucket)}
 }
 
 func runThreadPrefix(tenant, thread string) []byte {
@@ -193,7 +217,7 @@ func runID(data json.RawMessage) (string, error) {
 // Apply implements Projection.
 func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		return r.truncate(tx, e)
 	}
 	states := tx.Bucket(runStateBucket)
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
@@ -221,6 +245,9 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		key := runKey(tenant, thread, id)
 		var st RunState
 		if ok, err := getJSON(states, key, &st); err != nil || !ok {
+			if err == nil && tx.Bucket(runsTruncatedBucket).Get(truncatedKey) != nil {
+				return nil // a run that was active when the runs were truncated
+			}
 			return orMissing(err, e)
 		}
 		st.UpdatedAt = at

@@ -98,7 +98,8 @@ func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
 // Apply implements Projection.
 func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
+		return err
 	}
 	b := tx.Bucket(threadsBucket)
 	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
