@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -135,6 +136,10 @@ var (
 	truncatedKey        = []byte("truncated")
 )
 
+// present is the value of keys that only say something is there: bbolt's Get answers nil for a
+// key put with an empty value in the same transaction, as for one that is not there.
+var present = []byte{1}
+
 // truncate folds a truncation that names the runs: they are all forgotten, in the file and in
 // memory (their watchers are woken).
 func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
@@ -143,16 +148,17 @@ func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
 		return err
 	}
 	r.liveMu.RLock()
-	for k := range r.live {
-		r.mu.Lock()
-		r.changed[k] = nil
-		r.mu.Unlock()
-	}
+	keys := slices.Collect(maps.Keys(r.live))
 	r.liveMu.RUnlock()
+	r.mu.Lock() // (never while holding liveMu: committed takes them in this order)
+	for _, k := range keys {
+		r.changed[k] = nil
+	}
+	r.mu.Unlock()
 	if err := emptyBuckets(tx, string(runsBucket), string(runStateBucket), string(runIndexBucket)); err != nil {
 		return err
 	}
-	return tx.Bucket(runsTruncatedBucket).Put(truncatedKey, nil)
+	return tx.Bucket(runsTruncatedBucket).Put(truncatedKey, present)
 }
 
 // RunState is what changes of a run after its creation: what waiting for a run reads.

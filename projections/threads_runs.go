@@ -30,7 +30,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err != nil {
 			return err
 		}
-		if err := active.Put(activeKey(tenant, thread, d.RunID), nil); err != nil {
+		if err := active.Put(activeKey(tenant, thread, d.RunID), present); err != nil {
 			return err
 		}
 		// One read and write of the thread: its run's graph, and busy.
