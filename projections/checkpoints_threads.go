@@ -25,7 +25,7 @@ var (
 	// (the last one folded), whose pending interrupts are the thread's.
 	threadHeadsBucket = []byte("thread_heads")
 	// threadNextBucket holds the trigger channels (graph.TriggerChannel) that have a value in the
-	// thread's latest root checkpoint, tenant/thread_id 00 channel -> nothing: the thread has a
+	// thread's latest root checkpoint, tenant/thread_id 00 channel -> present: the thread has a
 	// task left to run while it has one. Checkpoint events carry the channels that changed, so
 	// the set is kept here rather than read from the checkpoint, which costs a fold a key or two.
 	threadNextBucket = []byte("thread_next")
@@ -48,7 +48,7 @@ func setNext(tx *bbolt.Tx, key []byte, blobs map[string]engine.BlobData, full bo
 		k := append(bytes.Clone(prefix), ch...)
 		var err error
 		if blob.Value != nil || blob.Ref != "" {
-			err = b.Put(k, nil)
+			err = b.Put(k, present)
 		} else if !full {
 			err = b.Delete(k)
 		}

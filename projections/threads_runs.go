@@ -124,14 +124,14 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err := setValues(tx, key, st.Checkpoint.ChannelValues); err != nil {
 		return err
 	}
-	present := make(map[string]engine.BlobData, len(st.Checkpoint.ChannelValues)+len(st.Blobs))
+	channels := make(map[string]engine.BlobData, len(st.Checkpoint.ChannelValues)+len(st.Blobs))
 	for ch, v := range st.Checkpoint.ChannelValues {
-		present[ch] = engine.BlobData{Value: v}
+		channels[ch] = engine.BlobData{Value: v}
 	}
 	for ch, ref := range st.Blobs {
-		present[ch] = engine.BlobData{Ref: ref}
+		channels[ch] = engine.BlobData{Ref: ref}
 	}
-	if err := setNext(tx, key, present, true); err != nil {
+	if err := setNext(tx, key, channels, true); err != nil {
 		return err
 	}
 	th.Values, th.Interrupts = hasValues, map[string]any{}
