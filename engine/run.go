@@ -79,6 +79,9 @@ const (
 // RunCreatedData is the payload of RunCreatedEvent.
 type RunCreatedData struct {
 	Run RunRecord `json:"run"`
+	// ThreadConfig, when set, is the thread's config from this run on (see
+	// runner.ThreadConfig); absent when the run leaves it as it was.
+	ThreadConfig map[string]any `json:"thread_config,omitempty"`
 }
 
 // RunStartedData is the payload of RunStartedEvent: attempt Attempt of the run began on Worker,

@@ -52,6 +52,16 @@ const (
 	ThreadWrites = "writes"
 	// ThreadCheckpointPatched merges metadata into a checkpoint's (CheckpointPatchedData).
 	ThreadCheckpointPatched = "checkpoint_patched"
+	// ThreadCheckpointsPruned drops every checkpoint of the thread but the newest of each
+	// namespace, with their pending writes and the values only they used (no payload): the
+	// keep_latest strategy of POST /threads/prune.
+	ThreadCheckpointsPruned = "checkpoints_pruned"
+)
+
+// Prune strategies of POST /threads/prune.
+const (
+	PruneDelete     = "delete"
+	PruneKeepLatest = "keep_latest"
 )
 
 // CheckpointPatchedData is the payload of ThreadCheckpointPatched.

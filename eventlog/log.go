@@ -18,7 +18,8 @@ import (
 // Stream names. Streams are split by bounded context so that heavy traffic in one (traces) never
 // slows another (runs and checkpoints).
 const (
-	// RuntimeStream holds threads (and the runs and checkpoints on them), assistants and store items.
+	// RuntimeStream holds threads (and the runs and checkpoints on them), assistants, store items,
+	// and the system events about them all (a truncation).
 	RuntimeStream = "JG_RUNTIME"
 	// TraceStream holds LLM traces (runs and feedback, one aggregate per trace) and tracing
 	// projects. It is the only stream whose events expire: see Config.TraceRetention.
@@ -37,7 +38,7 @@ const DefaultTraceRetention = 30 * 24 * time.Hour
 
 // streamKinds maps each stream to the aggregate kinds stored in it.
 var streamKinds = map[string][]string{
-	RuntimeStream: {"thread", "assistant", "store"},
+	RuntimeStream: {"thread", "assistant", "store", "system"},
 	TraceStream:   {"trace", "trace_project"},
 	OutputStream:  {"out"},
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine/truncate"
 )
 
 // openapiMethods are the operation keys of an OpenAPI path item.
@@ -43,7 +45,8 @@ func documentedOperations(t *testing.T) map[string]bool {
 // registeredOperations returns "METHOD /path" for every route of the server, in OpenAPI path form.
 func registeredOperations(t *testing.T) map[string]bool {
 	t.Helper()
-	s := New(Deps{Logger: slog.New(slog.DiscardHandler)})
+	// With the routes of --dev too: they are documented (as development only).
+	s := New(Deps{Logger: slog.New(slog.DiscardHandler), Truncate: &truncate.Service{}})
 	ops := map[string]bool{}
 	for _, r := range s.Routes() {
 		// echo's own routes: the 404 handler, and wildcard catch-alls (static files) that OpenAPI

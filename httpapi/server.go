@@ -23,6 +23,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/truncate"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves.
@@ -54,6 +55,9 @@ type Deps struct {
 	Logger  *slog.Logger
 	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
 	Pprof bool
+	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
+	// the data between the blocks of a client test suite. Never set in production.
+	Truncate *truncate.Service
 }
 
 // Server is the HTTP front of jetgraph.
@@ -104,6 +108,9 @@ func New(d Deps) *Server {
 	s.runRoutes()
 	s.streamRoutes()
 	s.tracingRoutes()
+	if d.Truncate != nil {
+		e.POST("/internal/truncate", s.truncate)
+	}
 	return s
 }
 

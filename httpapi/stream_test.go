@@ -276,6 +276,34 @@ func TestStreamResumeWithLastEventID(t *testing.T) {
 	}
 }
 
+// TestStreamLastEventIDMinusOneIsFromTheStart: "-1" is what the official JS SDK sends when a
+// client joins a run it has seen nothing of (useStream's joinStream): the whole stream, as a join
+// without Last-Event-ID gets it, for a run's stream and for a thread's.
+func TestStreamLastEventIDMinusOneIsFromTheStart(t *testing.T) {
+	s := startStreamStack(t, 0)
+	tid := s.thread(t)
+	body := `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}]},"stream_mode":["values","updates"]}`
+	resp, _ := s.stream(t, "POST", "/threads/"+tid+"/runs/stream", body, nil)
+	loc := resp.Header.Get("Location")
+	_, plain := s.stream(t, "GET", loc, "", nil)
+	r, fromStart := s.stream(t, "GET", loc, "", map[string]string{"Last-Event-ID": "-1"})
+	if r.StatusCode != 200 || len(plain) < 3 || len(fromStart) != len(plain) {
+		t.Fatalf("Last-Event-ID -1: status %d, %d events, want the %d of a plain join: %v", r.StatusCode, len(fromStart), len(plain), names(fromStart))
+	}
+	for i := range plain {
+		if fromStart[i] != plain[i] {
+			t.Fatalf("event %d = %+v, want %+v", i, fromStart[i], plain[i])
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tr := s.open(t, ctx, "GET", "/threads/"+tid+"/stream", "", map[string]string{"Last-Event-ID": "-1"})
+	if tr.StatusCode != 200 {
+		t.Fatalf("thread stream with Last-Event-ID -1: %d", tr.StatusCode)
+	}
+	_ = tr.Body.Close()
+}
+
 func TestStreamBadInput(t *testing.T) {
 	s := startStreamStack(t, 0)
 	tid := s.thread(t)

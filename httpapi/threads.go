@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -16,6 +17,7 @@ func (s *Server) threadRoutes() {
 	s.echo.POST("/threads", s.createThread)
 	s.echo.POST("/threads/search", s.searchThreads)
 	s.echo.POST("/threads/count", s.countThreads)
+	s.echo.POST("/threads/prune", s.pruneThreads)
 	s.echo.GET("/threads/:thread_id", s.getThread)
 	s.echo.PATCH("/threads/:thread_id", s.patchThread)
 	s.echo.DELETE("/threads/:thread_id", s.deleteThread)
@@ -154,14 +156,26 @@ func threadQuery(f *fields) projections.ThreadQuery {
 		Values:   f.Object("values"),
 		Status:   f.Enum("status", "", engine.ThreadStatuses...),
 	}
-	for i, id := range f.Strings("ids") {
+	q.IDs = uuidList(f, "ids", 0)
+	return q
+}
+
+// uuidList reads a list of UUIDs at name, canonical, recording each bad one; max > 0 bounds its
+// length.
+func uuidList(f *fields, name string, max int) []string {
+	raw := f.Strings(name)
+	if max > 0 && len(raw) > max {
+		f.add("too_long", fmt.Sprintf("List should have at most %d items, not %d", max, len(raw)), name)
+	}
+	var ids []string
+	for i, id := range raw {
 		if canonical, err := parseUUID(id); err != nil {
-			f.errs.Add("uuid_parsing", "Input should be a valid UUID", f.loc, "ids", i)
+			f.errs.Add("uuid_parsing", "Input should be a valid UUID", f.loc, name, i)
 		} else {
-			q.IDs = append(q.IDs, canonical)
+			ids = append(ids, canonical)
 		}
 	}
-	return q
+	return ids
 }
 
 func (s *Server) searchThreads(c echo.Context) error {
@@ -217,4 +231,29 @@ func (s *Server) countThreads(c echo.Context) error {
 		return err
 	}
 	return ok(c, total)
+}
+
+// maxPrune bounds the threads one prune request names.
+const maxPrune = 1000
+
+// pruneThreads deletes the threads named (strategy "delete", the default) or drops all their
+// checkpoints but the latest ("keep_latest"), and answers {"pruned_count": n}: threads that do
+// not exist are not counted.
+func (s *Server) pruneThreads(c echo.Context) error {
+	var errs engine.Violations
+	f, err := readBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	f.require("thread_ids")
+	ids := uuidList(f, "thread_ids", maxPrune)
+	strategy := f.Enum("strategy", engine.PruneDelete, engine.PruneDelete, engine.PruneKeepLatest)
+	if err := errs.Err("threads.prune"); err != nil {
+		return err
+	}
+	n, err := s.deps.Threads.Prune(c.Request().Context(), ids, strategy)
+	if err != nil {
+		return err
+	}
+	return ok(c, map[string]int{"pruned_count": n})
 }

@@ -45,7 +45,11 @@ func versionKey(tenant, id string, version int) []byte {
 // Apply implements Projection.
 func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "assistant" {
-		return nil
+		d, ok, err := truncation(e)
+		if !ok || err != nil || !d.Assistants {
+			return err
+		}
+		return keepOnly(tx, d.KeepAssistants)
 	}
 	cur := tx.Bucket(assistantsBucket)
 	vers := tx.Bucket(assistantVersionsBucket)

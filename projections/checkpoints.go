@@ -110,7 +110,8 @@ func blobKey(ns []byte, channel string, loc blobLoc) []byte {
 // Apply implements Projection.
 func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Checkpoints }, c.Buckets()...)
+		return err
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
@@ -139,6 +140,8 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if d.Rollback {
 			return c.deleteRun(tx, e.Aggregate, d.RunID)
 		}
+	case engine.ThreadCheckpointsPruned:
+		return c.keepLatest(tx, e.Aggregate)
 	case engine.ThreadDeleted:
 		prefix := threadPrefix(e.Aggregate.Tenant, e.Aggregate.ID)
 		for _, name := range c.Buckets() {
@@ -195,6 +198,75 @@ func (c *Checkpoints) deleteRun(tx *bbolt.Tx, agg eventlog.Aggregate, runID stri
 		}
 	}
 	for _, k := range blobKeys {
+		if err := blobs.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepLatest removes every checkpoint of the thread but the newest of each namespace (the last
+// key of its range), their pending writes, and the blobs no kept checkpoint uses.
+func (c *Checkpoints) keepLatest(tx *bbolt.Tx, agg eventlog.Aggregate) error {
+	prefix := threadPrefix(agg.Tenant, agg.ID)
+	cps := tx.Bucket(checkpointsBucket)
+	keep := map[string]bool{} // blob keys the kept checkpoints use
+	var drop [][]byte
+	var last []byte // the newest checkpoint key of the namespace being read
+	var lastNS []byte
+	flush := func() error {
+		if last == nil {
+			return nil
+		}
+		var rec checkpointRecord
+		if err := decodeJSON(cps.Get(last), &rec); err != nil {
+			return fmt.Errorf("projections: checkpoint %q: %w", last, err)
+		}
+		for ch, loc := range rec.Values {
+			keep[string(blobKey(lastNS, ch, loc))] = true
+		}
+		return nil
+	}
+	cur := cps.Cursor()
+	for k, _ := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = cur.Next() {
+		// The namespace prefix ends at the first 0x00 after the thread's (no part holds one).
+		end := bytes.IndexByte(k[len(prefix):], 0x00)
+		if end < 0 {
+			return fmt.Errorf("projections: checkpoint key %q without a namespace", k)
+		}
+		ns := k[:len(prefix)+end+1]
+		if last != nil && !bytes.Equal(ns, lastNS) {
+			if err := flush(); err != nil {
+				return err
+			}
+			last = nil
+		}
+		if last != nil {
+			drop = append(drop, last)
+		}
+		last, lastNS = bytes.Clone(k), bytes.Clone(ns)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	writes := tx.Bucket(checkpointWritesBucket)
+	for _, k := range drop {
+		if err := cps.Delete(k); err != nil {
+			return err
+		}
+		if err := writes.Delete(k); err != nil {
+			return err
+		}
+	}
+	blobs := tx.Bucket(checkpointBlobsBucket)
+	var unused [][]byte
+	bc := blobs.Cursor()
+	for k, _ := bc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = bc.Next() {
+		if !keep[string(k)] {
+			unused = append(unused, bytes.Clone(k))
+		}
+	}
+	for _, k := range unused {
 		if err := blobs.Delete(k); err != nil {
 			return err
 		}

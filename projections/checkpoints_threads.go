@@ -3,8 +3,6 @@ package projections
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +15,65 @@ import (
 
 // What the threads projection takes from checkpoints: a thread's values, interrupts and status
 // follow its latest root checkpoint (namespace "").
+//
+// A thread that no run has busy is, as on the reference servers, derived from that checkpoint:
+// interrupted when it has something to resume (a task left to run, or a pending interrupt),
+// idle when not; error only when its last run failed, until the next checkpoint.
 
-// threadHeadsBucket maps tenant/thread_id to the id of the thread's latest root checkpoint (the
-// last one folded), whose pending interrupts are the thread's.
-var threadHeadsBucket = []byte("thread_heads")
+var (
+	// threadHeadsBucket maps tenant/thread_id to the id of the thread's latest root checkpoint
+	// (the last one folded), whose pending interrupts are the thread's.
+	threadHeadsBucket = []byte("thread_heads")
+	// threadNextBucket holds the trigger channels (graph.TriggerChannel) that have a value in the
+	// thread's latest root checkpoint, tenant/thread_id 00 channel -> present: the thread has a
+	// task left to run while it has one. Checkpoint events carry the channels that changed, so
+	// the set is kept here rather than read from the checkpoint, which costs a fold a key or two.
+	threadNextBucket = []byte("thread_next")
+)
+
+// setNext records which trigger channels of blobs have a value: over the thread's set when the
+// event carries only the changed channels, in place of it when all (full).
+func setNext(tx *bbolt.Tx, key []byte, blobs map[string]engine.BlobData, full bool) error {
+	b := tx.Bucket(threadNextBucket)
+	prefix := valuesPrefix(key)
+	if full {
+		if err := deletePrefix(b, prefix); err != nil {
+			return err
+		}
+	}
+	for ch, blob := range blobs {
+		if !graph.TriggerChannel(ch) {
+			continue
+		}
+		k := append(bytes.Clone(prefix), ch...)
+		var err error
+		if blob.Value != nil || blob.Ref != "" {
+			err = b.Put(k, present)
+		} else if !full {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasNext reports whether the thread under key has a task left to run.
+func hasNext(tx *bbolt.Tx, key []byte) bool {
+	prefix := valuesPrefix(key)
+	k, _ := tx.Bucket(threadNextBucket).Cursor().Seek(prefix)
+	return k != nil && bytes.HasPrefix(k, prefix)
+}
+
+// restingStatus is the status of th (under key) when no run has it busy and its last run did not
+// fail: interrupted when there is something to resume, idle otherwise.
+func restingStatus(tx *bbolt.Tx, key []byte, th *engine.Thread) string {
+	if len(th.Interrupts) > 0 || hasNext(tx, key) {
+		return engine.ThreadInterrupted
+	}
+	return engine.ThreadIdle
+}
 
 // internalChannel reports whether a channel belongs to the runtime, not to the state.
 func internalChannel(ch string) bool {
@@ -57,8 +110,10 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 	if err != nil || !ok {
 		return err // checkpoints of a thread that does not exist (a saver used on its own)
 	}
+	first := false
 	if raw, _ := th.Values.(*json.RawMessage); raw == nil || len(*raw) == 0 || string(*raw) == "null" || d.Full {
 		// No checkpoint yet (null), or all new.
+		first = true
 		all := make(map[string]json.RawMessage, len(d.Blobs))
 		for ch, blob := range d.Blobs {
 			if blob.Value != nil {
@@ -86,10 +141,14 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 			}
 		}
 	}
+	if err := setNext(tx, key, d.Blobs, first); err != nil {
+		return err
+	}
 	th.Values = hasValues
 	th.Interrupts = map[string]any{}
 	if th.Status != engine.ThreadBusy {
-		th.Status = engine.ThreadIdle
+		// A state update (no run): interrupted still when the update leaves a task to run.
+		th.Status = restingStatus(tx, key, &th)
 	}
 	th.UpdatedAt, th.StateUpdatedAt = at, at
 	if err := tx.Bucket(threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
@@ -143,20 +202,20 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	return putJSON(b, key, th)
 }
 
-// SetStatus sets the status of thread tenant/id from a fold in tx: the run layer calls it when it
-// folds its own events (a run starting makes the thread busy; its end, idle, interrupted — static
-// interrupts leave no pending write — or error). A thread that does not exist is left alone.
-func (t *Threads) SetStatus(tx *bbolt.Tx, tenant, id, status string, at time.Time) error {
-	if !slices.Contains(engine.ThreadStatuses, status) {
-		return fmt.Errorf("projections: invalid thread status %q", status)
-	}
+// settle sets the status of thread tenant/id once its last active run has ended: error when that
+// run failed, else its resting status. A thread that does not exist is left alone.
+func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.Time) error {
 	b := tx.Bucket(threadsBucket)
 	key := tenantKey(tenant, id)
 	th, ok, err := getThreadRaw(b, key)
 	if err != nil || !ok {
 		return err
 	}
-	th.Status, th.UpdatedAt = status, engine.At(at)
+	th.Status = engine.ThreadError
+	if !failed {
+		th.Status = restingStatus(tx, key, &th)
+	}
+	th.UpdatedAt = engine.At(at)
 	return putJSON(b, key, th)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -129,7 +130,36 @@ var (
 	runsBucket     = []byte("runs")
 	runStateBucket = []byte("run_state")
 	runIndexBucket = []byte("run_index")
+	// runsTruncatedBucket holds truncatedKey once the runs have been truncated: the later events
+	// of a run that was active then find no record, and change nothing.
+	runsTruncatedBucket = []byte("runs_truncated")
+	truncatedKey        = []byte("truncated")
 )
+
+// present is the value of keys that only say something is there: bbolt's Get answers nil for a
+// key put with an empty value in the same transaction, as for one that is not there.
+var present = []byte{1}
+
+// truncate folds a truncation that names the runs: they are all forgotten, in the file and in
+// memory (their watchers are woken).
+func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
+	d, ok, err := truncation(e)
+	if !ok || err != nil || !d.Runs {
+		return err
+	}
+	r.liveMu.RLock()
+	keys := slices.Collect(maps.Keys(r.live))
+	r.liveMu.RUnlock()
+	r.mu.Lock() // (never while holding liveMu: committed takes them in this order)
+	for _, k := range keys {
+		r.changed[k] = nil
+	}
+	r.mu.Unlock()
+	if err := emptyBuckets(tx, string(runsBucket), string(runStateBucket), string(runIndexBucket)); err != nil {
+		return err
+	}
+	return tx.Bucket(runsTruncatedBucket).Put(truncatedKey, present)
+}
 
 // RunState is what changes of a run after its creation: what waiting for a run reads.
 type RunState struct {
@@ -165,7 +195,7 @@ func (*Runs) Name() string { return "runs" }
 
 // Buckets implements Projection.
 func (*Runs) Buckets() []string {
-	return []string{string(runsBucket), string(runStateBucket), string(runIndexBucket)}
+	return []string{string(runsBucket), string(runStateBucket), string(runIndexBucket), string(runsTruncatedBucket)}
 }
 
 func runThreadPrefix(tenant, thread string) []byte {
@@ -193,7 +223,7 @@ func runID(data json.RawMessage) (string, error) {
 // Apply implements Projection.
 func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		return r.truncate(tx, e)
 	}
 	states := tx.Bucket(runStateBucket)
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
@@ -221,6 +251,9 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		key := runKey(tenant, thread, id)
 		var st RunState
 		if ok, err := getJSON(states, key, &st); err != nil || !ok {
+			if err == nil && tx.Bucket(runsTruncatedBucket).Get(truncatedKey) != nil {
+				return nil // a run that was active when the runs were truncated
+			}
 			return orMissing(err, e)
 		}
 		st.UpdatedAt = at

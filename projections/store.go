@@ -114,7 +114,8 @@ func storeExpiryKey(at time.Time, item []byte) []byte {
 // Apply implements Projection.
 func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "store" {
-		return nil
+		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Store }, s.Buckets()...)
+		return err
 	}
 	items := tx.Bucket(storeItemsBucket)
 	switch e.Type {

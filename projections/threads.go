@@ -90,7 +90,7 @@ func (*Threads) Name() string { return "threads" }
 
 // Buckets implements Projection.
 func (*Threads) Buckets() []string {
-	return []string{string(threadsBucket), string(threadValuesBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket)}
+	return []string{string(threadsBucket), string(threadValuesBucket), string(threadExpiryBucket), string(threadHeadsBucket), string(threadActiveRunsBucket), string(threadNextBucket)}
 }
 
 func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
@@ -98,7 +98,8 @@ func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
 // Apply implements Projection.
 func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
-		return nil
+		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
+		return err
 	}
 	b := tx.Bucket(threadsBucket)
 	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
@@ -152,6 +153,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		if err := deletePrefix(tx.Bucket(threadValuesBucket), valuesPrefix(key)); err != nil {
+			return err
+		}
+		if err := deletePrefix(tx.Bucket(threadNextBucket), valuesPrefix(key)); err != nil {
 			return err
 		}
 		return b.Delete(key)

@@ -11,8 +11,9 @@ import (
 )
 
 // What the threads projection takes from runs: a thread is busy while it has a pending or
-// running run; when its last active run ends, its status follows that run's outcome; a rolled
-// back run returns the thread's values to the checkpoint the run started from.
+// running run; when its last active run ends, it is error if that run failed, else interrupted
+// or idle as its latest checkpoint says (see restingStatus); a rolled back run returns the
+// thread's values to the checkpoint the run started from.
 
 // threadActiveRunsBucket holds tenant/thread_id/run_id for every active run of a thread.
 var threadActiveRunsBucket = []byte("thread_active_runs")
@@ -29,7 +30,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err != nil {
 			return err
 		}
-		if err := active.Put(activeKey(tenant, thread, d.RunID), nil); err != nil {
+		if err := active.Put(activeKey(tenant, thread, d.RunID), present); err != nil {
 			return err
 		}
 		// One read and write of the thread: its run's graph, and busy.
@@ -40,6 +41,9 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		setRunGraph(&th, d)
+		if d.ThreadConfig != nil {
+			th.Config = d.ThreadConfig
+		}
 		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
 		return putJSON(b, key, th)
 	case engine.RunFinishedEvent:
@@ -47,14 +51,9 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
-		status := engine.ThreadIdle
-		switch d.Status {
-		case engine.RunFailed, engine.RunTimeout:
-			status = engine.ThreadError
-		case engine.RunInterrupted:
-			status = engine.ThreadInterrupted
-		}
-		return t.endRun(tx, e, d.RunID, status)
+		// Interrupted or not, what is left to resume is the checkpoint's to say: a run
+		// cancelled before it did anything leaves nothing.
+		return t.endRun(tx, e, d.RunID, d.Status == engine.RunFailed || d.Status == engine.RunTimeout)
 	case engine.RunDeletedEvent:
 		var d engine.RunDeletedData
 		if err := decodeJSON(e.Data, &d); err != nil {
@@ -65,14 +64,14 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 				return err
 			}
 		}
-		return t.endRun(tx, e, d.RunID, engine.ThreadIdle)
+		return t.endRun(tx, e, d.RunID, false)
 	}
 	return nil
 }
 
-// endRun removes an ended run from the thread's active runs; with none left, the thread takes
-// status.
-func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run, status string) error {
+// endRun removes an ended run from the thread's active runs; with none left, the thread settles
+// (error when the run failed).
+func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool) error {
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
 	active := tx.Bucket(threadActiveRunsBucket)
 	if active.Get(activeKey(tenant, thread, run)) == nil {
@@ -85,7 +84,7 @@ func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run, status string) err
 	if k, _ := active.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
 		return nil // another run keeps it busy
 	}
-	return t.SetStatus(tx, tenant, thread, status, e.Time)
+	return t.settle(tx, tenant, thread, failed, e.Time)
 }
 
 // restore sets the thread's values to those of its root checkpoint id ("" for none) and makes it
@@ -106,6 +105,9 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		if err := setValues(tx, key, nil); err != nil {
 			return err
 		}
+		if err := setNext(tx, key, nil, true); err != nil {
+			return err
+		}
 		return putJSON(b, key, th)
 	}
 	ref := graph.Ref{ThreadID: thread, ID: id}
@@ -122,6 +124,16 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err := setValues(tx, key, st.Checkpoint.ChannelValues); err != nil {
 		return err
 	}
+	channels := make(map[string]engine.BlobData, len(st.Checkpoint.ChannelValues)+len(st.Blobs))
+	for ch, v := range st.Checkpoint.ChannelValues {
+		channels[ch] = engine.BlobData{Value: v}
+	}
+	for ch, ref := range st.Blobs {
+		channels[ch] = engine.BlobData{Ref: ref}
+	}
+	if err := setNext(tx, key, channels, true); err != nil {
+		return err
+	}
 	th.Values, th.Interrupts = hasValues, map[string]any{}
 	if err := heads.Put(key, []byte(id)); err != nil {
 		return err
@@ -132,6 +144,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 // runGraph is what the thread takes from a run_created event.
 type runGraph struct {
 	RunID, AssistantID, GraphID string
+	ThreadConfig                map[string]any
 }
 
 // decodeRunGraph reads a run_created payload for its runGraph, skipping over the rest (the
@@ -149,6 +162,7 @@ func decodeRunGraph(data []byte) (runGraph, error) {
 				} `json:"config"`
 			} `json:"kwargs"`
 		} `json:"run"`
+		ThreadConfig map[string]any `json:"thread_config"`
 	}
 	if err := decodeJSON(data, &d); err != nil {
 		// A shape the narrow reading does not take (no config object): read it all.
@@ -159,10 +173,10 @@ func decodeRunGraph(data []byte) (runGraph, error) {
 		cfg, _ := full.Run.Kwargs["config"].(map[string]any)
 		configurable, _ := cfg["configurable"].(map[string]any)
 		graphID, _ := configurable["graph_id"].(string)
-		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID}, nil
+		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID, ThreadConfig: full.ThreadConfig}, nil
 	}
 	graphID, _ := d.Run.Kwargs.Config.Configurable.GraphID.(string)
-	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID}, nil
+	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID, ThreadConfig: d.ThreadConfig}, nil
 }
 
 // setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as

@@ -56,6 +56,7 @@ type options struct {
 	streamRetention time.Duration
 
 	pprof            bool
+	dev              bool
 	webhooksDisabled bool
 	webhookFields    string
 	trace            traceOptions
@@ -107,6 +108,7 @@ command line wins over the environment.`,
 	f.DurationVar(&o.ackWait, "dispatch-ack-wait", 30*time.Second, "how long a picked-up run waits for its worker before another process may take it")
 	f.DurationVar(&o.streamRetention, "stream-retention", 2*time.Minute, "how long a run's streamed events are kept for clients to join or resume them (Last-Event-ID)")
 	f.BoolVar(&o.pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ (for operators; never expose it publicly)")
+	f.BoolVar(&o.dev, "dev", false, "development conveniences of the reference dev server: POST /internal/truncate empties the data (never in production)")
 	f.BoolVar(&o.webhooksDisabled, "webhooks-disabled", false, "never call run webhooks")
 	f.StringVar(&o.webhookFields, "webhook-fields", "", "run fields sent to webhooks, comma-separated (default: all)")
 	addTraceFlags(f, &o.trace)

@@ -109,14 +109,19 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	srv := httpapi.New(httpapi.Deps{
+	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: p.Tracing,
 		Health: p.Health, Metrics: metrics, Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": buildVersion(),
 			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
-	})
+	}
+	if o.dev {
+		deps.Truncate = p.Truncate
+		logger.Warn("development mode: POST /internal/truncate empties the data")
+	}
+	srv := httpapi.New(deps)
 	url := "http://" + ln.Addr().String()
 	info := serveInfo{PID: os.Getpid(), Addr: ln.Addr().String(), NATSURL: p.Log.ClientURL(), Version: buildVersion()}
 	if raw, err := json.Marshal(info); err == nil {

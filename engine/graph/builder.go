@@ -241,6 +241,14 @@ func (g *Graph) Subgraphs() map[string]*Graph {
 // ContextDefaults returns the default runtime context.
 func (g *Graph) ContextDefaults() map[string]any { return g.contextDefaults }
 
+// TriggerChannel reports whether channel ch, when a checkpoint holds a value for it, gives the
+// checkpoint a task to run (its state's next is not empty): the input, a node's trigger, or the
+// Sends of the last step. A reader of stored checkpoints (the threads projection) tells from it
+// whether a thread has anything left to run without building its graph.
+func TriggerChannel(ch string) bool {
+	return ch == Start || ch == tasksKey || strings.HasPrefix(ch, "branch:to:")
+}
+
 // trigger is the channel whose value makes node run in the next step.
 func trigger(node string) string {
 	if node == Start {

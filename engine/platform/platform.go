@@ -21,6 +21,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/store"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/engine/truncate"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/projections"
 )
@@ -66,6 +67,8 @@ type Platform struct {
 	Checkpoints *checkpoints.Saver
 	// Streams publishes what runs stream and follows it for clients (engine/streaming).
 	Streams *streaming.Streamer
+	// Truncate empties the runtime's data (POST /internal/truncate, served with --dev only).
+	Truncate *truncate.Service
 
 	// Views are the projections, for readers outside the services (CLI, tests).
 	ThreadsView     *projections.Threads
@@ -146,6 +149,13 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	// (tracing.go) gets all of it.
 	rc.Streamer = runs.Streamers(runs.WithoutTrace(p.Streams), p.selfTraceStreamer(), cfg.Runs.Streamer)
 	p.Runs = runs.New(rc, l, cmds, p.RunsView, p.ThreadsView, p.Threads, p.Assistants, p.Runner)
+	p.Truncate = truncate.New(cmds, p.Runs, func() []string {
+		var ids []string
+		for _, g := range p.Graphs.IDs() {
+			ids = append(ids, assistants.SystemID(g))
+		}
+		return ids
+	})
 	return p, nil
 }
 

@@ -59,6 +59,42 @@ func mergeConfig(layers ...map[string]any) map[string]any {
 	return out
 }
 
+// runKeys are the configurable keys that belong to one run, not to its thread: the server sets
+// them on every run (reservedMetadata) or they name where the run starts.
+var runKeys = map[string]bool{"checkpoint_map": true}
+
+// ThreadConfig is the config a thread keeps once a run is created on it, as the reference servers
+// keep it: the assistant's, the thread's and the request's config merged in that order (later keys
+// win, configurable merged key by key), without the keys of one run or secrets. Graphs built for
+// the thread's state (a state update with as_node, a read) are built from it, so a graph factory
+// gives them the nodes the thread's runs had. nil when it has nothing.
+func ThreadConfig(assistant, thread, request map[string]any) map[string]any {
+	out := map[string]any{}
+	configurable := map[string]any{}
+	for _, l := range []map[string]any{assistant, thread, request} {
+		for k, v := range l {
+			if k != "configurable" {
+				out[k] = v
+				continue
+			}
+			if m, ok := v.(map[string]any); ok {
+				for ck, cv := range m {
+					if !reservedMetadata[ck] && !runKeys[ck] && !secret(ck) {
+						configurable[ck] = cv
+					}
+				}
+			}
+		}
+	}
+	if len(configurable) > 0 {
+		out["configurable"] = configurable
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // mergeMetadata merges metadata layers (assistant, thread) with the request's, from which the
 // reserved keys are dropped; secrets never pass.
 func mergeMetadata(assistant, thread, request map[string]any) map[string]any {

@@ -36,6 +36,13 @@ func TestMergeRules(t *testing.T) {
 				obj(t, `{"configurable":{"c":3,"x-api-key":"k","auth_token":"t"},"tags":["y"],"recursion_limit":50}`))
 		}, `{"configurable":{"a":1,"b":2,"c":3},"recursion_limit":50,"tags":["x","y"]}`},
 		{"config: nothing given", func() any { return mergeConfig(nil, nil, nil) }, `{"configurable":{}}`},
+		{"thread config: request over thread over assistant, no run keys, no secrets", func() any {
+			return ThreadConfig(
+				obj(t, `{"configurable":{"a":1,"b":1},"tags":["x"]}`),
+				obj(t, `{"configurable":{"b":2,"c":2},"recursion_limit":5}`),
+				obj(t, `{"configurable":{"c":3,"run_id":"r","thread_id":"t","checkpoint_id":"c","checkpoint_ns":"","x-api-key":"k"},"tags":["y"]}`))
+		}, `{"configurable":{"a":1,"b":2,"c":3},"recursion_limit":5,"tags":["y"]}`},
+		{"thread config: nothing given", func() any { return ThreadConfig(nil, map[string]any{}, nil) }, `null`},
 		{"metadata: reserved request keys dropped silently, secrets never", func() any {
 			return mergeMetadata(obj(t, `{"owner":"a","k":1}`), obj(t, `{"k":2}`),
 				obj(t, `{"run_id":"forged","graph_id":"forged","k":3,"x-api-key":"secret","note":"n"}`))

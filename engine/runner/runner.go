@@ -97,7 +97,9 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 		// The thread's metadata names the run's graph and assistant already: the run_created
 		// fold records them (projections/threads_runs.go).
 	}
-	cfg := mergeConfig(a.Config, thread.Config, req.Config)
+	// The thread's configurable, as the reference servers merge it: its other keys (tags,
+	// recursion_limit) came from earlier requests and belong to them.
+	cfg := mergeConfig(a.Config, map[string]any{"configurable": thread.Config["configurable"]}, req.Config)
 	configurable := cfg["configurable"].(map[string]any)
 	configurable["run_id"], configurable["graph_id"], configurable["assistant_id"] = req.RunID, a.GraphID, a.AssistantID
 	if req.ThreadID != "" {

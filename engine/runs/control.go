@@ -132,6 +132,15 @@ func (s *Service) CancelMany(ctx context.Context, thread string, runIDs []string
 	return s.cancel(ctx, thread, runIDs, status, action)
 }
 
+// Active returns every active run of the context's tenant.
+func (s *Service) Active(ctx context.Context) ([]engine.RunRecord, error) {
+	active, err := s.runs.ActiveAll(engine.TenantFrom(ctx))
+	if err != nil {
+		return nil, engine.E(engine.Op("runs.list"), err)
+	}
+	return active, nil
+}
+
 // CancelAll cancels every active run of the tenant with status (pending, running, or "" / all),
 // on every thread: the runs of each thread in one message.
 func (s *Service) CancelAll(ctx context.Context, status, action string) error {

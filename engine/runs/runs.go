@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"sync"
 	"time"
 
@@ -205,7 +206,15 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if err != nil {
 			return nil, err
 		}
-		created, err := eventlog.New(agg, engine.RunCreatedEvent, engine.RunCreatedData{Run: rec})
+		data := engine.RunCreatedData{Run: rec}
+		th, err := s.threads.Info(ctx, c.ThreadID)
+		if err != nil {
+			return nil, err
+		}
+		if cfg := runner.ThreadConfig(a.Config, th.Config, c.Config); cfg != nil && !reflect.DeepEqual(cfg, th.Config) {
+			data.ThreadConfig = cfg
+		}
+		created, err := eventlog.New(agg, engine.RunCreatedEvent, data)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}

@@ -58,7 +58,10 @@ func TestParseEventID(t *testing.T) {
 		{"abc", 0, false, true},
 		{"1-x", 0, false, true},
 		{"x-1", 0, false, true},
-		{"-1", 0, false, true},
+		// The JS SDK's "from the beginning".
+		{"-1", 0, false, false},
+		{" -1 ", 0, false, false},
+		{"-2", 0, false, true},
 		{"1-2-3", 0, false, true},
 	} {
 		seq, ok, err := ParseEventID(c.in)

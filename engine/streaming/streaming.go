@@ -203,16 +203,20 @@ func numbered(m Msg, frames []Frame, slot int) []Frame {
 	return frames
 }
 
+// FromStart is the Last-Event-ID that asks for a stream from its first event: the official JS
+// SDK sends it when a client joins a run it has seen nothing of (useStream's joinStream).
+const FromStart = "-1"
+
 // ErrBadEventID is returned by ParseEventID for an id of neither accepted form.
-var ErrBadEventID = errors.New("Last-Event-ID must be <ms>-<seq> (as the stream sends them) or a plain integer")
+var ErrBadEventID = errors.New("Last-Event-ID must be <ms>-<seq> (as the stream sends them), a plain integer, or -1 (from the start)")
 
 // ParseEventID reads a Last-Event-ID: "<ms>-<position>" as the stream sends them, or the older
 // plain integer, read as a message sequence (everything of that message was received). It
-// returns the position after which a resumed stream starts; "" is 0 with ok false (start from
-// the beginning).
+// returns the position after which a resumed stream starts; "" and FromStart are 0 with ok false
+// (start from the beginning).
 func ParseEventID(id string) (pos uint64, ok bool, err error) {
 	id = strings.TrimSpace(id)
-	if id == "" {
+	if id == "" || id == FromStart {
 		return 0, false, nil
 	}
 	ms, rest, dashed := strings.Cut(id, "-")

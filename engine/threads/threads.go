@@ -127,21 +127,8 @@ func (s *Service) read(ctx context.Context, id string, get func(tenant, id strin
 
 // Patch merges metadata into the thread's and, when ttl is given, restarts its time to live.
 func (s *Service) Patch(ctx context.Context, id string, metadata map[string]any, ttl *engine.TTLSpec) (engine.Thread, error) {
-	const op = "threads.patch"
-	agg := Aggregate(ctx, id)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		if _, ok, err := s.view.Get(agg.Tenant, id); err != nil || !ok {
-			return nil, orNotFound(op, id, err)
-		}
-		expect, err := s.cmd.Version(agg)
-		if err != nil {
-			return nil, err
-		}
-		e, err := eventlog.New(agg, engine.ThreadPatched, engine.ThreadPatchedData{Metadata: metadata, TTL: ttl})
-		if err != nil {
-			return nil, engine.E(engine.Op(op), err)
-		}
-		return command.Decision{{Event: e, Expect: expect}}, nil
+	err := s.appendTo(ctx, "threads.patch", Aggregate(ctx, id), func(agg eventlog.Aggregate) (eventlog.Event, error) {
+		return eventlog.New(agg, engine.ThreadPatched, engine.ThreadPatchedData{Metadata: metadata, TTL: ttl})
 	})
 	if err != nil {
 		return engine.Thread{}, err
@@ -155,7 +142,13 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 }
 
 func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, reason string) error {
-	const op = "threads.delete"
+	return s.appendTo(ctx, "threads.delete", agg, func(agg eventlog.Aggregate) (eventlog.Event, error) {
+		return DeleteEvent(agg, reason)
+	})
+}
+
+// appendTo appends the event mk makes to thread agg, which must exist (NotFound otherwise).
+func (s *Service) appendTo(ctx context.Context, op string, agg eventlog.Aggregate, mk func(eventlog.Aggregate) (eventlog.Event, error)) error {
 	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		if _, ok, err := s.view.Get(agg.Tenant, agg.ID); err != nil || !ok {
 			return nil, orNotFound(op, agg.ID, err)
@@ -164,7 +157,7 @@ func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, reason str
 		if err != nil {
 			return nil, err
 		}
-		e, err := DeleteEvent(agg, reason)
+		e, err := mk(agg)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
@@ -177,6 +170,41 @@ func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, reason str
 // their own batches.
 func DeleteEvent(agg eventlog.Aggregate, reason string) (eventlog.Event, error) {
 	return eventlog.New(agg, engine.ThreadDeleted, engine.ThreadDeletedData{Reason: reason})
+}
+
+// Prune prunes the threads ids (each on its own; one that does not exist is skipped) and returns
+// how many it pruned: with engine.PruneDelete it deletes them, with engine.PruneKeepLatest it keeps
+// them and their state but drops every older checkpoint.
+func (s *Service) Prune(ctx context.Context, ids []string, strategy string) (int, error) {
+	aggs := make([]eventlog.Aggregate, len(ids))
+	for i, id := range ids {
+		aggs[i] = Aggregate(ctx, id)
+	}
+	return countDone(aggs, func(agg eventlog.Aggregate) error {
+		if strategy == engine.PruneKeepLatest {
+			return s.appendTo(ctx, "threads.prune", agg, func(agg eventlog.Aggregate) (eventlog.Event, error) {
+				return eventlog.New(agg, engine.ThreadCheckpointsPruned, struct{}{})
+			})
+		}
+		return s.delete(ctx, agg, "prune")
+	})
+}
+
+// countDone calls f for each thread of aggs in turn and returns how many it did: a thread gone
+// is skipped, any other failure stops it.
+func countDone(aggs []eventlog.Aggregate, f func(eventlog.Aggregate) error) (int, error) {
+	n := 0
+	for _, agg := range aggs {
+		err := f(agg)
+		switch {
+		case err == nil:
+			n++
+		case engine.Is(engine.NotFound, err):
+		default:
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Search returns a page of the tenant's threads matching q and the total count.
@@ -195,18 +223,9 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, engine.E(engine.Op("threads.sweep"), err)
 	}
-	n := 0
-	for _, agg := range expired {
-		err := s.delete(engine.WithTenant(ctx, agg.Tenant), agg, "ttl")
-		switch {
-		case err == nil:
-			n++
-		case engine.Is(engine.NotFound, err):
-		default:
-			return n, err
-		}
-	}
-	return n, nil
+	return countDone(expired, func(agg eventlog.Aggregate) error {
+		return s.delete(engine.WithTenant(ctx, agg.Tenant), agg, "ttl")
+	})
 }
 
 // RunSweeper sweeps every interval until ctx ends.
