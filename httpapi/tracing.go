@@ -29,6 +29,7 @@ func (s *Server) tracingRoutes() {
 	g.GET("/sessions", s.listTracingSessions)
 	g.GET("/sessions/:session_id", s.getTracingSession)
 	s.tracingV2Routes(g)
+	s.tracingLifecycleRoutes(g)
 }
 
 // tracing returns the service, or an Unavailable error when this server has none.
@@ -347,5 +348,5 @@ func (s *Server) tracingSessionJSON(c echo.Context, p any, withStats bool) (any,
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, s.sessionFeedbackStats(c, out)
 }
