@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/tracing"
 )
 
 // waitFor polls f until it returns true (or 15 s pass): ingestion answers before the
@@ -380,4 +381,87 @@ func TestProjectUpdateAndDelete(t *testing.T) {
 			t.Errorf("project %s after the bulk delete = %d", id, code)
 		}
 	}
+}
+
+func TestPresignedFeedbackTokens(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{Service: tracing.Config{APIKeys: map[string]string{"ka": "acme", "kb": "bravo"}}})
+	s.Key = "ka"
+	root, _ := s.postTrace(t, "tokens")
+	rid := root["id"].(string)
+	s.run(t, rid)
+
+	// One request, one token (the JS client, Python's create_presigned_feedback_token).
+	fid := uuid.NewString()
+	code, tok := s.json(t, "POST", "/feedback/tokens", map[string]any{"run_id": rid, "feedback_key": "thumbs", "id": fid,
+		"expires_in": map[string]any{"days": 0, "hours": 3, "minutes": 0}, "feedback_config": map[string]any{"type": "continuous"}})
+	if code != 200 || tfield(tok, "url") == nil || tfield(tok, "expires_at") == nil {
+		t.Fatalf("POST /feedback/tokens = %d %v", code, tok)
+	}
+	u, err := url.Parse(tfield(tok, "url").(string))
+	if err != nil || !strings.HasSuffix(s.URL+"/feedback/tokens/"+tfield(tok, "id").(string), u.Path) {
+		t.Fatalf("token url %v", tfield(tok, "url"))
+	}
+	// Used without an API key: by GET with the query, then by POST with a body; the feedback
+	// belongs to the token's tenant and, with an id in the token, is the same feedback each time.
+	tokenPath := strings.TrimPrefix(u.Path, "/tracing")
+	if code, v := s.send(t, "GET", tokenPath+"?score=1&comment=nice", nil, map[string]string{"X-Api-Key": ""}); code != 200 ||
+		tfield(v, "id") != fid || tfield(v, "score") != 1.0 || tfield(v, "key") != "thumbs" || tfield(v, "feedback_source", "type") != "app" {
+		t.Fatalf("GET token url = %d %v", code, v)
+	}
+	code, v := s.send(t, "POST", tokenPath, strings.NewReader(`{"score":0,"value":"down","comment":null,"correction":null,"metadata":{"page":"x"}}`),
+		map[string]string{"X-Api-Key": "", "Content-Type": "application/json"})
+	if code != 200 || tfield(v, "score") != 0.0 || tfield(v, "value") != "down" || tfield(v, "feedback_source", "metadata", "page") != "x" {
+		t.Fatalf("POST token url = %d %v", code, v)
+	}
+	if got := s.feedbackIDs(t, "run="+rid); !slices.Equal(got, []string{fid}) {
+		t.Errorf("feedback of the run = %v, want the token's %s", got, fid)
+	}
+	if code, _ := s.send(t, "GET", "/feedback/"+fid, nil, map[string]string{"X-Api-Key": "kb"}); code != 404 {
+		t.Errorf("another tenant reads the token's feedback: %d", code)
+	}
+
+	// A list, a list (Python's create_presigned_feedback_tokens); without an id, new feedback each use.
+	code, toks := s.json(t, "POST", "/feedback/tokens", []any{
+		map[string]any{"run_id": rid, "feedback_key": "a", "expires_in": nil, "expires_at": time.Now().Add(time.Hour).Format(time.RFC3339)},
+		map[string]any{"run_id": rid, "feedback_key": "b", "expires_in": map[string]any{"minutes": 5}, "expires_at": nil},
+	})
+	if code != 200 || len(toks.([]any)) != 2 {
+		t.Fatalf("POST /feedback/tokens with a list = %d %v", code, toks)
+	}
+	bPath := "/feedback/tokens/" + tfield(toks.([]any)[1], "id").(string)
+	for range 2 {
+		if code, v := s.send(t, "GET", bPath+"?score=true", nil, nil); code != 200 || tfield(v, "score") != true {
+			t.Fatalf("GET token b = %d %v", code, v)
+		}
+	}
+	if got := s.feedbackIDs(t, "run="+rid+"&key=b"); len(got) != 2 {
+		t.Errorf("two uses of a token without id made %d feedback", len(got))
+	}
+
+	// Refusals.
+	for _, c := range []struct {
+		body any
+		loc  []string
+	}{
+		{map[string]any{"run_id": "x", "feedback_key": ""}, []string{"body.run_id", "body.feedback_key"}},
+		{map[string]any{"run_id": rid, "feedback_key": "k", "expires_in": map[string]any{"hours": -1}}, []string{"body.expires_in"}},
+		{map[string]any{"run_id": rid, "feedback_key": "k", "expires_at": "2001-01-01T00:00:00Z"}, []string{"body.expires_at"}},
+		{[]any{map[string]any{"run_id": rid, "feedback_key": "k"}, 3}, []string{"body.1"}},
+	} {
+		if code, v := s.json(t, "POST", "/feedback/tokens", c.body); code != 422 || !hasLoc(v, c.loc...) {
+			t.Errorf("POST /feedback/tokens %v = %d %v, want 422 at %v", c.body, code, v, c.loc)
+		}
+	}
+	for path, want := range map[string]int{"/feedback/tokens/" + uuid.NewString(): 404, "/feedback/tokens/nope": 422, bPath + "?score=high": 422} {
+		if code, v := s.send(t, "GET", path, nil, nil); code != want {
+			t.Errorf("GET %s = %d %v, want %d", path, code, v, want)
+		}
+	}
+	// Expired: refused (the token lasts a second; wait until it is over).
+	_, short := s.json(t, "POST", "/feedback/tokens", map[string]any{"run_id": rid, "feedback_key": "late",
+		"expires_at": time.Now().Add(time.Second).Format(time.RFC3339Nano)})
+	waitFor(t, "the token to expire", func() (bool, any) {
+		code, v := s.send(t, "GET", "/feedback/tokens/"+tfield(short, "id").(string)+"?score=1", nil, nil)
+		return code == 404, v
+	})
 }

@@ -116,7 +116,8 @@ var (
 	tCounters          = []byte("trace_project_stats")       // tenant,project -> the project's counters
 	tRootTimes         = []byte("trace_project_latency")     // tenant,project,l|f,seconds(8),run -> nil
 	traceBucket        = [][]byte{tRuns, tMeta, tByProject, tByTrace, tTraces, tExpiry, tFeedback,
-		tProjects, tNames, tCounters, tRootTimes, tFeedbackIDs, tFeedbackByRun, tFeedbackByProject}
+		tProjects, tNames, tCounters, tRootTimes, tFeedbackIDs, tFeedbackByRun, tFeedbackByProject,
+		tTokens, tTokensByTrace}
 )
 
 // Name implements Projection.

@@ -33,7 +33,8 @@ type FeedbackRef struct {
 	ID string `json:"id"`
 }
 
-// applyFeedback folds FeedbackCreated, FeedbackUpdated and FeedbackDeleted.
+// applyFeedback folds FeedbackCreated, FeedbackUpdated, FeedbackDeleted and
+// FeedbackTokenCreated.
 func applyFeedback(tx *bbolt.Tx, e eventlog.Event) error {
 	tenant := e.Aggregate.Tenant
 	switch e.Type {
@@ -80,6 +81,11 @@ func applyFeedback(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		_, err := dropFeedback(tx, tenant, d.ID)
 		return err
+	case FeedbackTokenCreated:
+		if err := touchTrace(tx, tenant, e.Aggregate.ID, e.Time); err != nil {
+			return err
+		}
+		return applyFeedbackToken(tx, tenant, e.Aggregate.ID, e.Data)
 	}
 	return nil
 }

@@ -318,6 +318,9 @@ func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 	if err := dropTraceFeedback(tx, tenant, traceID); err != nil {
 		return err
 	}
+	if err := dropTraceTokens(tx, tenant, traceID); err != nil {
+		return err
+	}
 	if err := deleteUnder(tx.Bucket(tByTrace), prefix); err != nil {
 		return err
 	}

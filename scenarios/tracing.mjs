@@ -7,7 +7,8 @@
 // itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.query(), listRuns(),
 // sessions.listV2()) read the first trace back, and threads.query() and listTraces() a
 // two-turn conversation. Then feedback (created directly and in multipart, read, listed, updated,
-// deleted, summarised on the run and the project) and the first project's update and deletion.
+// deleted, summarised on the run and the project, through a presigned URL) and the first
+// project's update and deletion.
 //
 //   node tracing.mjs     (the server URL comes from JETGRAPH_URL)
 import assert from "node:assert/strict";
@@ -291,6 +292,15 @@ assert.equal(withFeedback.feedback_stats.tone.values.warm, 1);
 
 await multipart.deleteFeedback(batched.id);
 assert.deepEqual((await collect(multipart.listFeedback({ runIds: [ids1.chain, ids1.llm] }))).map((f) => f.id), [direct.id]);
+
+// A presigned feedback URL, used without an API key (as a browser would).
+const token = await multipart.createPresignedFeedbackToken(ids1.chain, "thumbs");
+assert.ok(Date.parse(token.expires_at) > Date.now(), `token ${JSON.stringify(token)}`);
+const use = await fetch(`${token.url}?score=1&comment=great`);
+assert.equal(use.status, 200, await use.text());
+const thumbs = await collect(multipart.listFeedback({ runIds: [ids1.chain], feedbackKeys: ["thumbs"] }));
+assert.equal(thumbs.length, 1);
+assert.equal(thumbs[0].comment, "great");
 
 const renamed = `${project1}-done`;
 const updated = await multipart.updateProject(withFeedback.id, { name: renamed, description: "finished", metadata: { checked: true } });

@@ -69,13 +69,7 @@ func (s *Service) feedbackEvent(tenant string, obj map[string]any, fallbackID st
 	case f.TraceID != nil:
 		traceID = *f.TraceID
 	case f.RunID != nil:
-		traceID = *f.RunID
-		_ = s.read("tracing.feedback", func(v *projections.TraceView) error {
-			if t, ok, _ := v.TraceOf(tenant, *f.RunID); ok {
-				traceID = t
-			}
-			return nil
-		})
+		traceID = s.traceOfRun(tenant, *f.RunID)
 	default:
 		traceID = f.ID // (feedback on a project: a trace of its own)
 	}
