@@ -99,10 +99,19 @@ func ParseFeedback(obj map[string]any) (Feedback, []engine.FieldError) {
 	}
 	if v, ok := obj["feedback_source"]; ok && v != nil {
 		src, isObj := v.(map[string]any)
-		if typ, isStr := src["type"]; !isObj || typ != nil && !isStr {
+		typ := src["type"]
+		if _, isStr := typ.(string); !isObj || typ != nil && !isStr {
 			bad("feedback_source", "model_type", "Input should be an object with a string type")
 		} else {
 			f.FeedbackSource = src
+			if typ == nil { // (the clients' Feedback schema wants one)
+				f.FeedbackSource = map[string]any{"type": "api"}
+				for k, v := range src {
+					if v != nil || k != "type" {
+						f.FeedbackSource[k] = v
+					}
+				}
+			}
 		}
 	}
 	for name, dst := range map[string]*map[string]any{"extra": &f.Extra, "feedback_config": &f.FeedbackConfig} {
