@@ -206,7 +206,7 @@ func (s *Server) queryTracedRuns(c echo.Context) error {
 	q := tracedRunQuery(f)
 	q.Limit = f.Int("limit", tracing.DefaultQueryLimit, 1)
 	q.Cursor = f.String("cursor")
-	// Fields this server does not keep (app_path, feedback_stats...) are left out of the answer:
+	// Fields this server does not keep (app_path...) are left out of the answer:
 	// the clients select them by default.
 	sel := f.Strings("select")
 	if err := errs.Err("tracing.query"); err != nil {

@@ -286,6 +286,8 @@ assert.equal((await multipart.readFeedback(direct.id)).score, 0.5);
 const rated = await multipart.readRun(ids1.chain);
 assert.equal(rated.feedback_stats.correctness.n, 1);
 assert.equal(rated.feedback_stats.correctness.avg, 0.5);
+const v2Rated = await multipart.runs.retrieve(ids1.chain, { project_id: projectId, selects: ["FEEDBACK_STATS"] });
+assert.equal(v2Rated.feedback_stats.correctness.avg, 0.5);
 const withFeedback = await multipart.readProject({ projectName: project1, includeStats: true });
 assert.equal(withFeedback.feedback_stats.correctness.avg, 0.5);
 assert.equal(withFeedback.feedback_stats.tone.values.warm, 1);
