@@ -29,6 +29,7 @@ func (s *Server) tracingRoutes() {
 	g.GET("/sessions", s.listTracingSessions)
 	g.GET("/sessions/:session_id", s.getTracingSession)
 	s.tracingV2Routes(g)
+	s.tracingLifecycleRoutes(g)
 }
 
 // tracing returns the service, or an Unavailable error when this server has none.
@@ -205,7 +206,7 @@ func (s *Server) queryTracedRuns(c echo.Context) error {
 	q := tracedRunQuery(f)
 	q.Limit = f.Int("limit", tracing.DefaultQueryLimit, 1)
 	q.Cursor = f.String("cursor")
-	// Fields this server does not keep (app_path, feedback_stats...) are left out of the answer:
+	// Fields this server does not keep (app_path...) are left out of the answer:
 	// the clients select them by default.
 	sel := f.Strings("select")
 	if err := errs.Err("tracing.query"); err != nil {
@@ -347,5 +348,5 @@ func (s *Server) tracingSessionJSON(c echo.Context, p any, withStats bool) (any,
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return out, s.sessionFeedbackStats(c, out)
 }

@@ -331,10 +331,10 @@ func TestPythonClientReplay(t *testing.T) {
 }
 
 // TestPythonClientFeedbackReplay replays the client's create_feedback without a trace_id, a
-// POST /feedback. That endpoint comes with another part of issue 13: enable this test (remove
-// the Skip) once it is merged.
+// POST /feedback, and reads the feedback back. Its fixture's recorded answer is the 404 of the
+// server it was recorded against, before feedback was served, so it is checked here rather
+// than compared by replayPy.
 func TestPythonClientFeedbackReplay(t *testing.T) {
-	t.Skip("needs POST /tracing/feedback (issue 13, part 4): enable after merging it")
 	s := startTracing(t, platform.TracingConfig{})
 	exchanges := loadPyExchanges(t, "zstd")
 	i := slices.IndexFunc(exchanges, pyNeedsFeedback)
@@ -343,6 +343,20 @@ func TestPythonClientFeedbackReplay(t *testing.T) {
 	}
 	replayPy(t, s, exchanges[:i])
 	if status, v := s.sendRaw(t, exchanges[i].raw); status/100 != 2 {
-		t.Errorf("POST /feedback = %d %v: the client raises on anything but 2xx", status, v)
+		t.Fatalf("POST /feedback = %d %v: the client raises on anything but 2xx", status, v)
+	}
+	sent := exchanges[i].raw
+	var body struct {
+		ID    string `json:"id"`
+		RunID string `json:"run_id"`
+		Key   string `json:"key"`
+	}
+	if err := json.Unmarshal(sent[bytes.Index(sent, []byte("\r\n\r\n"))+4:], &body); err != nil {
+		t.Fatalf("fixture body: %v", err)
+	}
+	status, v := s.json(t, http.MethodGet, "/feedback/"+body.ID, nil)
+	fb, _ := v.(map[string]any)
+	if status != http.StatusOK || fb["run_id"] != body.RunID || fb["key"] != body.Key {
+		t.Errorf("GET /feedback/%s = %d %v: want the posted feedback", body.ID, status, v)
 	}
 }

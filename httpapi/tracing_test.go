@@ -26,7 +26,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
-	"github.com/jetgraph/jetgraph/projections"
 )
 
 // traceStack is a jetgraph process serving the tracing API over real HTTP.
@@ -273,13 +272,12 @@ func TestMultipartEveryPartKind(t *testing.T) {
 				if err != nil || !bytes.Equal(blob, att) {
 					t.Errorf("attachment bytes in the object store = %q, %v", blob, err)
 				}
-				var feedback []json.RawMessage
-				_ = s.P.TracesView.View(func(v *projections.TraceView) error {
-					feedback = v.Feedback("default", rid)
-					return nil
-				})
-				if len(feedback) != 1 || !strings.Contains(string(feedback[0]), `"correct"`) {
-					t.Errorf("feedback kept = %s", feedback)
+				if code, fb := s.send(t, "GET", "/feedback/"+fid, nil, nil); code != 200 || tfield(fb, "key") != "correct" ||
+					tfield(fb, "run_id") != lid || tfield(fb, "trace_id") != rid || tfield(fb, "score") != 1.0 {
+					t.Errorf("feedback kept = %d %v", code, fb)
+				}
+				if n := tfield(s.run(t, lid), "feedback_stats", "correct", "n"); n != 1.0 {
+					t.Errorf("the llm run's feedback_stats.correct.n = %v", n)
 				}
 			})
 		}

@@ -54,12 +54,12 @@ var (
 		"TOTAL_TOKENS": {key: "total_tokens"}, "PROMPT_TOKENS": {key: "prompt_tokens"},
 		"COMPLETION_TOKENS": {key: "completion_tokens"}, "TOTAL_COST": {key: "total_cost"},
 		"PROMPT_COST": {key: "prompt_cost"}, "COMPLETION_COST": {key: "completion_cost"},
-		"LATENCY_SECONDS": {key: "latency"},
-		"RUN_TYPE":        {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return strings.ToUpper(r.RunType) }},
-		"STATUS":          {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return strings.ToUpper(r.Status) }},
-		"IS_ROOT":         {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return r.IsRoot() }},
-		"METADATA":        {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return runMetadata(r) }},
-		"THREAD_ID":       {get: runThreadID},
+		"LATENCY_SECONDS": {key: "latency"}, "FEEDBACK_STATS": {key: "feedback_stats"},
+		"RUN_TYPE":  {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return strings.ToUpper(r.RunType) }},
+		"STATUS":    {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return strings.ToUpper(r.Status) }},
+		"IS_ROOT":   {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return r.IsRoot() }},
+		"METADATA":  {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return runMetadata(r) }},
+		"THREAD_ID": {get: runThreadID},
 		"PROMPT_TOKEN_DETAILS": {get: func(r *trace.Run, _ map[string]json.RawMessage) any {
 			return rawDetails(r.PromptTokenDetails)
 		}},
@@ -77,7 +77,7 @@ var (
 	}
 	v2Unkept = []string{"APP_PATH", "ATTACHMENTS", "MANIFEST", "REFERENCE_DATASET_ID", "PROMPT_COST_DETAILS",
 		"COMPLETION_COST_DETAILS", "PRICE_MODEL_ID", "THREAD_EVALUATION_TIME", "IS_IN_DATASET", "LAST_QUEUED_AT",
-		"SHARE_URL", "FEEDBACK_STATS", "LS_USER_ID"}
+		"SHARE_URL", "LS_USER_ID"}
 )
 
 // previewLength is the length, in characters, of the *_PREVIEW fields.

@@ -24,8 +24,12 @@ const (
 
 	RunPosted       = "run_posted"       // RunData: a run as a client posted it
 	RunPatched      = "run_patched"      // RunData: a change to a run, applied in log order
-	FeedbackCreated = "feedback_created" // FeedbackData
+	FeedbackCreated = "feedback_created" // FeedbackData: a feedback, or a new version of one
+	FeedbackUpdated = "feedback_updated" // FeedbackUpdateData
+	FeedbackDeleted = "feedback_deleted" // FeedbackRef
 	ProjectCreated  = "project_created"  // ProjectData
+	ProjectUpdated  = "project_updated"  // ProjectUpdateData
+	ProjectDeleted  = "project_deleted"  // no data: the project goes with its traces and feedback
 
 	// DefaultProject is the project of runs that name none.
 	DefaultProject = "default"
@@ -45,7 +49,8 @@ type Blob struct {
 	Size int64  `json:"size"`
 }
 
-// FeedbackData is the data of FeedbackCreated: the feedback object as the client sent it.
+// FeedbackData is the data of FeedbackCreated: the feedback object, checked by the command
+// (trace.ParseFeedback; events of older versions hold it as the client sent it).
 type FeedbackData struct {
 	ID       string          `json:"id"`
 	Feedback json.RawMessage `json:"feedback"`
@@ -96,19 +101,23 @@ func NewTraces(db *DB, prices *trace.Prices, blobs BlobReader) *Traces {
 
 // The buckets. Keys join their parts with 0x00 (tkey); numbers are big-endian.
 var (
-	tRuns       = []byte("trace_runs")            // tenant,run -> trace.Run JSON (own values)
-	tMeta       = []byte("trace_meta")            // tenant,run -> runMeta JSON
-	tByProject  = []byte("trace_by_project")      // tenant,project,start(8),run -> nil
-	tByTrace    = []byte("trace_by_trace")        // tenant,trace,run -> posted (1) or not (0)
-	tTraces     = []byte("trace_traces")          // tenant,trace -> first event time (8)
-	tExpiry     = []byte("trace_expiry")          // first event time(8),tenant,trace -> nil
-	tFeedback   = []byte("trace_feedback")        // tenant,trace,feedback -> feedback JSON
-	tProjects   = []byte("trace_projects")        // tenant,project -> Project JSON
-	tNames      = []byte("trace_project_names")   // tenant,name -> project id
-	tCounters   = []byte("trace_project_stats")   // tenant,project -> the project's counters
-	tRootTimes  = []byte("trace_project_latency") // tenant,project,l|f,seconds(8),run -> nil
-	traceBucket = [][]byte{tRuns, tMeta, tByProject, tByTrace, tTraces, tExpiry, tFeedback,
-		tProjects, tNames, tCounters, tRootTimes}
+	tRuns              = []byte("trace_runs")                // tenant,run -> trace.Run JSON (own values)
+	tMeta              = []byte("trace_meta")                // tenant,run -> runMeta JSON
+	tByProject         = []byte("trace_by_project")          // tenant,project,start(8),run -> nil
+	tByTrace           = []byte("trace_by_trace")            // tenant,trace,run -> posted (1) or not (0)
+	tTraces            = []byte("trace_traces")              // tenant,trace -> first event time (8)
+	tExpiry            = []byte("trace_expiry")              // first event time(8),tenant,trace -> nil
+	tFeedback          = []byte("trace_feedback")            // tenant,trace,feedback -> trace.Feedback JSON
+	tFeedbackIDs       = []byte("trace_feedback_ids")        // tenant,feedback -> trace,project
+	tFeedbackByRun     = []byte("trace_feedback_by_run")     // tenant,run,feedback -> nil
+	tFeedbackByProject = []byte("trace_feedback_by_project") // tenant,project,feedback -> nil
+	tProjects          = []byte("trace_projects")            // tenant,project -> Project JSON
+	tNames             = []byte("trace_project_names")       // tenant,name -> project id
+	tCounters          = []byte("trace_project_stats")       // tenant,project -> the project's counters
+	tRootTimes         = []byte("trace_project_latency")     // tenant,project,l|f,seconds(8),run -> nil
+	traceBucket        = [][]byte{tRuns, tMeta, tByProject, tByTrace, tTraces, tExpiry, tFeedback,
+		tProjects, tNames, tCounters, tRootTimes, tFeedbackIDs, tFeedbackByRun, tFeedbackByProject,
+		tTokens, tTokensByTrace}
 )
 
 // Name implements Projection.
@@ -144,15 +153,8 @@ func (t *Traces) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch {
 	case e.Aggregate.Kind == TraceKind && (e.Type == RunPosted || e.Type == RunPatched):
 		return t.applyRun(tx, e, nil)
-	case e.Aggregate.Kind == TraceKind && e.Type == FeedbackCreated:
-		var d FeedbackData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return err
-		}
-		if err := touchTrace(tx, e.Aggregate.Tenant, e.Aggregate.ID, e.Time); err != nil {
-			return err
-		}
-		return tx.Bucket(tFeedback).Put(tkey(e.Aggregate.Tenant, e.Aggregate.ID, d.ID), d.Feedback)
+	case e.Aggregate.Kind == TraceKind:
+		return applyFeedback(tx, e)
 	case e.Aggregate.Kind == TraceProjectKind && e.Type == ProjectCreated:
 		var d ProjectData
 		if err := json.Unmarshal(e.Data, &d); err != nil {
@@ -161,8 +163,17 @@ func (t *Traces) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if id, ok := projectByName(tx, e.Aggregate.Tenant, d.Name); ok && id != "" {
 			return nil // create-or-return: the first project of a name stays
 		}
-		return createProject(tx, e.Aggregate.Tenant, Project{ID: e.Aggregate.ID, Name: d.Name,
+		id := freeProjectID(tx, e.Aggregate.Tenant, d.Name, e.Aggregate.ID)
+		return createProject(tx, e.Aggregate.Tenant, Project{ID: id, Name: d.Name,
 			Description: d.Description, Extra: d.Extra}, e.Time)
+	case e.Aggregate.Kind == TraceProjectKind && e.Type == ProjectUpdated:
+		var d ProjectUpdateData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return err
+		}
+		return applyProjectUpdate(tx, e.Aggregate.Tenant, e.Aggregate.ID, d)
+	case e.Aggregate.Kind == TraceProjectKind && e.Type == ProjectDeleted:
+		return deleteProject(tx, e.Aggregate.Tenant, e.Aggregate.ID)
 	}
 	return nil
 }
@@ -360,6 +371,11 @@ func (t *Traces) applyRun(tx *bbolt.Tx, e eventlog.Event, p *preparedRun) error 
 	if err := putMeta(tx, key, neu); err != nil {
 		return err
 	}
+	if !old.Posted || old.Project != neu.Project {
+		if err := attributeRunFeedback(tx, tenant, id, neu.Project); err != nil {
+			return err
+		}
+	}
 	return putRun(tx, key, &r, record, texts)
 }
 
@@ -443,6 +459,6 @@ func resolveProject(tx *bbolt.Tx, tenant string, r *trace.Run, at time.Time) err
 		r.SessionID = id
 		return nil
 	}
-	r.SessionID = ProjectID(tenant, name)
+	r.SessionID = freeProjectID(tx, tenant, name, ProjectID(tenant, name))
 	return createProject(tx, tenant, Project{ID: r.SessionID, Name: name}, at)
 }

@@ -244,17 +244,6 @@ func (v *TraceView) ProjectStats(tenant, id string) ProjectStats {
 	return s
 }
 
-// Feedback returns the feedback objects recorded on a trace.
-func (v *TraceView) Feedback(tenant, traceID string) []json.RawMessage {
-	var out []json.RawMessage
-	prefix := tkey(tenant, traceID)
-	c := v.tx.Bucket(tFeedback).Cursor()
-	for k, raw := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, raw = c.Next() {
-		out = append(out, slices.Clone(raw))
-	}
-	return out
-}
-
 // Expire deletes up to limit traces first seen before before, with everything they hold, and
 // takes them out of their projects' roll-ups: the trace stream forgets events of that age, so a
 // rebuild would not have them either. It returns how many traces it deleted.
@@ -314,6 +303,9 @@ func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 				return err
 			}
 		}
+		if err := attributeRunFeedback(tx, tenant, id, ""); err != nil { // (feedback kept elsewhere)
+			return err
+		}
 		if m.Posted {
 			if err := tx.Bucket(tByProject).Delete(projectKey(tenant, m, id)); err != nil {
 				return err
@@ -323,10 +315,14 @@ func expireTrace(tx *bbolt.Tx, tenant, traceID string) error {
 	if err := cs.flush(); err != nil {
 		return err
 	}
-	for _, b := range [][]byte{tByTrace, tFeedback} {
-		if err := deleteUnder(tx.Bucket(b), prefix); err != nil {
-			return err
-		}
+	if err := dropTraceFeedback(tx, tenant, traceID); err != nil {
+		return err
+	}
+	if err := dropTraceTokens(tx, tenant, traceID); err != nil {
+		return err
+	}
+	if err := deleteUnder(tx.Bucket(tByTrace), prefix); err != nil {
+		return err
 	}
 	// Roll-ups kept for ancestors that were never posted.
 	for a := range ancestors {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -71,8 +72,35 @@ func traceScript() []eventlog.Event {
 		// No project named: the default one.
 		ev("trace", uid(6), projections.RunPosted, run(uid(6), map[string]any{"id": uid(6), "trace_id": uid(6), "dotted_order": dotted(6),
 			"name": "alone", "run_type": "prompt", "start_time": at(0)})),
+		// Feedback: on a run before its post (it counts in the run's project once posted), updated;
+		// on the llm run, deleted.
+		ev("trace", uid(120), projections.FeedbackCreated, projections.FeedbackData{ID: uid(110),
+			Feedback: json.RawMessage(`{"run_id":"` + uid(120) + `","trace_id":"` + uid(120) + `","key":"helpful","score":0.5,"value":"meh"}`)}),
+		ev("trace", uid(120), projections.RunPosted, run(uid(120), map[string]any{"id": uid(120), "trace_id": uid(120), "dotted_order": dotted(120),
+			"name": "rated", "run_type": "chain", "start_time": at(0), "session_id": uid(7)})),
+		ev("trace", uid(120), projections.FeedbackUpdated, projections.FeedbackUpdateData{ID: uid(110), Update: map[string]any{"score": 1.0, "comment": "good"}}),
+		ev("trace", root, projections.FeedbackCreated, projections.FeedbackData{ID: uid(111),
+			Feedback: json.RawMessage(`{"run_id":"` + llm + `","key":"helpful","score":true}`)}),
+		ev("trace", root, projections.FeedbackDeleted, projections.FeedbackRef{ID: uid(111)}),
+		ev("trace", root, projections.FeedbackTokenCreated, projections.FeedbackToken{ID: uid(112), RunID: root, Key: "thumbs",
+			ExpiresAt: engine.At(t0.Add(3 * time.Hour))}),
+		// A project renamed; a run then named by its old name makes a new project of that name.
+		ev("trace_project", projections.ProjectID("default", "alpha"), projections.ProjectUpdated,
+			projections.ProjectUpdateData{Name: ptr("alpha-1"), Description: ptr("first")}),
+		ev("trace", uid(130), projections.RunPosted, run(uid(130), map[string]any{"id": uid(130), "trace_id": uid(130), "dotted_order": dotted(130),
+			"name": "again", "run_type": "chain", "start_time": at(0), "session_name": "alpha"})),
+		// A project deleted with its runs and feedback (on its run, and on the project itself).
+		ev("trace", uid(140), projections.RunPosted, run(uid(140), map[string]any{"id": uid(140), "trace_id": uid(140), "dotted_order": dotted(140),
+			"name": "doomed", "run_type": "chain", "start_time": at(0), "session_name": "delta"})),
+		ev("trace", uid(140), projections.FeedbackCreated, projections.FeedbackData{ID: uid(141),
+			Feedback: json.RawMessage(`{"run_id":"` + uid(140) + `","trace_id":"` + uid(140) + `","key":"helpful","score":0}`)}),
+		ev("trace", uid(142), projections.FeedbackCreated, projections.FeedbackData{ID: uid(142),
+			Feedback: json.RawMessage(`{"session_id":"` + projections.ProjectID("default", "delta") + `","key":"overall","score":1}`)}),
+		ev("trace_project", projections.ProjectID("default", "delta"), projections.ProjectDeleted, struct{}{}),
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 	l := eventlogtest.Open(t)
@@ -134,16 +162,16 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 
 	// Retention: expiring everything leaves projects, and roll-ups at zero.
 	n, err := liveTraces.Expire(time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC), 100)
-	if err != nil || n != 3 {
-		t.Fatalf("Expire = %d, %v; want the 3 traces", n, err)
+	if err != nil || n != 6 {
+		t.Fatalf("Expire = %d, %v; want the 6 traces (one holding only the deleted project's feedback)", n, err)
 	}
 	_ = liveTraces.View(func(v *projections.TraceView) error {
 		if _, ok, _ := v.Run("default", "00000000-0000-4000-8000-000000000001"); ok {
 			t.Error("an expired run is still there")
 		}
 		ps, _ := v.Projects("default")
-		if len(ps) != 3 {
-			t.Errorf("projects after expiry: %d, want 3", len(ps))
+		if len(ps) != 4 {
+			t.Errorf("projects after expiry: %d, want 4", len(ps))
 		}
 		alpha := v.ProjectStats("default", projections.ProjectID("default", "alpha"))
 		if alpha.Runs != 0 || alpha.Roots != 0 || alpha.TotalTokens != 0 || len(alpha.Latencies) != 0 {
@@ -152,7 +180,9 @@ func TestTracesGoldenAndRebuildEqualsLive(t *testing.T) {
 		return nil
 	})
 	after := dump(t, live, liveTraces)
-	for _, b := range []string{"trace_runs", "trace_meta", "trace_by_project", "trace_by_trace", "trace_traces", "trace_expiry", "trace_feedback", "trace_project_latency"} {
+	for _, b := range []string{"trace_runs", "trace_meta", "trace_by_project", "trace_by_trace", "trace_traces", "trace_expiry", "trace_feedback", "trace_project_latency",
+		"trace_feedback_ids", "trace_feedback_by_run", "trace_feedback_by_project", "trace_feedback_tokens",
+		"trace_feedback_tokens_by_trace"} {
 		if i := indexAfter(after, "["+b+"]\n"); i >= 0 && i < len(after) && after[i] != '[' {
 			t.Errorf("bucket %s not empty after expiry:\n%s", b, after)
 		}

@@ -141,6 +141,22 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("POST /tracing/runs: %d", code)
 	}
 	waitStatus(t, srv.URL+"/tracing/runs/"+traceID, http.StatusOK)
+	// Feedback on it, updated; a project deleted with its trace and feedback.
+	fbID := request(t, "POST", srv.URL+"/tracing/feedback", `{"run_id":"`+traceID+`","key":"helpful","score":1}`)["id"].(string)
+	request(t, "PATCH", srv.URL+"/tracing/feedback/"+fbID, `{"score":0.5}`)
+	doomed := strings.ReplaceAll(strings.ReplaceAll(traceBody, traceID, "0190b7a4-5b3c-7d2e-8f10-1a2b3c4d5e70"), `"name":"root"`, `"name":"root","session_name":"doomed"`)
+	if code := postStatus(t, srv.URL+"/tracing/runs", doomed); code != http.StatusAccepted {
+		t.Fatalf("POST /tracing/runs: %d", code)
+	}
+	doomedRun := "/tracing/runs/0190b7a4-5b3c-7d2e-8f10-1a2b3c4d5e70"
+	waitStatus(t, srv.URL+doomedRun, http.StatusOK)
+	doomedProject := "/tracing/sessions/" + request(t, "GET", srv.URL+doomedRun, "")["session_id"].(string)
+	doomedFb := "/tracing/feedback/" + request(t, "POST", srv.URL+"/tracing/feedback", `{"run_id":"0190b7a4-5b3c-7d2e-8f10-1a2b3c4d5e70","key":"k"}`)["id"].(string)
+	del, _ := http.NewRequest("DELETE", srv.URL+doomedProject, nil)
+	if resp, err := http.DefaultClient.Do(del); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE %s: %v %v", doomedProject, resp, err)
+	}
+	waitStatus(t, srv.URL+doomedFb, http.StatusNotFound)
 
 	if msg := jetgraph(t, true, "projections", "rebuild", "--data", data); !strings.Contains(msg, "in use") {
 		t.Fatalf("rebuild while serving: %q", msg)
@@ -167,6 +183,12 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("after rebuild: %v", th)
 	}
 	waitStatus(t, srv.URL+"/tracing/runs/"+traceID, http.StatusOK)
+	if fb := request(t, "GET", srv.URL+"/tracing/feedback/"+fbID, ""); fb["score"] != 0.5 {
+		t.Fatalf("feedback after rebuild: %v", fb)
+	}
+	for _, path := range []string{doomedRun, doomedProject, doomedFb} {
+		waitStatus(t, srv.URL+path, http.StatusNotFound)
+	}
 	srv.Stop()
 }
 

@@ -6,7 +6,9 @@
 // is found in the default project as a root chain span whose id is the run's id (jetgraph traces
 // itself). Last, the client's v2 reads (client.runs.query(), retrieve(), traces.query(), listRuns(),
 // sessions.listV2()) read the first trace back, and threads.query() and listTraces() a
-// two-turn conversation.
+// two-turn conversation. Then feedback (created directly and in multipart, read, listed, updated,
+// deleted, summarised on the run and the project, through a presigned URL) and the first
+// project's update and deletion.
 //
 //   node tracing.mjs     (the server URL comes from JETGRAPH_URL)
 import assert from "node:assert/strict";
@@ -268,6 +270,64 @@ for (const path of ["POST /tracing/api/v2/runs/query", `GET /tracing/api/v2/runs
   `GET /tracing/api/v2/threads/conv-${suffix}/traces`]) {
   assert.ok(v2Log.includes(path), `requests: ${v2Log}`);
 }
+
+// 5. Feedback and the project's lifecycle, through the client's own helpers. Feedback without a
+// trace id goes to POST /feedback; with one, the client sends it in a multipart part.
+const direct = await multipart.createFeedback(ids1.chain, "correctness", { score: 1, comment: "right" });
+const batched = await multipart.createFeedback(ids1.llm, "tone", { value: "warm", traceId: ids1.chain, feedbackSourceType: "model" });
+await multipart.awaitPendingTraceBatches();
+assert.equal(multipartLog.filter((r) => r === "POST /tracing/feedback").length, 1, `requests: ${multipartLog}`);
+const read = await multipart.readFeedback(direct.id);
+assert.equal(read.key, "correctness");
+assert.equal(read.score, 1);
+assert.equal(read.run_id, ids1.chain);
+const listed = await poll("the multipart feedback", async () => {
+  const all = await collect(multipart.listFeedback({ runIds: [ids1.chain, ids1.llm] }));
+  return all.length === 2 ? all : null;
+});
+assert.deepEqual(listed.map((f) => f.id).sort(), [direct.id, batched.id].sort());
+const models = await collect(multipart.listFeedback({ runIds: [ids1.llm], feedbackSourceTypes: ["model"] }));
+assert.equal(models.length, 1);
+assert.equal(models[0].value, "warm");
+assert.equal((await collect(multipart.listFeedback({ feedbackKeys: ["correctness"], runIds: [ids1.chain] }))).length, 1);
+
+await multipart.updateFeedback(direct.id, { score: 0.5 });
+assert.equal((await multipart.readFeedback(direct.id)).score, 0.5);
+const rated = await multipart.readRun(ids1.chain);
+assert.equal(rated.feedback_stats.correctness.n, 1);
+assert.equal(rated.feedback_stats.correctness.avg, 0.5);
+const v2Rated = await multipart.runs.retrieve(ids1.chain, { project_id: projectId, selects: ["FEEDBACK_STATS"] });
+assert.equal(v2Rated.feedback_stats.correctness.avg, 0.5);
+const withFeedback = await multipart.readProject({ projectName: project1, includeStats: true });
+assert.equal(withFeedback.feedback_stats.correctness.avg, 0.5);
+assert.equal(withFeedback.feedback_stats.tone.values.warm, 1);
+
+await multipart.deleteFeedback(batched.id);
+assert.deepEqual((await collect(multipart.listFeedback({ runIds: [ids1.chain, ids1.llm] }))).map((f) => f.id), [direct.id]);
+
+// A presigned feedback URL, used without an API key (as a browser would).
+const token = await multipart.createPresignedFeedbackToken(ids1.chain, "thumbs");
+assert.ok(Date.parse(token.expires_at) > Date.now(), `token ${JSON.stringify(token)}`);
+const use = await fetch(`${token.url}?score=1&comment=great`);
+assert.equal(use.status, 200, await use.text());
+const thumbs = await collect(multipart.listFeedback({ runIds: [ids1.chain], feedbackKeys: ["thumbs"] }));
+assert.equal(thumbs.length, 1);
+assert.equal(thumbs[0].comment, "great");
+
+const renamed = `${project1}-done`;
+const updated = await multipart.updateProject(withFeedback.id, { name: renamed, description: "finished", metadata: { checked: true } });
+assert.equal(updated.name, renamed);
+assert.equal(updated.description, "finished");
+assert.equal(updated.extra.metadata.checked, true);
+assert.equal((await multipart.readProject({ projectName: renamed })).id, withFeedback.id);
+assert.equal(await multipart.hasProject({ projectName: project1 }), false);
+
+await multipart.deleteProject({ projectName: renamed });
+await assert.rejects(multipart.readProject({ projectId: withFeedback.id }), /404|not found/i);
+await assert.rejects(multipart.readFeedback(direct.id), /404|not found/i);
+await assert.rejects(multipart.readRun(ids1.chain), /404|not found/i);
+// The other project is untouched.
+assert.equal((await multipart.readRun(ids2.chain)).id, ids2.chain);
 
 console.log(JSON.stringify({ multipart: ids1, batch: ids2, own: run.run_id }));
 console.log("tracing scenario passed");

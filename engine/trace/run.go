@@ -90,6 +90,9 @@ type Run struct {
 	OutputMessages         []Message      `json:"output_messages,omitempty"`
 	MessageProblems        []string       `json:"message_problems,omitempty"`
 	Latency                *float64       `json:"latency"`
+
+	// FeedbackStats summarises the feedback on the run, by key; set by readers, never stored.
+	FeedbackStats map[string]FeedbackStat `json:"feedback_stats,omitempty"`
 }
 
 // Attachment describes a file attached to a run (a multipart part attachment.<run_id>.<name>);

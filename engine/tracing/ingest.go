@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -129,8 +127,7 @@ func (op *Op) attach(name string, a trace.Attachment) {
 	m[name] = map[string]any{"mime_type": a.MimeType, "size": a.Size, "digest": a.Digest}
 }
 
-// Feedback is one feedback object (a multipart part feedback.<id>). It is kept on the log and in
-// the projection; nothing reads it yet.
+// Feedback is one feedback object (a multipart part feedback.<id>).
 type Feedback struct {
 	Where []any
 	ID    string // from the part name; the object's own "id" wins
@@ -471,37 +468,19 @@ func (in *ingest) add(traceID, typ string, data []byte) {
 	})
 }
 
-// feedback queues a feedback object on its trace: its trace_id, else its run's trace, else a
-// trace of its own.
+// feedback checks a feedback object and queues it on its trace (see feedbackEvent).
 func (in *ingest) feedback(f *Feedback) error {
 	var obj map[string]any
 	if err := json.Unmarshal(f.Raw, &obj); err != nil || obj == nil {
 		in.refuse(f.Where, engine.FieldError{Msg: "must be a JSON object", Type: "dict_type"})
 		return nil
 	}
-	id, _ := obj["id"].(string)
-	if id == "" {
-		id = f.ID
-	}
-	if !trace.IsUUID(strings.ToLower(id)) {
-		id = uuid.NewString()
-	}
-	traceID, _ := obj["trace_id"].(string)
-	if runID, _ := obj["run_id"].(string); !trace.IsUUID(strings.ToLower(traceID)) && trace.IsUUID(strings.ToLower(runID)) {
-		_ = in.s.read("tracing.ingest", func(v *projections.TraceView) error {
-			traceID, _, _ = v.TraceOf(in.tenant, strings.ToLower(runID))
-			return nil
-		})
-	}
-	if !trace.IsUUID(strings.ToLower(traceID)) {
-		traceID = id
-	}
-	data, err := json.Marshal(projections.FeedbackData{ID: strings.ToLower(id), Feedback: f.Raw})
-	if err != nil {
-		in.refuse(f.Where, engine.FieldError{Msg: err.Error(), Type: "value_error"})
+	e, _, problems := in.s.feedbackEvent(in.tenant, obj, f.ID, in.now)
+	if len(problems) > 0 {
+		in.refuse(f.Where, problems...)
 		return nil
 	}
-	in.add(strings.ToLower(traceID), projections.FeedbackCreated, data)
+	in.add(e.Aggregate.ID, e.Type, e.Data)
 	return nil
 }
 

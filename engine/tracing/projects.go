@@ -27,10 +27,8 @@ func (s *Service) CreateProject(ctx context.Context, name string, description *s
 		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
 	}
 	// Another process may have created it a moment ago: read the projection as of now.
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := s.proj.CatchUp(cctx); err != nil {
-		return projections.Project{}, engine.E(engine.Op(op), engine.Unavailable, "The trace projection is behind; retry.", err)
+	if err := s.catchUp(ctx, op); err != nil {
+		return projections.Project{}, err
 	}
 	if p, ok, err := s.projectByName(tenant, name); err != nil || ok {
 		if err == nil && !upsert {
@@ -43,15 +41,88 @@ func (s *Service) CreateProject(ctx context.Context, name string, description *s
 	if err != nil {
 		return projections.Project{}, engine.E(engine.Op(op), err)
 	}
-	seq, err := s.log.Append(ctx, e, eventlog.Any)
-	if err != nil {
-		return projections.Project{}, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
-	}
-	if err := s.proj.WaitFor(cctx, seq); err != nil {
-		return projections.Project{}, engine.E(engine.Op(op), engine.Unavailable, err)
+	if err := s.commit(ctx, op, e); err != nil {
+		return projections.Project{}, err
 	}
 	p, _, err := s.projectByName(tenant, name)
 	return p, err
+}
+
+// ProjectUpdate holds the fields of a project to change; nil ones are left as they are (the
+// clients send every field, null when unchanged).
+type ProjectUpdate struct {
+	Name        *string
+	Description *string
+	Extra       map[string]any
+	EndTime     *time.Time
+}
+
+// UpdateProject changes a project (PATCH /sessions/{id}) and returns it as it is then. A name
+// another project has is an Exists error.
+func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate) (projections.Project, error) {
+	const op = "tracing.update_project"
+	tenant := engine.TenantFrom(ctx)
+	id = strings.ToLower(id)
+	if u.Name != nil && strings.TrimSpace(*u.Name) == "" {
+		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
+	}
+	if err := s.catchUp(ctx, op); err != nil {
+		return projections.Project{}, err
+	}
+	p, err := s.GetProject(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	if u.Name != nil && *u.Name != p.Name {
+		if other, ok, err := s.projectByName(tenant, *u.Name); err != nil || ok {
+			if err == nil {
+				err = engine.E(engine.Op(op), engine.Exists, fmt.Sprintf("Project %q already exists (%s)", *u.Name, other.ID))
+			}
+			return p, err
+		}
+	}
+	d := projections.ProjectUpdateData{Name: u.Name, Description: u.Description, Extra: u.Extra}
+	if u.EndTime != nil {
+		t := engine.At(*u.EndTime)
+		d.EndTime = &t
+	}
+	e, err := eventlog.New(eventlog.Aggregate{Kind: projections.TraceProjectKind, Tenant: tenant, ID: p.ID}, projections.ProjectUpdated, d)
+	if err != nil {
+		return p, engine.E(engine.Op(op), err)
+	}
+	if err := s.commit(ctx, op, e); err != nil {
+		return p, err
+	}
+	return s.GetProject(ctx, id)
+}
+
+// DeleteProjects deletes projects (DELETE /sessions/{id}, DELETE /sessions?session_ids=...)
+// with their traces and feedback, one event each, once all are known to exist. It answers once
+// the projection has applied the deletions.
+func (s *Service) DeleteProjects(ctx context.Context, ids ...string) error {
+	const op = "tracing.delete_project"
+	tenant := engine.TenantFrom(ctx)
+	if err := s.catchUp(ctx, op); err != nil {
+		return err
+	}
+	events := make([]eventlog.Event, 0, len(ids))
+	for _, id := range ids {
+		p, err := s.GetProject(ctx, id)
+		if err != nil {
+			return err
+		}
+		e, err := eventlog.New(eventlog.Aggregate{Kind: projections.TraceProjectKind, Tenant: tenant, ID: p.ID}, projections.ProjectDeleted, struct{}{})
+		if err != nil {
+			return engine.E(engine.Op(op), err)
+		}
+		events = append(events, e)
+	}
+	for _, e := range events {
+		if err := s.commit(ctx, op, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Service) projectByName(tenant, name string) (p projections.Project, ok bool, err error) {
@@ -106,14 +177,19 @@ func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]projectio
 		}
 		out = append(out, p)
 	}
-	if q.Offset >= len(out) {
-		return []projections.Project{}, nil
+	return page(out, q.Offset, q.Limit), nil
+}
+
+// page returns the items from offset on, at most limit of them (0: all); never nil.
+func page[T any](items []T, offset, limit int) []T {
+	if offset >= len(items) {
+		return []T{}
 	}
-	out = out[q.Offset:]
-	if q.Limit > 0 && len(out) > q.Limit {
-		out = out[:q.Limit]
+	items = items[offset:]
+	if limit > 0 && len(items) > limit {
+		items = items[:limit]
 	}
-	return out, nil
+	return items
 }
 
 // ProjectStats summarises a project from its roll-ups, kept current on every event: the

@@ -308,6 +308,9 @@ func (s *Service) QueryRuns(ctx context.Context, q Query) (Page, error) {
 	if page.Runs == nil {
 		page.Runs = []*trace.Run{}
 	}
+	if err == nil {
+		err = s.withFeedbackStats(engine.TenantFrom(ctx), page.Runs...)
+	}
 	return page, err
 }
 

@@ -231,6 +231,9 @@ func (s *Service) GetRun(ctx context.Context, id string) (*trace.Run, error) {
 		run = r
 		return nil
 	})
+	if err == nil {
+		err = s.withFeedbackStats(engine.TenantFrom(ctx), run)
+	}
 	return run, err
 }
 
