@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -16,7 +17,19 @@ import (
 )
 
 // MaxAttempts bounds the retries of a command that keeps losing optimistic-concurrency races.
-const MaxAttempts = 8
+// A lost race is decided again, never answered: with 20 clients writing one thread at once a
+// command may lose a dozen races in a row, and only a livelock this long reaches the client.
+const MaxAttempts = 64
+
+// maxBackoff caps the jittered wait between two attempts.
+const maxBackoff = 32 * time.Millisecond
+
+// backoff is the wait before attempt (2 or more): a random share of an exponentially growing
+// window, so that writers that collided spread out instead of colliding again.
+func backoff(attempt int) time.Duration {
+	window := time.Millisecond << min(attempt-1, 5)
+	return time.Duration(rand.Int64N(int64(min(window, maxBackoff)))) + 1
+}
 
 // Runner executes commands against one stream and its projector.
 type Runner struct {
@@ -82,7 +95,13 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
 				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
 			}
-			time.Sleep(time.Duration(attempt) * time.Millisecond)
+			t := time.NewTimer(backoff(attempt))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return 0, engine.E(engine.Op(op), engine.Unavailable, ctx.Err())
+			case <-t.C:
+			}
 			continue
 		}
 		if errors.Is(err, eventlog.ErrConflict) {
