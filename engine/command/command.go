@@ -75,13 +75,13 @@ func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, er
 func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
 	caughtUp := false
 	for attempt := 1; ; attempt++ {
-		d, err := decide()
+		d, err := r.decideSteady(ctx, decide)
 		if err != nil && !caughtUp && (engine.Is(engine.Conflict, err) || engine.Is(engine.Exists, err)) {
 			caughtUp = true
 			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
 				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
 			}
-			d, err = decide()
+			d, err = r.decideSteady(ctx, decide)
 		}
 		if err != nil {
 			return 0, err
@@ -111,6 +111,37 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 			return 0, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
 		}
 		return seq, nil
+	}
+}
+
+// maxTorn bounds the decisions made again because the projections changed while they were read.
+const maxTorn = 200
+
+// decideSteady calls decide until it has read the projections between two folds: decide reads
+// records and then the version its append expects, each in a transaction of its own, and a fold
+// in between would have it decide on a record older than that version (a run cancelled after it
+// was deleted, a thread patched after it was deleted): the append would pass the version check
+// and the projection would have to refuse the event.
+func (r *Runner) decideSteady(ctx context.Context, decide func() (Decision, error)) (Decision, error) {
+	for torn := 0; ; torn++ {
+		g := r.Projector.Generation()
+		d, err := decide()
+		if err != nil || len(d) == 0 || (g%2 == 0 && r.Projector.Generation() == g) {
+			return d, err
+		}
+		if torn == maxTorn {
+			return nil, engine.E(engine.Unavailable, "The projections kept changing while the command was decided; retry the request.")
+		}
+		// Wait for the fold to end (its commit moves the projector on), or a little.
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-r.Projector.Changed():
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, engine.E(engine.Unavailable, ctx.Err())
+		}
+		t.Stop()
 	}
 }
 
