@@ -59,9 +59,15 @@ type StoreTouchedData struct {
 // CheckNamespace enforces the label rule of the reference servers: every label is non-empty and
 // holds no period. The detail is the reference text, the namespace printed as a Python tuple.
 func CheckNamespace(op string, namespace []string) error {
+	if len(namespace) > MaxNamespaceDepth {
+		return E(Op(op), Invalid, fmt.Sprintf("A namespace has at most %d labels (MaxNamespaceDepth); this one has %d", MaxNamespaceDepth, len(namespace)))
+	}
 	for _, l := range namespace {
 		if l == "" || strings.Contains(l, ".") {
 			return E(Op(op), Invalid, "Namespace labels cannot be empty or contain periods. Received: "+PyTuple(namespace))
+		}
+		if len(l) > MaxNamespaceLabelBytes {
+			return E(Op(op), Invalid, fmt.Sprintf("A namespace label is at most %d bytes (MaxNamespaceLabelBytes); one has %d", MaxNamespaceLabelBytes, len(l)))
 		}
 	}
 	return nil

@@ -14,7 +14,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -82,14 +81,39 @@ func New(agg Aggregate, typ string, data any) (Event, error) {
 	return Event{ID: NewID(now), Type: typ, Aggregate: agg, Time: now, Version: SchemaVersion, Data: raw}, nil
 }
 
-// validToken reports whether s can stand as one subject token.
-func validToken(s string) bool {
-	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
+// MaxTokenBytes bounds one subject token (an aggregate id, a tenant): far above a UUID or a
+// store item's hash, far below what a subject may hold.
+const MaxTokenBytes = 256
+
+// ValidToken reports whether s can stand as one literal subject token: not empty, at most
+// MaxTokenBytes, printable ASCII without the separator '.' or the wildcards '*' and '>'. An id
+// from a request goes into a subject only once it passes, so that it never matches more than
+// its own aggregate.
+func ValidToken(s string) bool {
+	if s == "" || len(s) > MaxTokenBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate returns an error unless every part of the aggregate's subject is a valid token.
+func (a Aggregate) Validate() error {
+	for _, t := range []string{a.Kind, a.Tenant, a.ID} {
+		if !ValidToken(t) {
+			return fmt.Errorf("eventlog: invalid subject token %q in aggregate %s", t, a.Key())
+		}
+	}
+	return nil
 }
 
 func (e Event) validate() error {
 	for _, t := range []string{e.Aggregate.Kind, e.Aggregate.Tenant, e.Aggregate.ID, e.Type} {
-		if !validToken(t) {
+		if !ValidToken(t) {
 			return fmt.Errorf("eventlog: invalid subject token %q in %s", t, e.Subject())
 		}
 	}

@@ -27,29 +27,49 @@ func decode(msg jetstream.Msg) ([]Event, error) {
 	return events, nil
 }
 
-// Load returns every event of agg in log order.
+// Load returns every event of agg in log order. It holds them all: for an aggregate that may be
+// long (a thread with its checkpoints), Tail hands them over one by one.
 func (l *Log) Load(ctx context.Context, agg Aggregate) ([]Event, error) {
+	var events []Event
+	_, err := l.each(ctx, agg, func(e Event) error {
+		events = append(events, e)
+		return nil
+	})
+	return events, err
+}
+
+// each hands every event of agg now in the log to emit, in log order, reading them as they come
+// from the log rather than all at once, and returns the sequence of the last one (0: none).
+func (l *Log) each(ctx context.Context, agg Aggregate, emit func(Event) error) (uint64, error) {
+	if err := agg.Validate(); err != nil {
+		return 0, err
+	}
 	stream, err := StreamOf(agg.Kind)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	s := l.streams[stream]
 	last, err := s.GetLastMsgForSubject(ctx, agg.Filter())
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, nil
+		return 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("eventlog: load %s: %w", agg, err)
+		return 0, fmt.Errorf("eventlog: load %s: %w", agg, err)
 	}
-	var events []Event
+	var emitErr error
 	err = l.read(ctx, stream, 1, []string{agg.Filter()}, func(e Event) bool {
-		events = append(events, e)
-		return e.Seq < last.Sequence
+		if emitErr == nil {
+			emitErr = emit(e)
+		}
+		return emitErr == nil && e.Seq < last.Sequence
 	})
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: load %s: %w", agg, err)
+	if emitErr != nil {
+		return 0, emitErr
 	}
-	return events, nil
+	if err != nil {
+		return 0, fmt.Errorf("eventlog: load %s: %w", agg, err)
+	}
+	return last.Sequence, nil
 }
 
 // read delivers events of stream from seq on, matching filters, until f returns false.
@@ -206,25 +226,15 @@ func (s *Subscription) Stop() {
 // Tail hands every event of agg to emit in log order and, with follow, keeps handing new ones
 // as they are appended until ctx ends or emit fails.
 func (l *Log) Tail(ctx context.Context, agg Aggregate, follow bool, emit func(Event) error) error {
-	events, err := l.Load(ctx, agg)
-	if err != nil {
+	last, err := l.each(ctx, agg, emit)
+	if err != nil || !follow {
 		return err
-	}
-	from := uint64(1)
-	for _, e := range events {
-		if err := emit(e); err != nil {
-			return err
-		}
-		from = e.Seq + 1
-	}
-	if !follow {
-		return nil
 	}
 	stream, err := StreamOf(agg.Kind)
 	if err != nil {
 		return err
 	}
-	sub, err := l.Subscribe(ctx, stream, from, agg.Filter())
+	sub, err := l.Subscribe(ctx, stream, last+1, agg.Filter())
 	if err != nil {
 		return err
 	}

@@ -187,7 +187,7 @@ func (s *Server) assistantVersions(c echo.Context) error {
 		return err
 	}
 	metadata := f.Object("metadata")
-	limit := f.Int("limit", 10, 1)
+	limit := f.Limit(10, 1)
 	offset := f.Int("offset", 0, 0)
 	if err := errs.Err("assistants.versions"); err != nil {
 		return err
@@ -237,7 +237,7 @@ func (s *Server) searchAssistants(c echo.Context) error {
 		return err
 	}
 	q := assistantQuery(f)
-	q.Limit = f.Int("limit", 10, 1)
+	q.Limit = f.Limit(10, 1)
 	q.Offset = f.Int("offset", 0, 0)
 	q.SortBy = f.Enum("sort_by", "created_at", projections.AssistantSortFields...)
 	q.SortOrder = f.Enum("sort_order", "desc", "asc", "desc")

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -16,8 +18,65 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 )
 
-// maxBody bounds a request body.
-const maxBody = 32 << 20
+// stateBodyRoutes are the routes whose bodies carry a state or a run's input: they take
+// engine.MaxStateBodyBytes, every other route engine.MaxBodyBytes.
+var stateBodyRoutes = map[string]bool{
+	"/threads": true, "/threads/:thread_id/state": true,
+	"/threads/:thread_id/runs": true, "/threads/:thread_id/runs/wait": true, "/threads/:thread_id/runs/stream": true,
+	"/runs": true, "/runs/wait": true, "/runs/stream": true, "/runs/batch": true,
+	"/store/items": true,
+}
+
+// bodyLimit is the most bytes the body of c's route may have.
+func bodyLimit(c echo.Context) int {
+	if stateBodyRoutes[c.Path()] {
+		return engine.MaxStateBodyBytes
+	}
+	return engine.MaxBodyBytes
+}
+
+// jsonContentType reports whether a request of content type ct may hold JSON: none given,
+// application/json or any +json type, or text/plain (what a browser's fetch sends for a string
+// body). A form or any other type is refused rather than guessed at.
+func jsonContentType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if ct == "" {
+		return true
+	}
+	return err == nil && (mt == "application/json" || mt == "text/plain" ||
+		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// readJSON reads the request body, at most its route's limit (413 naming it beyond), and
+// returns it trimmed, or nil after recording a problem: a content type that is not JSON's,
+// invalid UTF-8, invalid JSON, or null.
+func readJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
+	limit := bodyLimit(c)
+	data, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	if err != nil {
+		return nil, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
+	}
+	if len(data) > limit {
+		return nil, engine.E(engine.Op("read body"), engine.TooLarge,
+			fmt.Sprintf("Request body over the %d bytes this route accepts.", limit))
+	}
+	data = bytes.TrimSpace(data)
+	switch {
+	case len(data) == 0:
+		return data, nil
+	case !jsonContentType(c.Request().Header.Get(echo.HeaderContentType)):
+		errs.Add("content_type", "Content-Type must be application/json", "header", "content-type")
+	case !utf8.Valid(data):
+		errs.Add("json_invalid", "Request body is not valid UTF-8", "body", 0)
+	case !json.Valid(data):
+		errs.Add("json_invalid", "JSON decode error", "body", 0)
+	case bytes.Equal(data, []byte("null")):
+		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+	default:
+		return data, nil
+	}
+	return nil, nil
+}
 
 // fields reads a JSON object (a request body, or the query string) one field at a time and
 // collects every problem, so that a 422 lists all of them with their location.
@@ -27,24 +86,13 @@ type fields struct {
 	errs *engine.Violations
 }
 
-// readBody decodes the request body as a JSON object whatever its content type (the SDKs send
-// text/plain at times). An empty body is an empty object.
+// readBody decodes the request body as a JSON object (see readJSON). An empty body is an empty
+// object.
 func readBody(c echo.Context, errs *engine.Violations) (*fields, error) {
 	f := &fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
-	data, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
-	if err != nil {
-		return nil, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
-	}
-	if len(data) > maxBody {
-		return nil, engine.E(engine.Op("read body"), engine.TooLarge, fmt.Sprintf("Request body over %d bytes.", maxBody))
-	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
-		return f, nil
-	}
-	if !json.Valid(data) {
-		errs.Add("json_invalid", "JSON decode error", "body", 0)
-		return f, nil
+	data, err := readJSON(c, errs)
+	if err != nil || len(data) == 0 {
+		return f, err
 	}
 	if err := json.Unmarshal(data, &f.raw); err != nil {
 		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
@@ -181,6 +229,17 @@ func (f *fields) Int(name string, def, min int) int {
 		return def
 	}
 	return i
+}
+
+// Limit returns the page size at "limit", def when absent: at least min, at most
+// engine.MaxListLimit.
+func (f *fields) Limit(def, min int) int {
+	n := f.Int("limit", def, min)
+	if n > engine.MaxListLimit {
+		f.add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d (MaxListLimit)", engine.MaxListLimit), "limit")
+		return def
+	}
+	return n
 }
 
 // Number returns the number at name and whether it was given.

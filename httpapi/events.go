@@ -20,13 +20,19 @@ func (s *Server) eventRoutes() {
 	s.echo.GET("/events/:kind/:id", s.tailEvents)
 }
 
-// tailEvents streams an aggregate's events as JSON lines: what `jetgraph events` prints, for a
-// data folder a running server holds.
+// tailEvents streams an aggregate's events as JSON lines, each written and flushed as it is read
+// from the log (never the whole history held at once): what `jetgraph events` prints, for a
+// data folder a running server holds. The id must be one of an aggregate (engine.AggregateID):
+// a pattern never reaches a subject.
 func (s *Server) tailEvents(c echo.Context) error {
 	var errs engine.Violations
-	kind, id := c.Param("kind"), c.Param("id")
-	if _, err := eventlog.StreamOf(kind); err != nil {
+	kind := c.Param("kind")
+	id, err := engine.AggregateID(kind, c.Param("id"))
+	switch {
+	case kind != "thread" && kind != "assistant" && kind != "store":
 		errs.Add("literal_error", "Input should be 'thread', 'assistant' or 'store'", "path", "kind")
+	case err != nil:
+		errs.Add("value_error", "Invalid id: "+err.Error(), "path", "id")
 	}
 	q := queryFields(c, &errs)
 	follow := q.Bool("follow", false)
@@ -39,7 +45,7 @@ func (s *Server) tailEvents(c echo.Context) error {
 	w.Header().Set(echo.HeaderContentType, "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	enc := json.NewEncoder(w)
-	err := s.deps.Events.Tail(ctx, agg, follow, func(e eventlog.Event) error {
+	err = s.deps.Events.Tail(ctx, agg, follow, func(e eventlog.Event) error {
 		if err := enc.Encode(e); err != nil {
 			return err
 		}

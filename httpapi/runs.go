@@ -391,7 +391,7 @@ func (s *Server) listRuns(c echo.Context) error {
 	var errs engine.Violations
 	id := pathUUID(c, "thread_id", &errs)
 	q := queryFields(c, &errs)
-	limit, offset := q.Int("limit", 10, 1), q.Int("offset", 0, 0)
+	limit, offset := q.Limit(10, 1), q.Int("offset", 0, 0)
 	status := q.Enum("status", "", engine.RunStatuses...)
 	var sel []string
 	switch v := q.Any("select").(type) {

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -136,21 +134,17 @@ func (s *Server) createRunBatch(c echo.Context) error {
 
 // readBatch reads a body that is a list of JSON objects.
 func readBatch(c echo.Context, errs *engine.Violations) ([]map[string]json.RawMessage, error) {
-	data, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
-	if err != nil {
-		return nil, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
-	}
-	if len(data) > maxBody {
-		return nil, engine.E(engine.Op("read body"), engine.TooLarge, fmt.Sprintf("Request body over %d bytes.", maxBody))
-	}
-	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
-		errs.Add("json_invalid", "JSON decode error", "body", 0)
-		return nil, nil
+	data, err := readJSON(c, errs)
+	if err != nil || data == nil {
+		return nil, err
 	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(data, &list); err != nil || list == nil {
 		errs.Add("list_type", "Input should be a valid list of run bodies", "body")
+		return nil, nil
+	}
+	if len(list) > engine.MaxBatchRuns {
+		errs.Add("too_long", fmt.Sprintf("A batch holds at most %d runs (MaxBatchRuns); this one has %d", engine.MaxBatchRuns, len(list)), "body")
 		return nil, nil
 	}
 	out := make([]map[string]json.RawMessage, len(list))
@@ -176,6 +170,9 @@ func (s *Server) cancelRuns(c echo.Context) error {
 	}
 	thread := f.UUID("thread_id")
 	var runIDs []string
+	if ids := f.Strings("run_ids"); len(ids) > engine.MaxBatchRuns {
+		f.add("too_long", fmt.Sprintf("At most %d run_ids (MaxBatchRuns); %d given", engine.MaxBatchRuns, len(ids)), "run_ids")
+	}
 	for i, id := range f.Strings("run_ids") {
 		if canonical, err := parseUUID(id); err != nil {
 			errs.Add("uuid_parsing", "Input should be a valid UUID", "body", "run_ids", i)

@@ -164,7 +164,7 @@ func (s *Server) history(c echo.Context) error {
 			return err
 		}
 	}
-	opts := graph.ListOptions{Limit: f.Int("limit", 10, 1), Metadata: f.Object("metadata")}
+	opts := graph.ListOptions{Limit: f.Limit(10, 1), Metadata: f.Object("metadata")}
 	ref := readCheckpointRef(f, "checkpoint", id)
 	if b := f.Any("before"); b != nil {
 		switch v := b.(type) {

@@ -75,9 +75,7 @@ func (s *Server) putItem(c echo.Context) error {
 		}
 	}
 	if ttl, given := f.Number("ttl"); given {
-		if ttl <= 0 {
-			f.add("greater_than", "TTL must be a positive number of minutes", "ttl")
-		}
+		ttlInRange(f.errs, ttl, "body", "ttl")
 		req.TTL = &ttl
 	}
 	if err := errs.Err("store.put"); err != nil {
@@ -167,7 +165,7 @@ func (s *Server) searchItems(c echo.Context) error {
 		Filter: f.Object("filter"),
 		Query:  f.String("query"),
 		// As on the reference server, a limit of 0 is the default.
-		Limit:  f.Int("limit", 10, 0),
+		Limit:  f.Limit(10, 0),
 		Offset: f.Int("offset", 0, 0),
 	}
 	if q.Limit == 0 {
@@ -194,7 +192,7 @@ func (s *Server) listNamespaces(c echo.Context) error {
 	q := projections.NamespaceQuery{
 		Prefix: labels(f, "prefix", false),
 		Suffix: labels(f, "suffix", false),
-		Limit:  f.Int("limit", 100, 1),
+		Limit:  f.Limit(100, 1),
 		Offset: f.Int("offset", 0, 0),
 	}
 	if f.present("max_depth") {

@@ -95,7 +95,7 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 // checks the field's type.
 func peekSubgraphs(c echo.Context) (bool, error) {
 	req := c.Request()
-	data, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	data, err := io.ReadAll(io.LimitReader(req.Body, int64(bodyLimit(c))+1))
 	if err != nil {
 		return false, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
 	}

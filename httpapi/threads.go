@@ -29,8 +29,7 @@ func ttlField(f *fields, name string) *engine.TTLSpec {
 		return nil
 	}
 	if n, ok := f.Any(name).(float64); ok {
-		if n <= 0 {
-			f.add("greater_than", "TTL must be a positive number of minutes", name)
+		if !ttlInRange(f.errs, n, f.loc, name) {
 			return nil
 		}
 		return &engine.TTLSpec{Strategy: "delete", Minutes: n}
@@ -48,11 +47,19 @@ func ttlField(f *fields, name string) *engine.TTLSpec {
 		f.errs.Add("literal_error", "Input should be 'delete'", f.loc, name, "strategy")
 		return nil
 	}
-	if out.Minutes <= 0 {
-		f.errs.Add("greater_than", "TTL must be a positive number of minutes", f.loc, name, "ttl")
+	if !ttlInRange(f.errs, out.Minutes, f.loc, name, "ttl") {
 		return nil
 	}
 	return out
+}
+
+// ttlInRange records a problem at loc unless minutes is a time to live the engine accepts.
+func ttlInRange(errs *engine.Violations, minutes float64, loc ...any) bool {
+	if v := engine.TTLViolation(minutes, loc...); v != nil {
+		*errs = append(*errs, *v)
+		return false
+	}
+	return true
 }
 
 func (s *Server) createThread(c echo.Context) error {
@@ -185,7 +192,7 @@ func (s *Server) searchThreads(c echo.Context) error {
 		return err
 	}
 	q := threadQuery(f)
-	q.Limit = f.Int("limit", 10, 1)
+	q.Limit = f.Limit(10, 1)
 	q.Offset = f.Int("offset", 0, 0)
 	q.SortBy = f.Enum("sort_by", "updated_at", projections.ThreadSortFields...)
 	q.SortOrder = f.Enum("sort_order", "desc", "asc", "desc")

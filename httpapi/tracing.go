@@ -204,7 +204,7 @@ func (s *Server) queryTracedRuns(c echo.Context) error {
 		return err
 	}
 	q := tracedRunQuery(f)
-	q.Limit = f.Int("limit", tracing.DefaultQueryLimit, 1)
+	q.Limit = f.Limit(tracing.DefaultQueryLimit, 1)
 	q.Cursor = f.String("cursor")
 	// Fields this server does not keep (app_path...) are left out of the answer:
 	// the clients select them by default.
@@ -283,7 +283,7 @@ func (s *Server) listTracingSessions(c echo.Context) error {
 	var errs engine.Violations
 	q := queryFields(c, &errs)
 	pq := tracing.ProjectQuery{Name: q.String("name"), NameContains: q.String("name_contains"),
-		Limit: q.Int("limit", 100, 1), Offset: q.Int("offset", 0, 0)}
+		Limit: q.Limit(100, 1), Offset: q.Int("offset", 0, 0)}
 	for _, id := range c.QueryParams()["id"] {
 		pq.IDs = append(pq.IDs, splitComma(strings.ToLower(id))...)
 	}

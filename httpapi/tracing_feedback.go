@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -301,13 +300,15 @@ func tokenRequest(v any, loc []any, now time.Time, errs *engine.Violations) trac
 // and a list. A token is {id, url, expires_at}; its URL is on this server, as the request reached it.
 func (s *Server) createFeedbackTokens(c echo.Context) error {
 	var errs engine.Violations
-	data, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBody+1))
-	if err != nil || len(data) > maxBody {
-		return engine.E(engine.Op("tracing.create_feedback_token"), engine.TooLarge, fmt.Sprintf("Request body over %d bytes.", maxBody))
+	data, err := readJSON(c, &errs)
+	if err != nil {
+		return err
 	}
 	var body any
-	if err := trace.DecodeValue(data, &body); err != nil {
-		errs.Add("json_invalid", "JSON decode error", "body")
+	if len(errs) == 0 {
+		if err := trace.DecodeValue(data, &body); err != nil {
+			errs.Add("json_invalid", "JSON decode error", "body")
+		}
 	}
 	now := time.Now()
 	var reqs []tracing.TokenRequest

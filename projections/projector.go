@@ -40,8 +40,9 @@ type Projection interface {
 	// Buckets lists the top-level buckets the projection owns; they are created at open and
 	// dropped when the projection is rebuilt.
 	Buckets() []string
-	// Apply folds one event. On an error the transaction is rolled back, the event is logged
-	// and skipped, and the batch is applied again without it.
+	// Apply folds one event. On an error the transaction is rolled back, the events before
+	// it are applied, and the projector halts at it (see Projector.Halted): an acknowledged
+	// event is never skipped, so whatever a fold could refuse must be refused by the command.
 	Apply(tx *bbolt.Tx, e eventlog.Event) error
 }
 
@@ -214,7 +215,12 @@ type Projector struct {
 	mu      sync.Mutex
 	advance chan struct{} // closed and replaced whenever applied moves
 	health  atomic.Pointer[error]
-	skipped atomic.Uint64
+	// gen is odd while a transaction folds events, and moves on with each one (see Generation).
+	gen atomic.Uint64
+	// halted is set, and haltedCh closed, once a fold refused an event (see halt).
+	halted   atomic.Pointer[error]
+	haltedCh chan struct{}
+	haltOnce sync.Once
 
 	// OnApply, when set before Run, is told of every applied batch (metrics).
 	OnApply func(events int, d time.Duration)
@@ -232,7 +238,7 @@ type Projector struct {
 // NewProjector prepares projections of stream into db. Call Run to start it.
 func NewProjector(db *DB, log *eventlog.Log, stream string, ps ...Projection) *Projector {
 	p := &Projector{db: db, log: log, stream: stream, projections: ps, logger: db.log,
-		advance: make(chan struct{}), ready: make(chan struct{})}
+		advance: make(chan struct{}), ready: make(chan struct{}), haltedCh: make(chan struct{})}
 	for _, pr := range ps {
 		for _, name := range pr.Buckets() {
 			p.buckets = append(p.buckets, []byte(name))
@@ -408,12 +414,18 @@ func (p *Projector) Run(ctx context.Context) error {
 	}()
 	for b := range batches {
 		for {
-			if err := p.apply(b); err == nil {
+			err := p.apply(b)
+			if err == nil {
 				break
-			} else {
-				p.setHealth(err)
-				p.logger.Error("projections: apply failed, retrying", "stream", p.stream, "err", err)
 			}
+			var pe *poison
+			if errors.As(err, &pe) {
+				p.halt(pe)
+				<-ctx.Done()
+				return nil
+			}
+			p.setHealth(err)
+			p.logger.Error("projections: apply failed, retrying", "stream", p.stream, "err", err)
 			select {
 			case <-ctx.Done():
 				return nil
@@ -586,11 +598,11 @@ func prepareOne(pr Preparer, e eventlog.Event) (prepared any) {
 	return pr.Prepare(e)
 }
 
-// poison is a fold that failed on one event. The transaction that saw it is rolled back and the
-// batch applied again without that event, so a failed fold never leaves a partial change.
+// poison is a fold that failed on one event. The transaction that saw it is rolled back, the
+// events before it are applied, and the projector halts: a failed fold never leaves a partial
+// change, and never a gap.
 type poison struct {
 	projection string
-	index      int // in the batch: the events of a packed message share their seq
 	seq        uint64
 	err        error
 }
@@ -599,26 +611,63 @@ func (e *poison) Error() string {
 	return fmt.Sprintf("projections: %s cannot fold event %d: %v", e.projection, e.seq, e.err)
 }
 
+// apply folds batch in one transaction. When a fold refuses an event, the events before it are
+// folded and the *poison of the earliest refused event is returned: the projection stops there.
 func (p *Projector) apply(batch preparedBatch) error {
-	skip := map[string]map[int]bool{}
+	var refused *poison
 	for {
-		err := p.applyTx(batch, skip)
+		err := p.applyTx(batch)
 		var pe *poison
 		if !errors.As(err, &pe) {
+			if err == nil && refused != nil {
+				return refused
+			}
 			return err
 		}
-		if skip[pe.projection] == nil {
-			skip[pe.projection] = map[int]bool{}
+		// Folds run projection by projection: an event before this one may be refused by
+		// a later projection, so the prefix is applied (and may be refused) again.
+		refused = pe
+		n := 0
+		for n < len(batch.events) && batch.events[n].Seq < pe.seq {
+			n++
 		}
-		skip[pe.projection][pe.index] = true
-		p.skipped.Add(1)
-		p.logger.Error("projections: event skipped", "projection", pe.projection, "seq", pe.seq, "err", pe.err)
+		if n == 0 {
+			return refused
+		}
+		batch = batch.prefix(n)
 	}
 }
 
-func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error {
+// prefix is the first n events of b with what was prepared of them.
+func (b preparedBatch) prefix(n int) preparedBatch {
+	out := preparedBatch{events: b.events[:n], prepared: make([][]any, len(b.prepared))}
+	for i, pr := range b.prepared {
+		if pr != nil {
+			out.prepared[i] = pr[:n]
+		}
+	}
+	return out
+}
+
+// halt stops the projector at a refused event: it never skips an acknowledged event, so it
+// folds nothing after it; the health check turns red, writers waiting for it fail, and an
+// operator must fix the fold (a process restart tries the event again).
+func (p *Projector) halt(pe *poison) {
+	err := fmt.Errorf("projections: %s stream halted: %w", p.stream, pe)
+	p.setHealth(err)
+	p.haltOnce.Do(func() {
+		p.halted.Store(&err)
+		close(p.haltedCh)
+	})
+	p.logger.Error("projections: a fold refused an acknowledged event; the projection stops here",
+		"stream", p.stream, "projection", pe.projection, "seq", pe.seq, "err", pe.err)
+}
+
+func (p *Projector) applyTx(b preparedBatch) error {
 	start := time.Now()
 	batch := b.events
+	p.gen.Add(1) // odd: folding
+	defer p.gen.Add(1)
 	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
@@ -636,14 +685,12 @@ func (p *Projector) applyTx(b preparedBatch, skip map[string]map[int]bool) error
 				if e.Seq <= from {
 					continue // applied before; events of one packed message share a sequence
 				}
-				if !skip[pr.Name()][j] {
-					var prepared any
-					if b.prepared[i] != nil {
-						prepared = b.prepared[i][j]
-					}
-					if err := applyOne(tx, pr, e, prepared); err != nil {
-						return &poison{projection: pr.Name(), index: j, seq: e.Seq, err: err}
-					}
+				var prepared any
+				if b.prepared[i] != nil {
+					prepared = b.prepared[i][j]
+				}
+				if err := applyOne(tx, pr, e, prepared); err != nil {
+					return &poison{projection: pr.Name(), seq: e.Seq, err: err}
 				}
 				cursor = e.Seq
 			}
@@ -720,11 +767,25 @@ func (p *Projector) Changed() <-chan struct{} {
 // Applied is the last stream sequence every projection has applied.
 func (p *Projector) Applied() uint64 { return p.applied.Load() }
 
-// Skipped counts events no projection could fold.
-func (p *Projector) Skipped() uint64 { return p.skipped.Load() }
+// Generation is a sequence lock on the projections: odd while a transaction folds events, and
+// different after one. Reads made between two equal, even generations saw one state of the
+// projections; a command that read a record and then its aggregate's version checks it, so that
+// it never decides on a record older than the version its append expects (see command.Run).
+func (p *Projector) Generation() uint64 { return p.gen.Load() }
+
+// Halted returns why the projector stopped for good (a fold refused an event), or nil.
+func (p *Projector) Halted() error {
+	if e := p.halted.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
 
 // Healthy returns the last failure of the projector, or nil.
 func (p *Projector) Healthy() error {
+	if err := p.Halted(); err != nil {
+		return err
+	}
 	if e := p.health.Load(); e != nil {
 		return *e
 	}
@@ -748,6 +809,11 @@ func (p *Projector) WaitFor(ctx context.Context, seq uint64) error {
 		}
 		select {
 		case <-ch:
+		case <-p.haltedCh:
+			if p.applied.Load() >= seq {
+				return nil
+			}
+			return fmt.Errorf("projections: waiting for seq %d: %w", seq, p.Halted())
 		case <-ctx.Done():
 			return fmt.Errorf("projections: waiting for seq %d (applied %d): %w", seq, p.applied.Load(), ctx.Err())
 		}

@@ -159,29 +159,52 @@ func TestCorruptFileIsRebuilt(t *testing.T) {
 	}
 }
 
-func TestMalformedEventIsSkippedWithoutPartialWrites(t *testing.T) {
+// TestRefusedEventHaltsTheProjection: a fold that refuses an acknowledged event stops the
+// projection right before it (the events before it folded, none after it skipped to), turns the
+// health red and fails the writers waiting for it; a restart tries the event again.
+func TestRefusedEventHaltsTheProjection(t *testing.T) {
 	l := eventlogtest.Open(t)
 	ctx := context.Background()
+	before := appendThreads(t, l, 2, "before")
 	bad := eventlog.Event{ID: eventlog.NewID(time.Now()), Type: engine.ThreadCreated, Version: 1, Time: time.Now(),
 		Aggregate: eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: "bad"}, Data: json.RawMessage(`{"metadata": 7}`)}
-	if _, err := l.Append(ctx, bad, eventlog.Any); err != nil {
+	badSeq, err := l.Append(ctx, bad, eventlog.Any)
+	if err != nil {
 		t.Fatal(err)
 	}
-	last := appendThreads(t, l, 3, "ok")
-	db := openDB(t, filepath.Join(t.TempDir(), "p.db"))
+	last := appendThreads(t, l, 3, "after")
+	path := filepath.Join(t.TempDir(), "p.db")
+	db := openDB(t, path)
 	threads := projections.NewThreads(db)
 	p := projections.NewProjector(db, l, eventlog.RuntimeStream, counter{}, threads)
+	stop := run(t, p)
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	err = p.WaitFor(wait, last)
+	if err == nil || wait.Err() != nil || p.Halted() == nil {
+		t.Fatalf("waiting past the refused event: %v (halted: %v)", err, p.Halted())
+	}
+	if p.Healthy() == nil || !strings.Contains(p.Healthy().Error(), fmt.Sprintf("event %d", badSeq)) {
+		t.Fatalf("health %v, want the refused event named", p.Healthy())
+	}
+	if p.Applied() != before {
+		t.Fatalf("applied up to %d, want %d (right before the refused event)", p.Applied(), before)
+	}
+	// Neither projection folded the bad event or anything after it.
+	if n := count(t, db); n != 2 {
+		t.Fatalf("counter = %d, want 2", n)
+	}
+	if _, total, _ := threads.Search("default", projections.ThreadQuery{}); total != 2 {
+		t.Fatalf("%d threads, want 2", total)
+	}
+	// A restart starts from the cursor and halts at the same event.
+	stop()
+	db.Close()
+	db = openDB(t, path)
+	p = projections.NewProjector(db, l, eventlog.RuntimeStream, counter{}, projections.NewThreads(db))
 	run(t, p)
-	waitFor(t, p, last)
-	if p.Skipped() != 1 {
-		t.Fatalf("skipped %d events, want 1", p.Skipped())
-	}
-	// The counter folded the bad event (it does not look at data); threads did not.
-	if n := count(t, db); n != 4 {
-		t.Fatalf("counter = %d, want 4", n)
-	}
-	if _, total, _ := threads.Search("default", projections.ThreadQuery{}); total != 3 {
-		t.Fatalf("%d threads, want 3", total)
+	if err := p.WaitFor(wait, last); err == nil || p.Applied() != before {
+		t.Fatalf("after a restart: %v, applied %d", err, p.Applied())
 	}
 }
 

@@ -36,9 +36,13 @@ a jetgraph server holds that data folder, it asks that server instead (GET /even
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			agg := eventlog.Aggregate{Kind: args[0], Tenant: tenant, ID: args[1]}
-			if _, err := eventlog.StreamOf(agg.Kind); err != nil {
-				return fmt.Errorf("unknown kind %q: use thread, assistant or store", agg.Kind)
+			id, err := engine.AggregateID(args[0], args[1])
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", args[0], args[1], err)
+			}
+			agg := eventlog.Aggregate{Kind: args[0], Tenant: tenant, ID: id}
+			if err := agg.Validate(); err != nil {
+				return err
 			}
 			return printEvents(ctx, o, agg, follow, stdout)
 		},

@@ -22,6 +22,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/webhooks"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/projections"
 )
 
 // logConfig turns the flags into the event log's configuration.
@@ -209,10 +210,21 @@ func registerPlatformMetrics(reg *prometheus.Registry, p *platform.Platform) {
 		}
 		return float64(last) - float64(p.Runtime.Applied())
 	})
-	skipped := prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "jetgraph_projection_events_skipped_total", Help: "Events no projection could fold (see the logs).",
-	}, func() float64 { return float64(p.Runtime.Skipped()) })
-	reg.MustRegister(appendLatency, applied, batch, applyTime, lag, skipped)
+	reg.MustRegister(appendLatency, applied, batch, applyTime, lag, haltedGauge(eventlog.RuntimeStream, p.Runtime))
+}
+
+// haltedGauge is 1 once the projector of stream has stopped at an event a fold refused (see
+// projections.Projector.Halted), 0 before.
+func haltedGauge(stream string, pr *projections.Projector) prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetgraph_projection_halted", Help: "1 when a fold refused an acknowledged event and the projection stopped there (see the ERROR log).",
+		ConstLabels: prometheus.Labels{"stream": stream},
+	}, func() float64 {
+		if pr.Halted() != nil {
+			return 1
+		}
+		return 0
+	})
 }
 
 func splitList(s string) []string {

@@ -63,5 +63,5 @@ func registerTraceMetrics(reg *prometheus.Registry, p *platform.Platform) {
 		}
 		return float64(last) - float64(p.TraceProjector.Applied())
 	})
-	reg.MustRegister(applied, lag)
+	reg.MustRegister(applied, lag, haltedGauge(eventlog.TraceStream, p.TraceProjector))
 }

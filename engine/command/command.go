@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -16,7 +17,19 @@ import (
 )
 
 // MaxAttempts bounds the retries of a command that keeps losing optimistic-concurrency races.
-const MaxAttempts = 8
+// A lost race is decided again, never answered: with 20 clients writing one thread at once a
+// command may lose a dozen races in a row, and only a livelock this long reaches the client.
+const MaxAttempts = 64
+
+// maxBackoff caps the jittered wait between two attempts.
+const maxBackoff = 32 * time.Millisecond
+
+// backoff is the wait before attempt (2 or more): a random share of an exponentially growing
+// window, so that writers that collided spread out instead of colliding again.
+func backoff(attempt int) time.Duration {
+	window := time.Millisecond << min(attempt-1, 5)
+	return time.Duration(rand.Int64N(int64(min(window, maxBackoff)))) + 1
+}
 
 // Runner executes commands against one stream and its projector.
 type Runner struct {
@@ -62,13 +75,13 @@ func (r *Runner) Run(ctx context.Context, op string, decide func() (Decision, er
 func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision, error)) (uint64, error) {
 	caughtUp := false
 	for attempt := 1; ; attempt++ {
-		d, err := decide()
+		d, err := r.decideSteady(ctx, decide)
 		if err != nil && !caughtUp && (engine.Is(engine.Conflict, err) || engine.Is(engine.Exists, err)) {
 			caughtUp = true
 			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
 				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
 			}
-			d, err = decide()
+			d, err = r.decideSteady(ctx, decide)
 		}
 		if err != nil {
 			return 0, err
@@ -82,7 +95,13 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
 				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
 			}
-			time.Sleep(time.Duration(attempt) * time.Millisecond)
+			t := time.NewTimer(backoff(attempt))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return 0, engine.E(engine.Op(op), engine.Unavailable, ctx.Err())
+			case <-t.C:
+			}
 			continue
 		}
 		if errors.Is(err, eventlog.ErrConflict) {
@@ -92,6 +111,37 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 			return 0, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
 		}
 		return seq, nil
+	}
+}
+
+// maxTorn bounds the decisions made again because the projections changed while they were read.
+const maxTorn = 200
+
+// decideSteady calls decide until it has read the projections between two folds: decide reads
+// records and then the version its append expects, each in a transaction of its own, and a fold
+// in between would have it decide on a record older than that version (a run cancelled after it
+// was deleted, a thread patched after it was deleted): the append would pass the version check
+// and the projection would have to refuse the event.
+func (r *Runner) decideSteady(ctx context.Context, decide func() (Decision, error)) (Decision, error) {
+	for torn := 0; ; torn++ {
+		g := r.Projector.Generation()
+		d, err := decide()
+		if err != nil || len(d) == 0 || (g%2 == 0 && r.Projector.Generation() == g) {
+			return d, err
+		}
+		if torn == maxTorn {
+			return nil, engine.E(engine.Unavailable, "The projections kept changing while the command was decided; retry the request.")
+		}
+		// Wait for the fold to end (its commit moves the projector on), or a little.
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-r.Projector.Changed():
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, engine.E(engine.Unavailable, ctx.Err())
+		}
+		t.Stop()
 	}
 }
 

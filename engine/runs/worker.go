@@ -437,14 +437,19 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 }
 
 // watch cancels the run's context when a cancel request for it reaches the projection, from
-// whatever process it came.
+// whatever process it came, or when the run is gone: its thread was deleted, and the run stops
+// as a rolled back one, appending nothing that would bring the thread back.
 func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
 	for {
 		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
 		cur, ok, err := s.runs.State(tenant, rec.ThreadID, rec.RunID)
-		if err == nil && ok && cur.Cancel != "" {
+		if err == nil && (!ok || cur.Cancel != "") {
 			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
-			cancel(errCancelled{cur.Cancel})
+			action := cur.Cancel
+			if !ok {
+				action = ActionRollback
+			}
+			cancel(errCancelled{action})
 			return
 		}
 		select {

@@ -91,8 +91,10 @@ func (s *Service) Put(ctx context.Context, p Put) error {
 	if err := checkItem(op, p.Namespace, p.Key); err != nil {
 		return err
 	}
-	if p.TTL != nil && *p.TTL <= 0 {
-		return engine.E(engine.Op(op), engine.Invalid, "ttl must be a positive number of minutes")
+	if p.TTL != nil {
+		if err := engine.CheckTTL(op, *p.TTL, "body", "ttl"); err != nil {
+			return err
+		}
 	}
 	if p.Value == nil {
 		p.Value = map[string]any{}
@@ -127,6 +129,9 @@ func checkItem(op string, namespace []string, key string) error {
 	}
 	if key == "" {
 		return engine.E(engine.Op(op), engine.Invalid, "Key is required")
+	}
+	if len(key) > engine.MaxStoreKeyBytes {
+		return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("A key is at most %d bytes (MaxStoreKeyBytes); this one has %d", engine.MaxStoreKeyBytes, len(key)))
 	}
 	return nil
 }

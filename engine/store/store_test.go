@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -105,13 +106,21 @@ func TestValidation(t *testing.T) {
 		{"quote", store.Put{Namespace: []string{"it's", "."}, Key: "k"}, `Namespace labels cannot be empty or contain periods. Received: ("it's", '.')`},
 		{"no namespace", store.Put{Key: "k"}, "Namespace must have at least one label"},
 		{"no key", store.Put{Namespace: []string{"a"}}, "Key is required"},
-		{"ttl", store.Put{Namespace: []string{"a"}, Key: "k", TTL: ttl(0)}, "ttl must be a positive number of minutes"},
+		{"ttl", store.Put{Namespace: []string{"a"}, Key: "k", TTL: ttl(0)}, "TTL must be a positive number of minutes"},
+		{"ttl overflowing", store.Put{Namespace: []string{"a"}, Key: "k", TTL: ttl(200_000_000)}, "TTL must be at most 52560000 minutes (100 years, MaxTTLMinutes)"},
+		{"long key", store.Put{Namespace: []string{"a"}, Key: strings.Repeat("k", 40<<10)}, "A key is at most 1024 bytes (MaxStoreKeyBytes); this one has 40960"},
+		{"long label", store.Put{Namespace: []string{strings.Repeat("l", 257)}, Key: "k"}, "A namespace label is at most 256 bytes (MaxNamespaceLabelBytes); one has 257"},
+		{"deep", store.Put{Namespace: strings.Split("a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", ","), Key: "k"}, "A namespace has at most 16 labels (MaxNamespaceDepth); this one has 17"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := p.svc.Put(ctx, tc.put)
 			var e *engine.Error
-			if !engine.Is(engine.Invalid, err) || !asError(err, &e) || e.Detail != tc.detail {
+			ok := engine.Is(engine.Invalid, err) && asError(err, &e)
+			if ok && e.Detail == "" && len(e.Fields) == 1 {
+				e.Detail = e.Fields[0].Msg
+			}
+			if !ok || e.Detail != tc.detail {
 				t.Errorf("err = %v, want Invalid %q", err, tc.detail)
 			}
 		})

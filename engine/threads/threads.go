@@ -58,6 +58,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 		// ranges, so the writes of a batch share pages instead of touching a random page each.
 		c.ThreadID = uuid.Must(uuid.NewV7()).String()
 	}
+	if c.TTL != nil {
+		if err := engine.CheckTTL(op, c.TTL.Minutes, "body", "ttl"); err != nil {
+			return engine.Thread{}, err
+		}
+	}
 	agg := Aggregate(ctx, c.ThreadID)
 	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		_, exists, err := s.view.Get(agg.Tenant, agg.ID)
@@ -127,7 +132,13 @@ func (s *Service) read(ctx context.Context, id string, get func(tenant, id strin
 
 // Patch merges metadata into the thread's and, when ttl is given, restarts its time to live.
 func (s *Service) Patch(ctx context.Context, id string, metadata map[string]any, ttl *engine.TTLSpec) (engine.Thread, error) {
-	err := s.appendTo(ctx, "threads.patch", Aggregate(ctx, id), func(agg eventlog.Aggregate) (eventlog.Event, error) {
+	const op = "threads.patch"
+	if ttl != nil {
+		if err := engine.CheckTTL(op, ttl.Minutes, "body", "ttl"); err != nil {
+			return engine.Thread{}, err
+		}
+	}
+	err := s.appendTo(ctx, op, Aggregate(ctx, id), func(agg eventlog.Aggregate) (eventlog.Event, error) {
 		return eventlog.New(agg, engine.ThreadPatched, engine.ThreadPatchedData{Metadata: metadata, TTL: ttl})
 	})
 	if err != nil {

@@ -1,0 +1,56 @@
+package engine
+
+import "fmt"
+
+// The bounds of what one request may ask. Each is checked before anything is appended (a
+// projection could not store what passes them otherwise, or the request would take unbounded
+// work) and answered 422, or 413 for a body, with the limit named. The README's Limits section
+// lists them; change both together.
+const (
+	// MaxTTLMinutes bounds a thread's or store item's time to live: 100 years. Beyond it an
+	// expiry overflows Go's time arithmetic (a ttl of 200,000,000 minutes expired in 1734).
+	MaxTTLMinutes = 100 * 365 * 24 * 60
+
+	// MaxStoreKeyBytes bounds a store item's key.
+	MaxStoreKeyBytes = 1024
+	// MaxNamespaceLabelBytes bounds one label of a store namespace.
+	MaxNamespaceLabelBytes = 256
+	// MaxNamespaceDepth bounds the labels of a store namespace. With the two bounds above, the
+	// projection's key of an item (escaped, at most twice as long) stays far below bbolt's
+	// 32 KiB.
+	MaxNamespaceDepth = 16
+
+	// MaxBatchRuns bounds the runs of one POST /runs/batch and the run_ids of one
+	// POST /runs/cancel.
+	MaxBatchRuns = 1000
+	// MaxListLimit bounds the limit of every search and list.
+	MaxListLimit = 1000
+
+	// MaxBodyBytes bounds the body of a request that carries no state or input.
+	MaxBodyBytes = 1 << 20
+	// MaxStateBodyBytes bounds the body of a request that carries a state or a run's input
+	// (runs, thread creation with supersteps, state updates, store puts): 64 MiB of payload
+	// and room for the rest of the request.
+	MaxStateBodyBytes = 65 << 20
+)
+
+// TTLViolation is the problem, at loc, with a time to live of minutes: not a positive number of
+// minutes up to MaxTTLMinutes. Nil when there is none.
+func TTLViolation(minutes float64, loc ...any) *FieldError {
+	switch {
+	case minutes > MaxTTLMinutes:
+		return &FieldError{Loc: loc, Type: "less_than_equal",
+			Msg: fmt.Sprintf("TTL must be at most %d minutes (100 years, MaxTTLMinutes)", MaxTTLMinutes)}
+	case !(minutes > 0):
+		return &FieldError{Loc: loc, Type: "greater_than", Msg: "TTL must be a positive number of minutes"}
+	}
+	return nil
+}
+
+// CheckTTL refuses a time to live TTLViolation finds a problem with.
+func CheckTTL(op string, minutes float64, loc ...any) error {
+	if v := TTLViolation(minutes, loc...); v != nil {
+		return E(Op(op), Invalid, []FieldError{*v})
+	}
+	return nil
+}
