@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,6 +88,9 @@ type Log struct {
 
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
+
+	blobsMu sync.Mutex
+	blobs   map[string]jetstream.ObjectStore // by stream: see blobs.go
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -100,7 +104,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Replicas != 1 && cfg.Replicas != 3 {
 		return nil, fmt.Errorf("eventlog: open: replicas must be 1 or 3, not %d", cfg.Replicas)
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger, blobs: map[string]jetstream.ObjectStore{}}
 	var err error
 	if cfg.URLs == "" {
 		if l.srv, err = startEmbedded(cfg); err != nil {
@@ -181,10 +185,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		if name == OutputStream {
 			// Output is re-read only to resume a stream; the duplicate window may not exceed it.
-			sc.MaxAge = l.cfg.OutputRetention
-			if sc.MaxAge <= 0 {
-				sc.MaxAge = DefaultOutputRetention
-			}
+			sc.MaxAge = l.cfg.outputMaxAge()
 			sc.Duplicates = min(sc.Duplicates, sc.MaxAge)
 		}
 		s, err := l.js.CreateOrUpdateStream(ctx, sc)
@@ -205,6 +206,14 @@ func (c Config) traceMaxAge() time.Duration {
 		return 0
 	}
 	return c.TraceRetention
+}
+
+// outputMaxAge is the output stream's MaxAge.
+func (c Config) outputMaxAge() time.Duration {
+	if c.OutputRetention <= 0 {
+		return DefaultOutputRetention
+	}
+	return c.OutputRetention
 }
 
 // Embedded reports whether the log runs an in-process server.

@@ -240,7 +240,7 @@ func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
 	if err != nil {
 		return nil
 	}
-	events, err := eventlog.DecodeMessage(jm.Data())
+	events, err := f.s.cfg.Log.DecodeBody(ctx, jm.Data())
 	if err != nil {
 		return nil
 	}
