@@ -16,8 +16,8 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 )
 
-// maxBody bounds a request body.
-const maxBody = 32 << 20
+// maxBody bounds a request body: one state or input at its limit, and the rest of the request.
+const maxBody = engine.MaxStateBytes + maxBodyOverhead
 
 // fields reads a JSON object (a request body, or the query string) one field at a time and
 // collects every problem, so that a 422 lists all of them with their location.
