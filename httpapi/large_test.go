@@ -66,7 +66,7 @@ func sameTexts(t testing.TB, what string, got, want []string) {
 
 // TestLargeStatesRoundTrip runs the echo graph with a 5 MiB input (its state grows to 10 MiB,
 // then 14 MiB): the state comes back whole from /runs/wait, as the final values event of
-// /runs/stream, from GET state and history, after a rebuild of the projections from the log,
+// /runs/stream, from GET state, history, GET thread and thread search, after a rebuild of the projections from the log,
 // and a 3 MiB state update, 2 MiB supersteps and a 2 MiB store item work. Over the state limit,
 // each is a 413 naming it, and nothing is appended.
 func TestLargeStatesRoundTrip(t *testing.T) {
@@ -101,6 +101,17 @@ func TestLargeStatesRoundTrip(t *testing.T) {
 			t.Fatalf("%s: GET state: %d %.300s", what, code, body)
 		}
 		sameTexts(t, what+": GET state", messageTexts(t, body), want)
+		code, body = s.status(t, "GET", "/threads/"+thread, "", nil)
+		if code != 200 {
+			t.Fatalf("%s: GET thread: %d %.300s", what, code, body)
+		}
+		sameTexts(t, what+": GET thread", messageTexts(t, body), want)
+		code, body = s.status(t, "POST", "/threads/search", `{"ids":["`+thread+`"]}`, nil)
+		var found []json.RawMessage
+		if code != 200 || json.Unmarshal([]byte(body), &found) != nil || len(found) != 1 {
+			t.Fatalf("%s: search: %d, %d threads", what, code, len(found))
+		}
+		sameTexts(t, what+": thread search", messageTexts(t, string(found[0])), want)
 		code, body = s.status(t, "POST", "/threads/"+thread+"/history", `{"limit":10}`, nil)
 		var hist []json.RawMessage
 		if code != 200 || json.Unmarshal([]byte(body), &hist) != nil || len(hist) < 4 {
