@@ -184,21 +184,35 @@ func (l *Log) GetBlob(ctx context.Context, r BlobRef) ([]byte, error) {
 	return body, nil
 }
 
-// getBlobRetrying is GetBlob retried with backoff while ctx lasts (at most blobTimeout): a
-// reference is never dangling, so a failure is the connection's and passes.
+// getBlobRetrying is GetBlob retried while ctx lasts (at most blobTimeout): a reference is
+// never dangling, so a failure is the connection's and passes.
 func (l *Log) getBlobRetrying(ctx context.Context, r BlobRef) ([]byte, error) {
 	ctx, cancel := withDefaultTimeout(ctx, blobTimeout)
 	defer cancel()
+	var body []byte
+	err := Retry(ctx, func() error {
+		var err error
+		if body, err = l.GetBlob(ctx, r); err != nil {
+			l.log.Warn("eventlog: reading a stored body failed; retrying", "bucket", r.Bucket, "name", r.Name, "err", err)
+		}
+		return err
+	})
+	return body, err
+}
+
+// Retry calls f until it succeeds, ctx ends or f finds no object (jetstream.ErrObjectNotFound),
+// with a backoff from 50 ms to 2 s between calls, and returns f's last error: for reads of
+// objects that exist, whose failures (a timeout on a loaded server) pass.
+func Retry(ctx context.Context, f func() error) error {
 	wait := 50 * time.Millisecond
 	for {
-		body, err := l.GetBlob(ctx, r)
-		if err == nil || ctx.Err() != nil {
-			return body, err
+		err := f()
+		if err == nil || ctx.Err() != nil || errors.Is(err, jetstream.ErrObjectNotFound) {
+			return err
 		}
-		l.log.Warn("eventlog: reading a stored body failed; retrying", "bucket", r.Bucket, "name", r.Name, "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return err
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 2*time.Second)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -23,6 +24,10 @@ import (
 // by an "error" event saying so, and a follower that cannot read a message or fetch a record
 // sends an "error" event in its place.
 const refVersion = "jgr"
+
+// fetchTimeout bounds the tries to fetch a record stored apart: one that expired fails each
+// time, and the client is told.
+const fetchTimeout = 10 * time.Second
 
 // ErrorStreamEvent is the "error" field of the error events that tell a client an event of the
 // run's stream could not be delivered.
@@ -100,7 +105,13 @@ func (s *Streamer) decodeRecord(ctx context.Context, r []byte, m *Msg) error {
 	if s.cfg.Log == nil {
 		return fmt.Errorf("a %d-byte event stored apart, and no log to read it from", ref.Size)
 	}
-	full, err := s.cfg.Log.GetBlob(ctx, ref)
+	var full []byte
+	rctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	err = eventlog.Retry(rctx, func() (err error) {
+		full, err = s.cfg.Log.GetBlob(rctx, ref)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("its %d bytes could not be fetched (expired?): %w", ref.Size, err)
 	}
