@@ -121,7 +121,7 @@ func (l *Log) blobStore(ctx context.Context, stream string) (jetstream.ObjectSto
 	if obs, ok := l.blobs[stream]; ok {
 		return obs, nil
 	}
-	obs, err := l.js.CreateOrUpdateObjectStore(ctx, l.blobConfig(stream))
+	obs, err := l.bjs.CreateOrUpdateObjectStore(ctx, l.blobConfig(stream))
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: object store %s: %w", BlobBucket(stream), err)
 	}

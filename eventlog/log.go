@@ -89,6 +89,10 @@ type Log struct {
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
 
+	// bnc and bjs carry the object stores' traffic (blobs.go, ObjectStore).
+	bnc *nats.Conn
+	bjs jetstream.JetStream
+
 	blobsMu sync.Mutex
 	blobs   map[string]jetstream.ObjectStore // by stream: see blobs.go
 }
@@ -110,17 +114,20 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		if l.srv, err = startEmbedded(cfg); err != nil {
 			return nil, err
 		}
-		l.nc, err = nats.Connect("", nats.InProcessServer(l.srv), nats.Name("jetgraph"))
-	} else {
-		l.nc, err = nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(cfg.URLs, ",", " ")), ","),
-			nats.Name("jetgraph"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-			nats.ReconnectWait(250*time.Millisecond))
+	}
+	// Large bodies travel on a connection of their own: tens of megabytes of object chunks never
+	// hold up, behind them on one connection, the appends and lease renewals of the runs.
+	if l.nc, err = l.connect("jetgraph"); err == nil {
+		l.bnc, err = l.connect("jetgraph-blobs")
 	}
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("eventlog: connect: %w", err)
 	}
-	if l.js, err = jetstream.New(l.nc); err != nil {
+	if l.js, err = jetstream.New(l.nc); err == nil {
+		l.bjs, err = jetstream.New(l.bnc)
+	}
+	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
 	}
@@ -129,6 +136,16 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// connect opens a connection to the embedded server (in-process) or to cfg.URLs.
+func (l *Log) connect(name string) (*nats.Conn, error) {
+	if l.srv != nil {
+		return nats.Connect("", nats.InProcessServer(l.srv), nats.Name(name))
+	}
+	return nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(l.cfg.URLs, ",", " ")), ","),
+		nats.Name(name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(250*time.Millisecond))
 }
 
 func startEmbedded(cfg Config) (*server.Server, error) {
@@ -231,9 +248,10 @@ func (l *Log) ClientURL() string {
 func (l *Log) JetStream() jetstream.JetStream { return l.js }
 
 // ObjectStore returns the object store bucket, creating it (file storage, the log's replicas) if
-// it does not exist yet. Creating an existing bucket with the same config changes nothing.
+// it does not exist yet. Creating an existing bucket with the same config changes nothing. Its
+// traffic goes on the log's connection for large bodies.
 func (l *Log) ObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	obs, err := l.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	obs, err := l.bjs.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket:   bucket,
 		Storage:  jetstream.FileStorage,
 		Replicas: l.cfg.Replicas,
@@ -287,9 +305,11 @@ func (l *Log) ObserveAppends(f func(time.Duration)) { l.appendObserver.Store(&f)
 
 // Close drains the connection and shuts the embedded server down, flushing its store.
 func (l *Log) Close() {
-	if l.nc != nil {
-		_ = l.nc.Drain()
-		l.nc.Close()
+	for _, nc := range []*nats.Conn{l.nc, l.bnc} {
+		if nc != nil {
+			_ = nc.Drain()
+			nc.Close()
+		}
 	}
 	if l.srv != nil {
 		l.srv.Shutdown()
