@@ -25,13 +25,16 @@ const (
 // maxBatch is the largest atomic batch JetStream accepts by default.
 const maxBatch = 1000
 
-func (l *Log) message(p Pending) (*nats.Msg, error) {
+func (l *Log) message(ctx context.Context, p Pending) (*nats.Msg, error) {
 	if err := p.Event.validate(); err != nil {
 		return nil, err
 	}
 	body, err := encodeFrame([]Event{p.Event})
 	if err != nil {
 		return nil, err
+	}
+	if body, err = l.storeLarge(ctx, p.Event.Aggregate.Kind, body); err != nil {
+		return nil, fmt.Errorf("eventlog: append %s: %w", p.Event.Subject(), err)
 	}
 	m := nats.NewMsg(p.Event.Subject())
 	m.Data = body
@@ -52,7 +55,7 @@ func setExpect(m *nats.Msg, p Pending) {
 // error wrapping ErrConflict; nothing is stored then.
 func (l *Log) Append(ctx context.Context, e Event, expect Expect) (uint64, error) {
 	start := time.Now()
-	m, err := l.message(Pending{Event: e, Expect: expect})
+	m, err := l.message(ctx, Pending{Event: e, Expect: expect})
 	if err != nil {
 		return 0, err
 	}
@@ -72,11 +75,8 @@ const attemptTimeout = 2 * time.Second
 // publish sends m and waits for its acknowledgement, retrying unanswered attempts until ctx ends
 // (or 10 seconds when ctx has no deadline).
 func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
+	defer cancel()
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		ack, err := l.js.PublishMsg(actx, m)
@@ -144,6 +144,9 @@ func (l *Log) appendPacked(ctx context.Context, batch []Pending) (uint64, error)
 		return 0, err
 	}
 	first := batch[0]
+	if body, err = l.storeLarge(ctx, first.Event.Aggregate.Kind, body); err != nil {
+		return 0, fmt.Errorf("eventlog: append batch %s: %w", first.Event.Subject(), err)
+	}
 	m := nats.NewMsg(first.Event.Subject())
 	m.Data = body
 	m.Header.Set(jetstream.MsgIDHeader, first.Event.ID)
@@ -169,7 +172,7 @@ func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error)
 		if s, err := StreamOf(p.Event.Aggregate.Kind); err != nil || s != stream {
 			return 0, fmt.Errorf("eventlog: append batch: events span streams %s and %s", stream, s)
 		}
-		if msgs[i], err = l.message(p); err != nil {
+		if msgs[i], err = l.message(ctx, p); err != nil {
 			return 0, err
 		}
 	}
@@ -211,11 +214,8 @@ type batchAck struct {
 // request sends m and decodes the stream's answer. An empty answer is the acknowledgement of a
 // batch message before the commit.
 func (l *Log) request(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
+	defer cancel()
 	resp, err := l.nc.RequestMsgWithContext(ctx, m)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {

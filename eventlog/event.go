@@ -8,6 +8,9 @@
 //   - An event's ULID is its Nats-Msg-Id, so a retried append inside the duplicate window is
 //     stored once.
 //   - A batch is stored whole or not at all.
+//   - A message body over InlineLimit is stored in its stream's object store before the message,
+//     which carries a reference that every reader resolves (see blobs.go): any event size is
+//     carried, and no reference is ever dangling.
 package eventlog
 
 import (

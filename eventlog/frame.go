@@ -17,6 +17,9 @@ import (
 //     fold that reads it. A JSON text never starts with this byte.
 //   - a JSON object: one Event (what builds before the framed form wrote for single appends);
 //   - a JSON array of Events (their packed messages).
+//
+// A message may also hold a reference to its body in an object store (frameRef, see blobs.go):
+// Log.DecodeBody reads those.
 const frameV1 = 0x01
 
 // nullData stands for an event without data, as the JSON forms stored it.
@@ -55,12 +58,14 @@ func encodeFrame(events []Event) ([]byte, error) {
 	return b, nil
 }
 
-// DecodeMessage reads the events of a stored message body in any of its forms. Their Seq is
-// left for the caller to set. The events' Data share memory with body.
+// DecodeMessage reads the events of a stored message body in any of its inline forms. Their Seq
+// is left for the caller to set. The events' Data share memory with body.
 func DecodeMessage(body []byte) ([]Event, error) {
 	switch {
 	case len(body) > 0 && body[0] == frameV1:
 		return decodeFrame(body[1:])
+	case len(body) > 0 && body[0] == frameRef:
+		return nil, errors.New("a body stored by reference: read it with Log.DecodeBody")
 	case len(body) > 0 && body[0] == '[':
 		var events []Event
 		if err := json.Unmarshal(body, &events); err != nil {

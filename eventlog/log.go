@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,13 @@ type Log struct {
 
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
+
+	// bnc and bjs carry the object stores' traffic (blobs.go, ObjectStore).
+	bnc *nats.Conn
+	bjs jetstream.JetStream
+
+	blobsMu sync.Mutex
+	blobs   map[string]jetstream.ObjectStore // by stream: see blobs.go
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -101,23 +109,26 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Replicas != 1 && cfg.Replicas != 3 {
 		return nil, fmt.Errorf("eventlog: open: replicas must be 1 or 3, not %d", cfg.Replicas)
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger, blobs: map[string]jetstream.ObjectStore{}}
 	var err error
 	if cfg.URLs == "" {
 		if l.srv, err = startEmbedded(cfg); err != nil {
 			return nil, err
 		}
-		l.nc, err = nats.Connect("", nats.InProcessServer(l.srv), nats.Name("jetgraph"))
-	} else {
-		l.nc, err = nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(cfg.URLs, ",", " ")), ","),
-			nats.Name("jetgraph"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-			nats.ReconnectWait(250*time.Millisecond))
+	}
+	// Large bodies travel on a connection of their own: tens of megabytes of object chunks never
+	// hold up, behind them on one connection, the appends and lease renewals of the runs.
+	if l.nc, err = l.connect("jetgraph"); err == nil {
+		l.bnc, err = l.connect("jetgraph-blobs")
 	}
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("eventlog: connect: %w", err)
 	}
-	if l.js, err = jetstream.New(l.nc); err != nil {
+	if l.js, err = jetstream.New(l.nc); err == nil {
+		l.bjs, err = jetstream.New(l.bnc)
+	}
+	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("eventlog: jetstream: %w", err)
 	}
@@ -126,6 +137,16 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// connect opens a connection to the embedded server (in-process) or to cfg.URLs.
+func (l *Log) connect(name string) (*nats.Conn, error) {
+	if l.srv != nil {
+		return nats.Connect("", nats.InProcessServer(l.srv), nats.Name(name))
+	}
+	return nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(l.cfg.URLs, ",", " ")), ","),
+		nats.Name(name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(250*time.Millisecond))
 }
 
 func startEmbedded(cfg Config) (*server.Server, error) {
@@ -182,10 +203,7 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		if name == OutputStream {
 			// Output is re-read only to resume a stream; the duplicate window may not exceed it.
-			sc.MaxAge = l.cfg.OutputRetention
-			if sc.MaxAge <= 0 {
-				sc.MaxAge = DefaultOutputRetention
-			}
+			sc.MaxAge = l.cfg.outputMaxAge()
 			sc.Duplicates = min(sc.Duplicates, sc.MaxAge)
 		}
 		s, err := l.js.CreateOrUpdateStream(ctx, sc)
@@ -208,6 +226,14 @@ func (c Config) traceMaxAge() time.Duration {
 	return c.TraceRetention
 }
 
+// outputMaxAge is the output stream's MaxAge.
+func (c Config) outputMaxAge() time.Duration {
+	if c.OutputRetention <= 0 {
+		return DefaultOutputRetention
+	}
+	return c.OutputRetention
+}
+
 // Embedded reports whether the log runs an in-process server.
 func (l *Log) Embedded() bool { return l.srv != nil }
 
@@ -223,9 +249,10 @@ func (l *Log) ClientURL() string {
 func (l *Log) JetStream() jetstream.JetStream { return l.js }
 
 // ObjectStore returns the object store bucket, creating it (file storage, the log's replicas) if
-// it does not exist yet. Creating an existing bucket with the same config changes nothing.
+// it does not exist yet. Creating an existing bucket with the same config changes nothing. Its
+// traffic goes on the log's connection for large bodies.
 func (l *Log) ObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	obs, err := l.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+	obs, err := l.bjs.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket:   bucket,
 		Storage:  jetstream.FileStorage,
 		Replicas: l.cfg.Replicas,
@@ -279,9 +306,11 @@ func (l *Log) ObserveAppends(f func(time.Duration)) { l.appendObserver.Store(&f)
 
 // Close drains the connection and shuts the embedded server down, flushing its store.
 func (l *Log) Close() {
-	if l.nc != nil {
-		_ = l.nc.Drain()
-		l.nc.Close()
+	for _, nc := range []*nats.Conn{l.nc, l.bnc} {
+		if nc != nil {
+			_ = nc.Drain()
+			nc.Close()
+		}
 	}
 	if l.srv != nil {
 		l.srv.Shutdown()

@@ -10,14 +10,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// decode reads the events of a stored message (one, or several packed by AppendBatch) and
-// stamps them with its sequence.
-func decode(msg jetstream.Msg) ([]Event, error) {
+// decode reads the events of a stored message (one, or several packed by AppendBatch), fetching
+// a body stored by reference, and stamps them with its sequence.
+func (l *Log) decode(ctx context.Context, msg jetstream.Msg) ([]Event, error) {
 	md, err := msg.Metadata()
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: metadata of %s: %w", msg.Subject(), err)
 	}
-	events, err := DecodeMessage(msg.Data())
+	events, err := l.DecodeBody(ctx, msg.Data())
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: decode %s: %w", msg.Subject(), err)
 	}
@@ -99,9 +99,11 @@ type Subscription struct {
 	ch   chan []Event
 	cur  []Event // the rest of the message being read
 	done chan struct{}
-	once sync.Once
-	mu   sync.Mutex
-	err  error
+	// cancel ends the fetching of bodies stored by reference.
+	cancel context.CancelFunc
+	once   sync.Once
+	mu     sync.Mutex
+	err    error
 }
 
 // subscriptionBuffer bounds the events held between the consumer and a slow reader.
@@ -126,9 +128,11 @@ func (l *Log) Subscribe(ctx context.Context, stream string, from uint64, filters
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: subscribe to %s: %w", stream, err)
 	}
-	sub := &Subscription{ch: make(chan []Event, subscriptionBuffer), done: make(chan struct{})}
+	// Bodies stored by reference are fetched as long as the subscription lasts.
+	fetchCtx, cancel := context.WithCancel(context.Background())
+	sub := &Subscription{ch: make(chan []Event, subscriptionBuffer), done: make(chan struct{}), cancel: cancel}
 	sub.cc, err = cons.Consume(func(msg jetstream.Msg) {
-		events, err := decode(msg)
+		events, err := l.decode(fetchCtx, msg)
 		if err != nil {
 			sub.fail(err)
 			return
@@ -143,6 +147,7 @@ func (l *Log) Subscribe(ctx context.Context, stream string, from uint64, filters
 			l.log.Debug("eventlog: consume", "stream", stream, "err", err)
 		}))
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("eventlog: subscribe to %s: %w", stream, err)
 	}
 	return sub, nil
@@ -217,6 +222,7 @@ func (s *Subscription) pop() (Event, bool) {
 func (s *Subscription) Stop() {
 	s.once.Do(func() {
 		close(s.done)
+		s.cancel()
 		if s.cc != nil {
 			s.cc.Stop()
 		}

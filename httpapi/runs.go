@@ -263,6 +263,9 @@ func (s *Server) parseRun(c echo.Context, op, threadID string, errs *engine.Viol
 	if err != nil {
 		return runInput{}, err
 	}
+	if err := stateWithin(f, op, "input", "command"); err != nil {
+		return runInput{}, err
+	}
 	in := readRun(f, threadID == "")
 	in.create.ThreadID = threadID
 	s.headerConfig(f, c.Request().Header, &in.create)

@@ -102,6 +102,9 @@ func (s *Server) createRunBatch(c echo.Context) error {
 	for i, raw := range items {
 		var itemErrs engine.Violations
 		f := &fields{loc: "body", raw: raw, errs: &itemErrs}
+		if err := stateWithin(f, op, "input", "command"); err != nil {
+			return err
+		}
 		ins[i] = readRun(f, true)
 		s.headerConfig(f, c.Request().Header, &ins[i].create)
 		if err := s.resolveRun(ctx, ins[i].create); err != nil && notFound == nil {

@@ -137,6 +137,9 @@ func (s *Server) updateState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := stateWithin(f, "threads.update_state", "values"); err != nil {
+		return err
+	}
 	ref := readCheckpointRef(f, "checkpoint", id)
 	if cid := f.UUID("checkpoint_id"); cid != "" {
 		ref.ID = cid

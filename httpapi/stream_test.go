@@ -95,7 +95,7 @@ type sseEvent struct {
 // stream ends.
 func readSSE(r io.Reader, each func(sseEvent) bool) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), 16<<20)
+	sc.Buffer(make([]byte, 0, 4096), 512<<20) // large states are one line
 	var e sseEvent
 	for sc.Scan() {
 		line := sc.Text()

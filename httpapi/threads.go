@@ -68,6 +68,9 @@ func (s *Server) createThread(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := stateWithin(f, "threads.create", "supersteps"); err != nil {
+		return err
+	}
 	req := threads.Create{
 		ThreadID: f.UUID("thread_id"),
 		Metadata: f.Object("metadata"),

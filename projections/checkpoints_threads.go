@@ -95,8 +95,8 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // The event carries only the channels that changed since its parent, so only those are written
 // over the values of the previous root checkpoint; the writer sends every channel (Full)
 // whenever the parent is not the newest checkpoint (a fork), and then the values are replaced.
-// Values kept in the object store cannot be read by a fold: those channels are left out of
-// thread.values.
+// Values kept in the object store cannot be read by a fold: their references are kept instead
+// (see ValueRef), for the reader to resolve.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
 	var d engine.CheckpointData
 	if err := decodeJSON(e.Data, &d); err != nil {
@@ -116,8 +116,8 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 		first = true
 		all := make(map[string]json.RawMessage, len(d.Blobs))
 		for ch, blob := range d.Blobs {
-			if blob.Value != nil {
-				all[ch] = blob.Value
+			if v := storedValue(blob); v != nil {
+				all[ch] = v
 			}
 		}
 		if err := setValues(tx, key, all); err != nil {
@@ -131,8 +131,8 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 				continue
 			}
 			k := append(bytes.Clone(prefix), ch...)
-			if blob.Value != nil {
-				err = vals.Put(k, blob.Value)
+			if v := storedValue(blob); v != nil {
+				err = vals.Put(k, v)
 			} else {
 				err = vals.Delete(k)
 			}

@@ -41,12 +41,33 @@ var hasValues = json.RawMessage("{}")
 // key 00 channel. Thread ids hold no 00 byte, so no thread's prefix is another's.
 func valuesPrefix(key []byte) []byte { return append(bytes.Clone(key), 0x00) }
 
-// readValues returns the values of the thread under key, decoded.
+// ValueRef stands, in a thread's values as the projection reads them, for a channel's value a
+// fold cannot read: one the checkpoint put in the object store (engine.BlobData.Ref), named by
+// its digest. threads.Service resolves it before a client sees the thread.
+type ValueRef string
+
+// valueRefMark starts a stored channel value that is a ValueRef (a JSON text never starts with it).
+const valueRefMark = '@'
+
+// storedValue is what thread_values holds for a channel: its JSON, or its object-store reference.
+func storedValue(b engine.BlobData) []byte {
+	if b.Value == nil && b.Ref != "" {
+		return append([]byte{valueRefMark}, b.Ref...)
+	}
+	return b.Value
+}
+
+// readValues returns the values of the thread under key, decoded (ValueRef for those in the
+// object store).
 func readValues(tx *bbolt.Tx, key []byte) (map[string]any, error) {
 	values := map[string]any{}
 	prefix := valuesPrefix(key)
 	c := tx.Bucket(threadValuesBucket).Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(v) > 0 && v[0] == valueRefMark {
+			values[string(k[len(prefix):])] = ValueRef(v[1:])
+			continue
+		}
 		var x any
 		if err := decodeJSON(v, &x); err != nil {
 			return nil, fmt.Errorf("projections: value %q: %w", k, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,6 +17,9 @@ import (
 // blobCacheBytes bounds the values a blobStore keeps in memory. Objects are named by their
 // digest and never change, so a cached value is never stale.
 const blobCacheBytes = 64 << 20
+
+// getTimeout bounds the tries to read a value.
+const getTimeout = time.Minute
 
 // blobStore puts and gets values in the BlobBucket object store, which it creates on first use.
 type blobStore struct {
@@ -81,7 +85,15 @@ func (b *blobStore) get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := obs.GetBytes(ctx, digest)
+	// The object exists (it was stored before the event naming it): a failure to read it is
+	// the connection's (a timeout on a loaded server), tried again for up to getTimeout.
+	rctx, cancel := context.WithTimeout(ctx, getTimeout)
+	defer cancel()
+	var data []byte
+	err = eventlog.Retry(rctx, func() error {
+		data, err = obs.GetBytes(rctx, digest)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: get blob %s: %w", digest, err)
 	}

@@ -44,10 +44,17 @@ type Object struct {
 // CheckpointData is the payload of cp's event. With full it carries every channel that has a
 // value; otherwise only the channels listed in changed (those whose version or value differ from
 // the stored parent's, see projections.Checkpoints.Diff), a changed channel without a value
-// meaning the value is gone.
+// meaning the value is gone. A state over engine.MaxStateBytes is refused (TooLarge).
 func CheckpointData(ref graph.Ref, cp graph.Checkpoint, md map[string]any, parent *graph.Ref, changed []string, full bool) (engine.CheckpointData, error) {
 	if ref.ID != "" && ref.ID != cp.ID {
 		return engine.CheckpointData{}, fmt.Errorf("checkpoints: ref names checkpoint %s, checkpoint is %s", ref.ID, cp.ID)
+	}
+	size := 0
+	for _, v := range cp.ChannelValues {
+		size += len(v)
+	}
+	if size > engine.MaxStateBytes {
+		return engine.CheckpointData{}, engine.StateTooLarge("checkpoints.put", "The state of checkpoint "+cp.ID, size)
 	}
 	raw, err := json.Marshal(md)
 	if err != nil {

@@ -2,6 +2,7 @@ package checkpoints_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -68,5 +69,31 @@ func TestRethread(t *testing.T) {
 	created, _ := eventlog.New(checkpoints.Aggregate("acme", "src"), engine.ThreadCreated, engine.ThreadCreatedData{})
 	if _, ok, err := checkpoints.Rethread(created, "dst"); ok || err != nil {
 		t.Fatal("only checkpoint and writes events are copied")
+	}
+}
+
+// TestCheckpointDataStateLimit checks that a state up to engine.MaxStateBytes is saved and one
+// over it is refused (TooLarge, naming the limit), whatever the channels it is spread over.
+func TestCheckpointDataStateLimit(t *testing.T) {
+	half := `"` + strings.Repeat("x", engine.MaxStateBytes/2-2) + `"`
+	tests := []struct {
+		name   string
+		values map[string]string
+		ok     bool
+	}{
+		{"at the limit over two channels", map[string]string{"a": half, "b": half}, true},
+		{"one byte over", map[string]string{"a": half, "b": half, "c": `1`}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := newCP(tc.values, map[string]int64{"a": 1, "b": 1, "c": 1})
+			_, err := checkpoints.CheckpointData(graph.Ref{ThreadID: "t", ID: cp.ID}, cp, nil, nil, nil, true)
+			if tc.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tc.ok && (!engine.Is(engine.TooLarge, err) || !strings.Contains(err.Error(), engine.MaxStateText)) {
+				t.Fatalf("err = %v, want TooLarge naming %s", err, engine.MaxStateText)
+			}
+		})
 	}
 }

@@ -32,6 +32,11 @@ func New(log *eventlog.Log, projector *projections.Projector, view *projections.
 	return &Saver{log: log, projector: projector, view: view, blobs: newBlobStore(log)}
 }
 
+// Blob returns the value kept in the object store under digest (an engine.BlobData.Ref).
+func (s *Saver) Blob(ctx context.Context, digest string) ([]byte, error) {
+	return s.blobs.get(ctx, digest)
+}
+
 // Get implements graph.Saver.
 func (s *Saver) Get(ctx context.Context, ref graph.Ref) (*graph.Tuple, error) {
 	st, err := s.view.Get(engine.TenantFrom(ctx), ref)

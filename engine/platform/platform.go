@@ -134,6 +134,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
 	p.Store = store.New(cmds, p.StoreView, cfg.Logger)
 	p.Checkpoints = checkpoints.New(l, p.Runtime, p.CheckpointsView)
+	p.Threads.ResolveValuesWith(p.Checkpoints.Blob)
 	p.Runner = runner.New(p.Assistants, p.Threads, p.Graphs, p.Checkpoints, p.Store)
 	rc := cfg.Runs
 	rc.Checkpoints = p.Checkpoints

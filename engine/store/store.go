@@ -20,9 +20,9 @@ import (
 	"github.com/jetgraph/jetgraph/projections"
 )
 
-// MaxItemBytes bounds the JSON of a put event's payload so that the event fits in one message of
-// the log (1 MiB by default on NATS).
-const MaxItemBytes = 960 << 10
+// MaxItemBytes bounds the JSON of a put event's payload: an item is a state as far as size goes
+// (engine.MaxStateBytes). The log carries payloads past NATS's max payload by reference.
+const MaxItemBytes = engine.MaxStateBytes
 
 // refreshBatch bounds the refresh events appended in one batch.
 const refreshBatch = 500
@@ -112,7 +112,7 @@ func (s *Service) Put(ctx context.Context, p Put) error {
 			return nil, engine.E(engine.Op(op), err)
 		}
 		if len(e.Data) > MaxItemBytes {
-			return nil, engine.E(engine.Op(op), engine.TooLarge, fmt.Sprintf("Store item over %d bytes.", MaxItemBytes))
+			return nil, engine.StateTooLarge(op, "The store item", len(e.Data))
 		}
 		return command.Decision{{Event: e, Expect: expect}}, nil
 	})

@@ -125,8 +125,17 @@ func TestValidation(t *testing.T) {
 			}
 		})
 	}
-	big := map[string]any{"s": string(make([]byte, store.MaxItemBytes))}
-	if err := p.svc.Put(ctx, store.Put{Namespace: []string{"a"}, Key: "k", Value: big}); !engine.Is(engine.TooLarge, err) {
+	// An item past NATS's 1 MiB max payload is stored (by reference) and reads back whole; one
+	// over the state limit is refused, naming it.
+	large := map[string]any{"s": strings.Repeat("x", 3<<20)}
+	if err := p.svc.Put(ctx, store.Put{Namespace: []string{"a"}, Key: "large", Value: large}); err != nil {
+		t.Fatalf("3 MiB put: %v", err)
+	}
+	if it, found, err := p.svc.Get(ctx, []string{"a"}, "large", false); err != nil || !found || it.Value["s"] != large["s"] {
+		t.Errorf("3 MiB item read back: found %v, %v", found, err)
+	}
+	big := map[string]any{"s": strings.Repeat("x", store.MaxItemBytes)}
+	if err := p.svc.Put(ctx, store.Put{Namespace: []string{"a"}, Key: "k", Value: big}); !engine.Is(engine.TooLarge, err) || !strings.Contains(err.Error(), engine.MaxStateText) {
 		t.Errorf("oversized put: %v", err)
 	}
 }

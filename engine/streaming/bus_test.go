@@ -140,25 +140,6 @@ func TestPublishFollowAndResume(t *testing.T) {
 	}
 }
 
-func TestOversizedEventSkipped(t *testing.T) {
-	var logs syncBuffer
-	l, s := openBus(t, 0, &logs)
-	ctx := context.Background()
-	rec := testRun("custom")
-	sink := s.Begin(ctx, rec)
-	big := strings.Repeat("x", int(l.JetStream().Conn().MaxPayload())+1)
-	sink(graph.Event{Mode: "custom", Data: big})
-	sink(graph.Event{Mode: "custom", Data: "small"})
-	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
-	if strings.Join(got.events(), ",") != "metadata,custom,end" || string(got.frames[1].Data) != `"small"` {
-		t.Errorf("events = %v", got.events())
-	}
-	if !strings.Contains(logs.String(), "over the message size limit") {
-		t.Errorf("no log line for the skipped event: %s", logs.String())
-	}
-}
-
 func TestExpiredLastEventIDRestarts(t *testing.T) {
 	_, s := openBus(t, time.Second, nil)
 	ctx := context.Background()

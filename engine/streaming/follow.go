@@ -133,11 +133,7 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 		case <-f.cons.done:
 			return f.consumerGone()
 		case jm := <-f.cons.ch:
-			var err error
-			if msgs, err = decode(jm, msgs[:0]); err != nil {
-				f.s.log.Warn("streaming: undecodable output message skipped", "subject", jm.Subject(), "err", err)
-				continue
-			}
+			msgs = f.s.decode(ctx, jm, msgs[:0])
 			slot := 0 // frames of the message so far: the events of a packed message share its slots
 			for _, m := range msgs {
 				lastSeq = m.Seq
@@ -324,27 +320,6 @@ func (w *writer) heartbeat() error {
 		return err
 	}
 	return w.sink.Flush()
-}
-
-// decode reads an output message: its events, in order (see wireVersion and packVersion for
-// its forms). They share the message's sequence and time.
-func decode(jm jetstream.Msg, into []Msg) ([]Msg, error) {
-	md, err := jm.Metadata()
-	if err != nil {
-		return into, err
-	}
-	recs, err := records(jm.Data())
-	if err != nil {
-		return into, err
-	}
-	for _, r := range recs {
-		m := Msg{Seq: md.Sequence.Stream, Time: md.Timestamp, RunID: runOfSubject(jm.Subject())}
-		if err := decodeRecord(r, &m); err != nil {
-			return into, err
-		}
-		into = append(into, m)
-	}
-	return into, nil
 }
 
 // decodeRecord reads one event in the single-event form into m.

@@ -65,6 +65,9 @@ type sender struct {
 	urgent   bool
 	wake     chan struct{} // closed when the sender turns urgent
 	progress chan struct{} // closed and replaced whenever done moves
+	// lost counts the records the stream refused since the client was last told, and why.
+	lost    int
+	lostWhy error
 }
 
 func newSender(s *Streamer, subject, runID string) *sender {
@@ -106,9 +109,10 @@ func (q *sender) run() {
 		if len(q.queue) > 0 && (len(inflight) == 0 || q.urgent) {
 			body, n, size := q.take()
 			q.mu.Unlock()
-			if ack := q.send(body, n); ack != nil {
+			if ack, err := q.send(body, n); err == nil {
 				inflight = append(inflight, flight{ack, n, size})
 			} else {
+				q.refused(n, err)
 				q.complete(n, size)
 			}
 			continue
@@ -123,16 +127,36 @@ func (q *sender) run() {
 			wake = nil // already sending everything: wait for the acks
 		}
 		q.mu.Unlock()
-		if q.await(inflight[0], wake) {
+		if settled, err := q.await(inflight[0], wake); settled {
+			if err != nil {
+				q.refused(inflight[0].records, err)
+			}
 			q.complete(inflight[0].records, inflight[0].size)
 			inflight = inflight[1:]
 		}
 	}
 }
 
+// refused notes that records were refused by the stream: the next message tells the client.
+func (q *sender) refused(records int, err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lost += records
+	q.lostWhy = err
+}
+
 // take removes from the queue the records of the next message, and returns its body, how many
-// records it holds and their bytes. Called with mu held and the queue not empty.
+// records it holds and their bytes. Called with mu held and the queue not empty. Records lost
+// before are announced first, by an "error" record (not counted: it was never queued).
 func (q *sender) take() ([]byte, int, int) {
+	if q.lost > 0 {
+		why := fmt.Sprintf("%d events were refused by the log (%v)", q.lost, q.lostWhy)
+		rec := lostRecord("run", why)
+		q.queue = append([][]byte{rec}, q.queue...)
+		q.lost, q.lostWhy = 0, nil
+		body, n, size := q.take()
+		return body, n - 1, size - len(rec)
+	}
 	limit := maxPackBytes
 	if max := q.s.js.Conn().MaxPayload(); max > 0 && int64(limit) > max {
 		limit = int(max)
@@ -163,31 +187,32 @@ func (q *sender) take() ([]byte, int, int) {
 	return body, n, size
 }
 
-// send publishes one message; nil when it could not be.
-func (q *sender) send(body []byte, records int) jetstream.PubAckFuture {
+// send publishes one message.
+func (q *sender) send(body []byte, records int) (jetstream.PubAckFuture, error) {
 	ack, err := q.s.js.PublishMsgAsync(&nats.Msg{Subject: q.subject, Data: body}, jetstream.WithStallWait(ackWait))
 	if err != nil {
 		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", records, "err", err)
-		return nil
 	}
-	return ack
+	return ack, err
 }
 
-// await waits for f's acknowledgement (at most ackWait) and reports whether it is settled;
-// false when wake fired first.
-func (q *sender) await(f flight, wake <-chan struct{}) bool {
+// await waits for f's acknowledgement (at most ackWait) and reports whether it is settled
+// (false when wake fired first), and the stream's refusal if it refused the message.
+func (q *sender) await(f flight, wake <-chan struct{}) (bool, error) {
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
 	select {
 	case <-f.ack.Ok():
 	case err := <-f.ack.Err():
 		q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", f.records, "err", err)
+		return true, err
 	case <-t.C:
+		// Maybe stored all the same: not announced as lost.
 		q.s.log.Warn("streaming: events of a run were not acknowledged in time", "run_id", q.runID, "events", f.records)
 	case <-wake:
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // complete counts records as settled.

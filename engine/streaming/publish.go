@@ -240,7 +240,8 @@ func (p *runPub) interrupts(ctx context.Context) {
 }
 
 // publish sends one event, in order after the previous ones of the run (see sender). An event
-// over the connection's payload limit, or one that cannot be encoded, is skipped with a log line.
+// too large for a message is stored apart and sent by reference (see storeLarge); one that
+// cannot be encoded is replaced by an "error" event saying so.
 func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 	if p.s.js == nil {
 		return
@@ -264,14 +265,17 @@ func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 	}
 	p.buf.WriteByte('\n')
 	if err := p.encode(data); err != nil {
-		p.s.log.Warn("streaming: event not encodable; skipped", "run_id", p.rec.RunID, "event", event, "err", err)
+		p.s.log.Warn("streaming: event not encodable; the stream says so", "run_id", p.rec.RunID, "event", event, "err", err)
+		p.q.add(lostRecord(event, "it could not be encoded: "+err.Error()))
 		return
 	}
-	body := bytes.Clone(p.buf.Bytes())
-	if limit := p.s.js.Conn().MaxPayload(); int64(len(body)) > limit {
-		p.s.log.Warn("streaming: event over the message size limit; skipped", "run_id", p.rec.RunID,
-			"event", event, "bytes", len(body), "limit", limit)
-		return
+	var body []byte
+	if p.s.cfg.Log != nil && p.s.cfg.Log.Oversized(p.buf.Bytes()) {
+		// Handed over rather than copied, and the buffer is not kept at this size.
+		body = p.storeLarge(event, p.buf.Bytes())
+		p.buf = bytes.Buffer{}
+	} else {
+		body = bytes.Clone(p.buf.Bytes())
 	}
 	p.q.add(body)
 }

@@ -17,6 +17,8 @@
 //     hands the shaped frames to a FrameSink, with heartbeats while idle; Close releases the
 //     consumer and every goroutine.
 //   - Frame (frame.go) is one SSE event, written with CR/LF stripped from its event and id.
+//   - Events too large for a message (large.go) are stored in the output stream's object store
+//     and sent by reference; what cannot be streamed reaches the client as an "error" event.
 //
 // Invariants:
 //   - Event ids are "<ms>-<seq>": the publish time in milliseconds and the message's stream

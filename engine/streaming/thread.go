@@ -141,10 +141,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 		case <-updatesDone:
 			return errors.New("streaming: reading the thread's state updates stopped")
 		case jm := <-out:
-			var err error
-			if msgs, err = decode(jm, msgs[:0]); err != nil {
-				continue
-			}
+			msgs = f.s.decode(ctx, jm, msgs[:0])
 			slot := 0 // frames of the message so far: the events of a packed message share its slots
 			for _, m := range msgs {
 				if err := f.threadEvent(ctx, w, shapers, m, slot, &frames); err != nil {
@@ -240,7 +237,7 @@ func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
 	if err != nil {
 		return nil
 	}
-	events, err := eventlog.DecodeMessage(jm.Data())
+	events, err := f.s.cfg.Log.DecodeBody(ctx, jm.Data())
 	if err != nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ package threads
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -22,6 +23,39 @@ type Service struct {
 	view  *projections.Threads
 	log   *slog.Logger
 	clock func() time.Time
+	// blob fetches a value the projection keeps as a reference (projections.ValueRef).
+	blob func(ctx context.Context, digest string) ([]byte, error)
+}
+
+// ResolveValuesWith sets how the values of a thread kept in the object store are fetched
+// (checkpoints.Saver.Blob): without it, they are left out of the thread.
+func (s *Service) ResolveValuesWith(blob func(ctx context.Context, digest string) ([]byte, error)) {
+	s.blob = blob
+}
+
+// resolveValues replaces the references among th's values by the values they name.
+func (s *Service) resolveValues(ctx context.Context, th *engine.Thread) error {
+	values, _ := th.Values.(map[string]any)
+	for ch, v := range values {
+		ref, ok := v.(projections.ValueRef)
+		if !ok {
+			continue
+		}
+		if s.blob == nil {
+			delete(values, ch)
+			continue
+		}
+		raw, err := s.blob(ctx, string(ref))
+		if err != nil {
+			return err
+		}
+		var x any
+		if err := json.Unmarshal(raw, &x); err != nil {
+			return fmt.Errorf("threads: value of channel %s: %w", ch, err)
+		}
+		values[ch] = x
+	}
+	return nil
 }
 
 // New returns the thread service writing through cmd and reading view.
@@ -127,6 +161,9 @@ func (s *Service) read(ctx context.Context, id string, get func(tenant, id strin
 	if !ok {
 		return engine.Thread{}, NotFound("threads.get", id)
 	}
+	if err := s.resolveValues(ctx, &th); err != nil {
+		return engine.Thread{}, engine.E(engine.Op("threads.get"), err)
+	}
 	return th, nil
 }
 
@@ -223,6 +260,11 @@ func (s *Service) Search(ctx context.Context, q projections.ThreadQuery) ([]engi
 	ts, total, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
 		return nil, 0, engine.E(engine.Op("threads.search"), err)
+	}
+	for i := range ts {
+		if err := s.resolveValues(ctx, &ts[i]); err != nil {
+			return nil, 0, engine.E(engine.Op("threads.search"), err)
+		}
 	}
 	return ts, total, nil
 }
