@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -162,7 +164,8 @@ func TestExternalServer(t *testing.T) {
 func TestEmbeddedListen(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	l, err := eventlog.Open(ctx, eventlog.Config{Dir: t.TempDir(), Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
+	dir := t.TempDir()
+	l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +180,19 @@ func TestEmbeddedListen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other := eventlogtest.OpenURLs(t, url, 1)
+	// The listener admits only the holder of the key it wrote in the data folder, a file only
+	// its owner may read.
+	creds := eventlog.CredsFile(dir)
+	if fi, err := os.Stat(creds); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file %s: %v, %v; want mode 0600", creds, fi, err)
+	}
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatalf("a connection without credentials was admitted by %s", url)
+	} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Fatalf("connection without credentials: %v, want an authorization error", err)
+	}
+	other := eventlogtest.OpenConfig(t, eventlog.Config{URLs: url, Creds: creds, Replicas: 1})
 	if other.Embedded() {
 		t.Fatal("log on a URL claims to be embedded")
 	}

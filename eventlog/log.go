@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // Stream names. Streams are split by bounded context so that heavy traffic in one (traces) never
@@ -60,8 +61,12 @@ type Config struct {
 	Dir string
 	// URLs of external NATS servers (comma-separated form accepted). Empty: embedded server.
 	URLs string
-	// Listen exposes the embedded server on host:port; empty keeps it in-process only.
+	// Listen exposes the embedded server on host:port; empty keeps it in-process only. The
+	// server then admits only the holder of the key in CredsFile(Dir), generated on first use.
 	Listen string
+	// Creds authenticates the connection to URLs: a NATS credentials file, or the user key file
+	// of a listening embedded server (CredsFile of its data folder).
+	Creds string
 	// Replicas of each stream: 1, or 3 on a cluster.
 	Replicas int
 	// SyncAlways makes the embedded server fsync every write instead of every SyncInterval.
@@ -103,18 +108,13 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger}
 	var err error
 	if cfg.URLs == "" {
-		if l.srv, err = startEmbedded(cfg); err != nil {
-			return nil, err
-		}
-		l.nc, err = nats.Connect("", nats.InProcessServer(l.srv), nats.Name("jetgraph"))
+		l.nc, err = l.openEmbedded()
 	} else {
-		l.nc, err = nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(cfg.URLs, ",", " ")), ","),
-			nats.Name("jetgraph"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-			nats.ReconnectWait(250*time.Millisecond))
+		l.nc, err = connect(cfg)
 	}
 	if err != nil {
 		l.Close()
-		return nil, fmt.Errorf("eventlog: connect: %w", err)
+		return nil, err
 	}
 	if l.js, err = jetstream.New(l.nc); err != nil {
 		l.Close()
@@ -127,7 +127,66 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	return l, nil
 }
 
-func startEmbedded(cfg Config) (*server.Server, error) {
+// Reconnection to a cluster: a lost server is replaced by another at once (every URL given and
+// every server the cluster announces is tried, forever), and a server that stopped answering
+// without closing the connection is noticed within a few seconds.
+const (
+	reconnectWait = 250 * time.Millisecond
+	pingInterval  = 2 * time.Second
+	maxPingsOut   = 2
+	connectWait   = 2 * time.Second
+)
+
+// connect opens the connection to cfg's servers. It does not wait for one to answer: a cluster
+// that is still starting is connected to as soon as it can be.
+func connect(cfg Config) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("jetgraph"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut), nats.Timeout(connectWait),
+	}
+	if cfg.Creds != "" {
+		opt, err := credsOption(cfg.Creds)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
+	}
+	nc, err := nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(cfg.URLs, ",", " ")), ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	return nc, nil
+}
+
+// openEmbedded starts the embedded server and connects to it in-process. A server that listens
+// admits only the holder of the data folder's user key (see CredsFileName), this process too.
+func (l *Log) openEmbedded() (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("jetgraph")}
+	var key nkeys.KeyPair
+	if l.cfg.Listen != "" {
+		var err error
+		if key, err = listenerKey(l.cfg.Dir); err != nil {
+			return nil, err
+		}
+		opt, err := keyOption(key)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
+	}
+	var err error
+	if l.srv, err = startEmbedded(l.cfg, key); err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect("", append(opts, nats.InProcessServer(l.srv))...)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	return nc, nil
+}
+
+func startEmbedded(cfg Config, key nkeys.KeyPair) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName:         "jetgraph",
 		JetStream:          true,
@@ -145,6 +204,9 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 			return nil, fmt.Errorf("eventlog: --nats-listen %q: %w", cfg.Listen, err)
 		}
 		opts.Host, opts.Port = host, port
+		if err := requireKey(opts, key); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

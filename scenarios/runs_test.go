@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -107,8 +108,9 @@ func TestTwoProcessesShareTheLog(t *testing.T) {
 		t.Skip("scenario test; skipped with -short")
 	}
 	natsAddr := freeAddr(t)
-	a := startServerArgs(t, t.TempDir(), append([]string{"--nats-listen", natsAddr}, fastFailover...)...)
-	b := startServerArgs(t, t.TempDir(), append([]string{"--nats-url", "nats://" + natsAddr}, fastFailover...)...)
+	dataA := t.TempDir()
+	a := startServerArgs(t, dataA, append([]string{"--nats-listen", natsAddr}, fastFailover...)...)
+	b := startServerArgs(t, t.TempDir(), append([]string{"--nats-url", "nats://" + natsAddr, "--nats-creds", filepath.Join(dataA, "nats-user.nk")}, fastFailover...)...)
 	const threads, perThread = 20, 10
 	ids := make([]string, threads)
 	for i := range ids {

@@ -19,6 +19,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise read from the
@@ -42,6 +44,8 @@ type options struct {
 	config      string
 	natsURL     string
 	natsListen  string
+	natsCreds   string
+	corsOrigins string
 	replicas    int
 	sync        string
 	logFormat   string
@@ -94,7 +98,9 @@ command line wins over the environment.`,
 	f.StringVar(&o.data, "data", ".jetgraph", "data folder: the projection file and the embedded NATS store")
 	f.StringVar(&o.config, "config", "", "graph.json that says which graphs to serve (default: the example graphs and a react agent)")
 	f.StringVar(&o.natsURL, "nats-url", "", "NATS servers to use instead of the embedded one (comma-separated URLs)")
-	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph)")
+	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph); it admits only the holder of <data>/"+eventlog.CredsFileName)
+	f.StringVar(&o.natsCreds, "nats-creds", "", "credentials for --nats-url: a NATS .creds file, or the user key a listening embedded server wrote (<data>/"+eventlog.CredsFileName+")")
+	f.StringVar(&o.corsOrigins, "cors-origins", "", "browser origins allowed to call the API besides loopback ones, comma-separated ('*': every origin)")
 	f.IntVar(&o.replicas, "nats-replicas", 1, "replicas of each JetStream stream: 1, or 3 on a cluster")
 	f.StringVar(&o.sync, "sync", "interval", "embedded server fsync policy: 'interval' (every 2 minutes) or 'always' (every write)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")

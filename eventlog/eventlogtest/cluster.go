@@ -192,15 +192,21 @@ func FreeAddr(t testing.TB) string {
 // closes it when the test ends.
 func OpenURLs(t testing.TB, urls string, replicas int) *eventlog.Log {
 	t.Helper()
+	return OpenConfig(t, eventlog.Config{URLs: urls, Replicas: replicas})
+}
+
+// OpenConfig opens a log as cfg says, quietly unless cfg has a logger, and closes it when the
+// test ends.
+func OpenConfig(t testing.TB, cfg eventlog.Config) *eventlog.Log {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
-	l, err := eventlog.Open(ctx, eventlog.Config{
-		URLs:     urls,
-		Replicas: replicas,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l, err := eventlog.Open(ctx, cfg)
 	if err != nil {
-		t.Fatalf("open event log on %s: %v", urls, err)
+		t.Fatalf("open event log on %s: %v", cfg.URLs, err)
 	}
 	t.Cleanup(l.Close)
 	return l
