@@ -535,3 +535,55 @@ func TestClusterReplicas3(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWaitsForAFormingCluster opens a log with three replicas while only one server of the
+// cluster runs: Open waits, retrying, until the others join, instead of failing.
+func TestOpenWaitsForAFormingCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	servers := eventlogtest.ClusterServers(t, 3)
+	urls := make([]string, len(servers))
+	for i, s := range servers {
+		urls[i] = s.ClientURL()
+	}
+	for _, s := range servers[1:] {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+	var logs eventlogtest.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitFor)
+	defer cancel()
+	type opened struct {
+		l   *eventlog.Log
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		l, err := eventlog.Open(ctx, eventlog.Config{URLs: strings.Join(urls, ","), Replicas: 3,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		done <- opened{l, err}
+	}()
+	eventually(t, "Open retrying", func() error {
+		select {
+		case o := <-done:
+			t.Fatalf("Open returned before the cluster formed: %v", o.err)
+		default:
+		}
+		if !strings.Contains(logs.String(), "the cluster is not ready, retrying") {
+			return errors.New("no retry logged yet")
+		}
+		return nil
+	})
+	for _, s := range servers[1:] {
+		eventlogtest.Restart(t, s)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("Open after the cluster formed: %v", o.err)
+	}
+	t.Cleanup(o.l.Close)
+	if _, err := o.l.Append(ctx, mustEvent(t, thread("a"), "created", nil), eventlog.At(0)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ const (
 
 // DefaultOutputRetention is how long run output is kept when Config.OutputRetention is 0.
 const DefaultOutputRetention = 2 * time.Minute
+
+// outputDuplicates is the output stream's duplicate window.
+const outputDuplicates = time.Minute
 
 // DefaultTraceRetention is how long trace events are kept when Config.TraceRetention is 0.
 const DefaultTraceRetention = 30 * 24 * time.Hour
@@ -90,6 +94,11 @@ type Log struct {
 	streams map[string]jetstream.Stream
 	log     *slog.Logger
 
+	// reconnects is closed and replaced whenever the connection is made again (to another
+	// server of a cluster, say): subscriptions then check that their consumers survived.
+	reconnectMu sync.Mutex
+	reconnects  chan struct{}
+
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
 }
@@ -105,12 +114,12 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Replicas != 1 && cfg.Replicas != 3 {
 		return nil, fmt.Errorf("eventlog: open: replicas must be 1 or 3, not %d", cfg.Replicas)
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger, reconnects: make(chan struct{})}
 	var err error
 	if cfg.URLs == "" {
 		l.nc, err = l.openEmbedded()
 	} else {
-		l.nc, err = connect(cfg)
+		l.nc, err = connect(cfg, l.onReconnect)
 	}
 	if err != nil {
 		l.Close()
@@ -138,10 +147,11 @@ const (
 )
 
 // connect opens the connection to cfg's servers. It does not wait for one to answer: a cluster
-// that is still starting is connected to as soon as it can be.
-func connect(cfg Config) (*nats.Conn, error) {
+// that is still starting is connected to as soon as it can be. reconnected is called whenever
+// the connection is made again.
+func connect(cfg Config, reconnected func()) (*nats.Conn, error) {
 	opts := []nats.Option{
-		nats.Name("jetgraph"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.Name("jetgraph"), nats.ReconnectHandler(func(*nats.Conn) { reconnected() }), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
 		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut), nats.Timeout(connectWait),
 	}
@@ -243,15 +253,23 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		if name == OutputStream {
 			// Output is re-read only to resume a stream; the duplicate window may not exceed it.
+			// A message is sent again for at most half a minute (its acknowledgement lost in a
+			// failover): a minute of ids is enough to store it once.
 			sc.MaxAge = l.cfg.OutputRetention
 			if sc.MaxAge <= 0 {
 				sc.MaxAge = DefaultOutputRetention
 			}
-			sc.Duplicates = min(sc.Duplicates, sc.MaxAge)
+			sc.Duplicates = min(outputDuplicates, sc.MaxAge)
 		}
-		s, err := l.js.CreateOrUpdateStream(ctx, sc)
+		// A cluster that is still forming is waited for, as long as ctx lets.
+		var s jetstream.Stream
+		err := l.Retry(ctx, "create stream "+name, func(ctx context.Context) error {
+			var err error
+			s, err = l.js.CreateOrUpdateStream(ctx, sc)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("eventlog: create stream %s: %w", name, err)
+			return err
 		}
 		l.streams[name] = s
 	}
@@ -267,6 +285,21 @@ func (c Config) traceMaxAge() time.Duration {
 		return 0
 	}
 	return c.TraceRetention
+}
+
+// onReconnect tells the subscriptions that the connection was made again.
+func (l *Log) onReconnect() {
+	l.reconnectMu.Lock()
+	defer l.reconnectMu.Unlock()
+	close(l.reconnects)
+	l.reconnects = make(chan struct{})
+}
+
+// reconnected returns a channel closed at the next reconnection.
+func (l *Log) reconnected() <-chan struct{} {
+	l.reconnectMu.Lock()
+	defer l.reconnectMu.Unlock()
+	return l.reconnects
 }
 
 // Embedded reports whether the log runs an in-process server.

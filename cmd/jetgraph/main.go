@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -109,8 +110,8 @@ command line wins over the environment.`,
 	f.StringVar(&o.gracePeriod, "grace-period", "3m", "how long shutdown lets requests and runs in flight finish; runs still going are then left to another process")
 	f.IntVar(&o.workers, "workers", 10, "threads this process runs at once")
 	f.DurationVar(&o.runTimeout, "run-timeout", 0, "time limit of a run (0: none); a run over it fails with TimeoutError")
-	f.DurationVar(&o.leaseTTL, "lease-ttl", 15*time.Second, "how long a thread's lease outlives a worker that stopped renewing it")
-	f.DurationVar(&o.ackWait, "dispatch-ack-wait", 30*time.Second, "how long a picked-up run waits for its worker before another process may take it")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", runs.DefaultLeaseTTL, "how long a thread's lease outlives a worker that stopped renewing it (renewed every third of it)")
+	f.DurationVar(&o.ackWait, "dispatch-ack-wait", runs.DefaultAckWait, "how long a picked-up run waits for its worker before another process may take it (acknowledged in progress every third of it)")
 	f.DurationVar(&o.streamRetention, "stream-retention", 2*time.Minute, "how long a run's streamed events are kept for clients to join or resume them (Last-Event-ID)")
 	f.BoolVar(&o.pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ (for operators; never expose it publicly)")
 	f.BoolVar(&o.webhooksDisabled, "webhooks-disabled", false, "never call run webhooks")
