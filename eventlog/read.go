@@ -97,7 +97,7 @@ const subscriptionBuffer = 4096
 // not answer (a leader election takes a few seconds).
 const (
 	pullExpiry        = 10 * time.Second
-	pullHeartbeat     = time.Second
+	pullHeartbeat     = 2 * time.Second
 	resubscribeMin    = 50 * time.Millisecond
 	resubscribeMax    = time.Second
 	consumerInactive  = time.Minute
@@ -105,7 +105,7 @@ const (
 	// stallCheck is how often a subscription that delivered nothing asks the server whether its
 	// consumer still exists and has nothing pending: a safety net for a consumer that stopped
 	// delivering without any error.
-	stallCheck = 3 * time.Second
+	stallCheck = 5 * time.Second
 )
 
 // Subscribe starts delivering events of stream from sequence from (1 for all), optionally only those

@@ -112,7 +112,7 @@ func (s *Service) Start(ctx context.Context) error {
 // dispatchHeartbeat: a pull lost with its server (a failover) is noticed after two missed.
 const (
 	dispatchExpiry    = 10 * time.Second
-	dispatchHeartbeat = time.Second
+	dispatchHeartbeat = 2 * time.Second
 )
 
 // pull starts pulling dispatch messages from cons, as many as there are workers. It is what
