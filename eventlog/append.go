@@ -70,28 +70,41 @@ func (l *Log) Append(ctx context.Context, e Event, expect Expect) (uint64, error
 // attemptTimeout bounds one publish attempt. On a cluster, a publish sent while the stream's
 // leader is lost can go unanswered; it is sent again, and its Nats-Msg-Id makes sure it is
 // stored once.
-const attemptTimeout = 2 * time.Second
+const attemptTimeout = time.Second
 
 // publish sends m and waits for its acknowledgement, retrying unanswered attempts until ctx ends
 // (or 10 seconds when ctx has no deadline).
 func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
 	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
 	defer cancel()
+	wait := 20 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		ack, err := l.js.PublishMsg(actx, m)
 		cancel()
-		if err == nil || ctx.Err() != nil || !retryable(err) {
+		if err == nil || ctx.Err() != nil || !Unanswered(err) {
 			return ack, err
 		}
 		l.log.Debug("eventlog: publish unanswered, sending again", "subject", m.Subject, "err", err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			// Refused at once (no responders: the stream has no leader yet): wait a little.
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, attemptTimeout/2)
+		}
 	}
 }
 
-// retryable reports whether a publish may have been lost rather than refused.
-func retryable(err error) bool {
+// Unanswered reports whether a publish may have been lost rather than refused: it was not
+// answered in time, or no server took it (a cluster electing a leader). Sending the same
+// message (with its id) again is safe: it is stored once.
+func Unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders)
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout)
 }
 
 // AppendBatch stores events as one atomic batch: all of them, in order, or none. It returns the

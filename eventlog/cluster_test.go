@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -162,7 +164,8 @@ func TestExternalServer(t *testing.T) {
 func TestEmbeddedListen(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	l, err := eventlog.Open(ctx, eventlog.Config{Dir: t.TempDir(), Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
+	dir := t.TempDir()
+	l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +180,19 @@ func TestEmbeddedListen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other := eventlogtest.OpenURLs(t, url, 1)
+	// The listener admits only the holder of the key it wrote in the data folder, a file only
+	// its owner may read.
+	creds := eventlog.CredsFile(dir)
+	if fi, err := os.Stat(creds); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("credentials file %s: %v, %v; want mode 0600", creds, fi, err)
+	}
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatalf("a connection without credentials was admitted by %s", url)
+	} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Fatalf("connection without credentials: %v, want an authorization error", err)
+	}
+	other := eventlogtest.OpenConfig(t, eventlog.Config{URLs: url, Creds: creds, Replicas: 1})
 	if other.Embedded() {
 		t.Fatal("log on a URL claims to be embedded")
 	}
@@ -518,5 +533,57 @@ func TestClusterReplicas3(t *testing.T) {
 		if !stored[e.ID] {
 			t.Fatalf("subscription delivered %s (seq %d), which Load does not return", e.ID, e.Seq)
 		}
+	}
+}
+
+// TestOpenWaitsForAFormingCluster opens a log with three replicas while only one server of the
+// cluster runs: Open waits, retrying, until the others join, instead of failing.
+func TestOpenWaitsForAFormingCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-node cluster")
+	}
+	servers := eventlogtest.ClusterServers(t, 3)
+	urls := make([]string, len(servers))
+	for i, s := range servers {
+		urls[i] = s.ClientURL()
+	}
+	for _, s := range servers[1:] {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+	var logs eventlogtest.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitFor)
+	defer cancel()
+	type opened struct {
+		l   *eventlog.Log
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		l, err := eventlog.Open(ctx, eventlog.Config{URLs: strings.Join(urls, ","), Replicas: 3,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		done <- opened{l, err}
+	}()
+	eventually(t, "Open retrying", func() error {
+		select {
+		case o := <-done:
+			t.Fatalf("Open returned before the cluster formed: %v", o.err)
+		default:
+		}
+		if !strings.Contains(logs.String(), "the cluster is not ready, retrying") {
+			return errors.New("no retry logged yet")
+		}
+		return nil
+	})
+	for _, s := range servers[1:] {
+		eventlogtest.Restart(t, s)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatalf("Open after the cluster formed: %v", o.err)
+	}
+	t.Cleanup(o.l.Close)
+	if _, err := o.l.Append(ctx, mustEvent(t, thread("a"), "created", nil), eventlog.At(0)); err != nil {
+		t.Fatal(err)
 	}
 }

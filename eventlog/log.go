@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 // Stream names. Streams are split by bounded context so that heavy traffic in one (traces) never
@@ -33,6 +35,9 @@ const (
 
 // DefaultOutputRetention is how long run output is kept when Config.OutputRetention is 0.
 const DefaultOutputRetention = 2 * time.Minute
+
+// outputDuplicates is the output stream's duplicate window.
+const outputDuplicates = time.Minute
 
 // DefaultTraceRetention is how long trace events are kept when Config.TraceRetention is 0.
 const DefaultTraceRetention = 30 * 24 * time.Hour
@@ -62,8 +67,12 @@ type Config struct {
 	Dir string
 	// URLs of external NATS servers (comma-separated form accepted). Empty: embedded server.
 	URLs string
-	// Listen exposes the embedded server on host:port; empty keeps it in-process only.
+	// Listen exposes the embedded server on host:port; empty keeps it in-process only. The
+	// server then admits only the holder of the key in CredsFile(Dir), generated on first use.
 	Listen string
+	// Creds authenticates the connection to URLs: a NATS credentials file, or the user key file
+	// of a listening embedded server (CredsFile of its data folder).
+	Creds string
 	// Replicas of each stream: 1, or 3 on a cluster.
 	Replicas int
 	// SyncAlways makes the embedded server fsync every write instead of every SyncInterval.
@@ -87,6 +96,11 @@ type Log struct {
 	streams map[string]jetstream.Stream
 	log     *slog.Logger
 
+	// reconnects is closed and replaced whenever the connection is made again (to another
+	// server of a cluster, say): subscriptions then check that their consumers survived.
+	reconnectMu sync.Mutex
+	reconnects  chan struct{}
+
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
 
@@ -109,21 +123,19 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Replicas != 1 && cfg.Replicas != 3 {
 		return nil, fmt.Errorf("eventlog: open: replicas must be 1 or 3, not %d", cfg.Replicas)
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger, blobs: map[string]jetstream.ObjectStore{}}
-	var err error
-	if cfg.URLs == "" {
-		if l.srv, err = startEmbedded(cfg); err != nil {
-			return nil, err
-		}
-	}
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger,
+		blobs: map[string]jetstream.ObjectStore{}, reconnects: make(chan struct{})}
 	// Large bodies travel on a connection of their own: tens of megabytes of object chunks never
 	// hold up, behind them on one connection, the appends and lease renewals of the runs.
-	if l.nc, err = l.connect("jetgraph"); err == nil {
-		l.bnc, err = l.connect("jetgraph-blobs")
+	var err error
+	if cfg.URLs == "" {
+		l.nc, l.bnc, err = l.openEmbedded()
+	} else if l.nc, err = connect(cfg, "jetgraph", l.onReconnect); err == nil {
+		l.bnc, err = connect(cfg, "jetgraph-blobs", func() {})
 	}
 	if err != nil {
 		l.Close()
-		return nil, fmt.Errorf("eventlog: connect: %w", err)
+		return nil, err
 	}
 	if l.js, err = jetstream.New(l.nc); err == nil {
 		l.bjs, err = jetstream.New(l.bnc)
@@ -139,17 +151,70 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	return l, nil
 }
 
-// connect opens a connection to the embedded server (in-process) or to cfg.URLs.
-func (l *Log) connect(name string) (*nats.Conn, error) {
-	if l.srv != nil {
-		return nats.Connect("", nats.InProcessServer(l.srv), nats.Name(name))
+// Reconnection to a cluster: a lost server is replaced by another at once (every URL given and
+// every server the cluster announces is tried, forever), and a server that stopped answering
+// without closing the connection is noticed within a few seconds.
+const (
+	reconnectWait = 250 * time.Millisecond
+	pingInterval  = 2 * time.Second
+	maxPingsOut   = 2
+	connectWait   = 2 * time.Second
+)
+
+// connect opens a connection named name to cfg's servers. It does not wait for one to answer: a
+// cluster that is still starting is connected to as soon as it can be. reconnected is called
+// whenever the connection is made again.
+func connect(cfg Config, name string, reconnected func()) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(name), nats.ReconnectHandler(func(*nats.Conn) { reconnected() }), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
+		nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut), nats.Timeout(connectWait),
 	}
-	return nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(l.cfg.URLs, ",", " ")), ","),
-		nats.Name(name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
-		nats.ReconnectWait(250*time.Millisecond))
+	if cfg.Creds != "" {
+		opt, err := credsOption(cfg.Creds)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
+	}
+	nc, err := nats.Connect(strings.Join(strings.Fields(strings.ReplaceAll(cfg.URLs, ",", " ")), ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	return nc, nil
 }
 
-func startEmbedded(cfg Config) (*server.Server, error) {
+// openEmbedded starts the embedded server and opens two in-process connections to it: the log's
+// and the object stores'. A server that listens admits only the holder of the data folder's user
+// key (see CredsFileName), this process too.
+func (l *Log) openEmbedded() (nc, bnc *nats.Conn, err error) {
+	var opts []nats.Option
+	var key nkeys.KeyPair
+	if l.cfg.Listen != "" {
+		if key, err = listenerKey(l.cfg.Dir); err != nil {
+			return nil, nil, err
+		}
+		opt, err := keyOption(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		opts = append(opts, opt)
+	}
+	if l.srv, err = startEmbedded(l.cfg, key); err != nil {
+		return nil, nil, err
+	}
+	opts = append(opts, nats.InProcessServer(l.srv))
+	if nc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph"))...); err != nil {
+		return nil, nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	if bnc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph-blobs"))...); err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	return nc, bnc, nil
+}
+
+func startEmbedded(cfg Config, key nkeys.KeyPair) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName:         "jetgraph",
 		JetStream:          true,
@@ -167,6 +232,9 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 			return nil, fmt.Errorf("eventlog: --nats-listen %q: %w", cfg.Listen, err)
 		}
 		opts.Host, opts.Port = host, port
+		if err := requireKey(opts, key); err != nil {
+			return nil, err
+		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -203,12 +271,20 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		if name == OutputStream {
 			// Output is re-read only to resume a stream; the duplicate window may not exceed it.
+			// A message is sent again for at most half a minute (its acknowledgement lost in a
+			// failover): a minute of ids is enough to store it once.
 			sc.MaxAge = l.cfg.outputMaxAge()
-			sc.Duplicates = min(sc.Duplicates, sc.MaxAge)
+			sc.Duplicates = min(outputDuplicates, sc.MaxAge)
 		}
-		s, err := l.js.CreateOrUpdateStream(ctx, sc)
+		// A cluster that is still forming is waited for, as long as ctx lets.
+		var s jetstream.Stream
+		err := l.Retry(ctx, "create stream "+name, func(ctx context.Context) error {
+			var err error
+			s, err = l.js.CreateOrUpdateStream(ctx, sc)
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("eventlog: create stream %s: %w", name, err)
+			return err
 		}
 		l.streams[name] = s
 	}
@@ -232,6 +308,21 @@ func (c Config) outputMaxAge() time.Duration {
 		return DefaultOutputRetention
 	}
 	return c.OutputRetention
+}
+
+// onReconnect tells the subscriptions that the connection was made again.
+func (l *Log) onReconnect() {
+	l.reconnectMu.Lock()
+	defer l.reconnectMu.Unlock()
+	close(l.reconnects)
+	l.reconnects = make(chan struct{})
+}
+
+// reconnected returns a channel closed at the next reconnection.
+func (l *Log) reconnected() <-chan struct{} {
+	l.reconnectMu.Lock()
+	defer l.reconnectMu.Unlock()
+	return l.reconnects
 }
 
 // Embedded reports whether the log runs an in-process server.

@@ -336,7 +336,7 @@ func selectFields[T any](records []T, names []string) (any, error) {
 	}
 	out := make([]map[string]json.RawMessage, len(records))
 	for i, r := range records {
-		all, err := jsonFields(r)
+		all, err := jsonFields(masked(r))
 		if err != nil {
 			return nil, err
 		}
@@ -350,8 +350,42 @@ func selectFields[T any](records []T, names []string) (any, error) {
 	return out, nil
 }
 
-// ok answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204.
-func ok(c echo.Context, v any) error { return c.JSON(http.StatusOK, v) }
+// ok answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204. Runs,
+// threads and assistants are answered masked (see masked).
+func ok(c echo.Context, v any) error { return c.JSON(http.StatusOK, masked(v)) }
+
+// masked is v as answers show it: runs, threads and assistants (alone or in lists) with the
+// secrets of what clients configured masked (engine.MaskSecrets); anything else as it is.
+func masked(v any) any {
+	switch x := v.(type) {
+	case engine.Run:
+		return x.Masked()
+	case engine.Thread:
+		return x.Masked()
+	case engine.Assistant:
+		return x.Masked()
+	case engine.AssistantVersion:
+		return x.Masked()
+	case []engine.Run:
+		return maskAll(x)
+	case []engine.Thread:
+		return maskAll(x)
+	case []engine.Assistant:
+		return maskAll(x)
+	case []engine.AssistantVersion:
+		return maskAll(x)
+	}
+	return v
+}
+
+// maskAll masks every element of a list.
+func maskAll[T interface{ Masked() T }](xs []T) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = x.Masked()
+	}
+	return out
+}
 
 // parseUUID returns s as a canonical UUID string.
 func parseUUID(s string) (string, error) {

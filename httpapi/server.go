@@ -53,6 +53,9 @@ type Deps struct {
 	// Metrics serves GET /metrics.
 	Metrics *Metrics
 	Logger  *slog.Logger
+	// CORSOrigins are the browser origins, besides loopback ones, allowed to call the API
+	// ("*": every origin).
+	CORSOrigins []string
 	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
 	Pprof bool
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
@@ -88,12 +91,7 @@ func New(d Deps) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
 	e.Use(d.Metrics.middleware)
-	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOrigins:  []string{"*"},
-		AllowMethods:  []string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodPost, http.MethodDelete},
-		AllowHeaders:  []string{"*"},
-		ExposeHeaders: exposedHeaders,
-	}))
+	e.Use(cors(d.CORSOrigins))
 	e.Use(middleware.Recover())
 
 	s.systemRoutes()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -107,8 +108,9 @@ func TestTwoProcessesShareTheLog(t *testing.T) {
 		t.Skip("scenario test; skipped with -short")
 	}
 	natsAddr := freeAddr(t)
-	a := startServerArgs(t, t.TempDir(), append([]string{"--nats-listen", natsAddr}, fastFailover...)...)
-	b := startServerArgs(t, t.TempDir(), append([]string{"--nats-url", "nats://" + natsAddr}, fastFailover...)...)
+	dataA := t.TempDir()
+	a := startServerArgs(t, dataA, append([]string{"--nats-listen", natsAddr}, fastFailover...)...)
+	b := startServerArgs(t, t.TempDir(), append([]string{"--nats-url", "nats://" + natsAddr, "--nats-creds", filepath.Join(dataA, "nats-user.nk")}, fastFailover...)...)
 	const threads, perThread = 20, 10
 	ids := make([]string, threads)
 	for i := range ids {
@@ -158,6 +160,114 @@ func TestTwoProcessesShareTheLog(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Fatalf("thread %s messages:\n got %q\nwant %q", id, got, want)
+		}
+	}
+}
+
+// takeoverBound is the longest the runs of a killed process may wait for another process with
+// the default flags: the lease and the dispatch acknowledgement expire within 3 seconds of the
+// last renewal; the rest is room for a loaded CI machine. (With the former defaults it took
+// about 28 seconds.)
+const takeoverBound = 10 * time.Second
+
+// TestTakeoverWithDefaultFlags kills -9 one of two processes sharing a log while it executes
+// runs: with the default flags the other process resumes each of them (attempt 2) within
+// takeoverBound, and every run finishes once.
+func TestTakeoverWithDefaultFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	natsAddr := freeAddr(t)
+	dataA := t.TempDir()
+	a := startServerArgs(t, dataA, "--nats-listen", natsAddr)
+	b := startServerArgs(t, t.TempDir(), "--nats-url", "nats://"+natsAddr, "--nats-creds", filepath.Join(dataA, "nats-user.nk"))
+	bWorker := fmt.Sprintf("-%d-", b.cmd.Process.Pid)
+
+	// Runs go to whichever process pulls them first: create them until B executes some.
+	type inFlight struct{ thread, run string }
+	var onB, all []inFlight
+	for len(onB) < 2 && len(all) < 20 {
+		thread := get(api(t, "POST", a.URL+"/threads", `{}`, 200), "thread_id").(string)
+		run := get(api(t, "POST", a.URL+"/threads/"+thread+"/runs",
+			`{"assistant_id":"delay","input":{"messages":"x","delay":8000}}`, 200), "run_id").(string)
+		all = append(all, inFlight{thread, run})
+		waitRun(t, a.URL, thread, run, "running")
+		if started := runStarts(t, a.URL, thread); len(started) == 1 && strings.Contains(started[0].Worker, bWorker) {
+			onB = append(onB, inFlight{thread, run})
+		}
+	}
+	if len(onB) == 0 {
+		t.Fatalf("none of %d runs went to the second process", len(all))
+	}
+	killed := time.Now()
+	b.Kill9()
+
+	var longest time.Duration
+	for _, r := range onB {
+		var resumed runStart
+		deadline := time.Now().Add(90 * time.Second)
+		for resumed.Attempt < 2 {
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s was never taken over", r.run)
+			}
+			if started := runStarts(t, a.URL, r.thread); len(started) > 1 {
+				resumed = started[len(started)-1]
+			} else {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		took := resumed.Time.Sub(killed)
+		t.Logf("run %s resumed by %s %s after the kill", r.run, resumed.Worker, took.Round(time.Millisecond))
+		longest = max(longest, took)
+		if resumed.Attempt != 2 || strings.Contains(resumed.Worker, bWorker) {
+			t.Fatalf("run %s resumed as attempt %d by %s", r.run, resumed.Attempt, resumed.Worker)
+		}
+	}
+	if longest > takeoverBound {
+		t.Errorf("the runs of the killed process were taken over after %s, more than %s", longest, takeoverBound)
+	}
+	for _, r := range all {
+		waitRun(t, a.URL, r.thread, r.run, "success")
+		if got := threadMessages(t, a.URL, r.thread); strings.Join(got, "|") != "x|finished after 8000ms" {
+			t.Fatalf("thread %s messages after the takeover: %q", r.thread, got)
+		}
+	}
+}
+
+// runStart is a run_started event of a thread's log.
+type runStart struct {
+	Time    time.Time
+	Attempt int
+	Worker  string
+}
+
+// runStarts reads a thread's log through base and returns its run_started events in order.
+func runStarts(t *testing.T, base, thread string) []runStart {
+	t.Helper()
+	resp, err := http.Get(base + "/events/thread/" + thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out []runStart
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var e struct {
+			Type string    `json:"type"`
+			Time time.Time `json:"time"`
+			Data struct {
+				Attempt int    `json:"attempt"`
+				Worker  string `json:"worker"`
+			} `json:"data"`
+		}
+		if err := dec.Decode(&e); err != nil {
+			if err != io.EOF {
+				t.Fatalf("events of %s: %v", thread, err)
+			}
+			return out
+		}
+		if e.Type == "run_started" {
+			out = append(out, runStart{e.Time, e.Data.Attempt, e.Data.Worker})
 		}
 	}
 }

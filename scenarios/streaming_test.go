@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,8 +58,9 @@ func TestStreamingJoinFromSecondProcess(t *testing.T) {
 	}
 	ensureNodeModules(t)
 	natsAddr := freeAddr(t)
-	a := startServerArgs(t, t.TempDir(), "--nats-listen", natsAddr)
-	b := startServerArgs(t, t.TempDir(), "--nats-url", "nats://"+natsAddr)
+	dataA := t.TempDir()
+	a := startServerArgs(t, dataA, "--nats-listen", natsAddr)
+	b := startServerArgs(t, t.TempDir(), "--nats-url", "nats://"+natsAddr, "--nats-creds", filepath.Join(dataA, "nats-user.nk"))
 
 	const steps = 30
 	thread := get(api(t, "POST", a.URL+"/threads", `{}`, 200), "thread_id").(string)

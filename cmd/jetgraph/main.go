@@ -19,6 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; otherwise read from the
@@ -42,6 +45,8 @@ type options struct {
 	config      string
 	natsURL     string
 	natsListen  string
+	natsCreds   string
+	corsOrigins string
 	replicas    int
 	sync        string
 	logFormat   string
@@ -95,7 +100,9 @@ command line wins over the environment.`,
 	f.StringVar(&o.data, "data", ".jetgraph", "data folder: the projection file and the embedded NATS store")
 	f.StringVar(&o.config, "config", "", "graph.json that says which graphs to serve (default: the example graphs and a react agent)")
 	f.StringVar(&o.natsURL, "nats-url", "", "NATS servers to use instead of the embedded one (comma-separated URLs)")
-	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph)")
+	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph); it admits only the holder of <data>/"+eventlog.CredsFileName)
+	f.StringVar(&o.natsCreds, "nats-creds", "", "credentials for --nats-url: a NATS .creds file, or the user key a listening embedded server wrote (<data>/"+eventlog.CredsFileName+")")
+	f.StringVar(&o.corsOrigins, "cors-origins", "", "browser origins allowed to call the API besides loopback ones, comma-separated ('*': every origin)")
 	f.IntVar(&o.replicas, "nats-replicas", 1, "replicas of each JetStream stream: 1, or 3 on a cluster")
 	f.StringVar(&o.sync, "sync", "interval", "embedded server fsync policy: 'interval' (every 2 minutes) or 'always' (every write)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
@@ -104,8 +111,8 @@ command line wins over the environment.`,
 	f.StringVar(&o.gracePeriod, "grace-period", "3m", "how long shutdown lets requests and runs in flight finish; runs still going are then left to another process")
 	f.IntVar(&o.workers, "workers", 10, "threads this process runs at once")
 	f.DurationVar(&o.runTimeout, "run-timeout", 0, "time limit of a run (0: none); a run over it fails with TimeoutError")
-	f.DurationVar(&o.leaseTTL, "lease-ttl", 15*time.Second, "how long a thread's lease outlives a worker that stopped renewing it")
-	f.DurationVar(&o.ackWait, "dispatch-ack-wait", 30*time.Second, "how long a picked-up run waits for its worker before another process may take it")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", runs.DefaultLeaseTTL, "how long a thread's lease outlives a worker that stopped renewing it (renewed every third of it)")
+	f.DurationVar(&o.ackWait, "dispatch-ack-wait", runs.DefaultAckWait, "how long a picked-up run waits for its worker before another process may take it (acknowledged in progress every third of it)")
 	f.DurationVar(&o.streamRetention, "stream-retention", 2*time.Minute, "how long a run's streamed events are kept for clients to join or resume them (Last-Event-ID)")
 	f.BoolVar(&o.pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ (for operators; never expose it publicly)")
 	f.BoolVar(&o.dev, "dev", false, "development conveniences of the reference dev server: POST /internal/truncate empties the data (never in production)")

@@ -33,7 +33,7 @@ func logConfig(o *options) (eventlog.Config, error) {
 		return eventlog.Config{}, fmt.Errorf("--sync must be interval or always, not %q", o.sync)
 	}
 	return eventlog.Config{
-		Dir: o.data, URLs: o.natsURL, Listen: o.natsListen, Replicas: o.replicas, SyncAlways: o.sync == "always",
+		Dir: o.data, URLs: o.natsURL, Listen: o.natsListen, Creds: o.natsCreds, Replicas: o.replicas, SyncAlways: o.sync == "always",
 		TraceRetention: o.trace.logRetention(), OutputRetention: o.streamRetention,
 	}, nil
 }
@@ -112,7 +112,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: p.Tracing,
-		Health: p.Health, Metrics: metrics, Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
+		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": buildVersion(),
 			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
@@ -170,7 +170,7 @@ func natsDescription(o *options, l *eventlog.Log) string {
 	case o.natsURL != "":
 		return o.natsURL
 	case l.ClientURL() != "":
-		return "embedded, listening on " + l.ClientURL()
+		return "embedded, listening on " + l.ClientURL() + " (credentials: " + eventlog.CredsFile(o.data) + ")"
 	}
 	return "embedded, in-process"
 }

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,11 @@ func (l *lease) keep(ctx context.Context, cancel context.CancelCauseFunc) {
 		rctx, c := context.WithTimeout(ctx, l.s.cfg.LeaseTTL/3)
 		rev, err := l.s.leases.Update(rctx, l.key, []byte(l.s.cfg.Worker), l.rev.Load())
 		c()
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			// A renewal stored while its answer was lost (the cluster failed over) left the key
+			// at a newer revision that is still this worker's.
+			rev, err = l.adopt(ctx)
+		}
 		switch {
 		case err == nil:
 			l.rev.Store(rev)
@@ -54,6 +60,21 @@ func (l *lease) keep(ctx context.Context, cancel context.CancelCauseFunc) {
 			return
 		}
 	}
+}
+
+// adopt returns the lease's current revision if the key still holds this worker's name, and an
+// error wrapping jetstream.ErrKeyExists if another worker holds it.
+func (l *lease) adopt(ctx context.Context) (uint64, error) {
+	rctx, cancel := context.WithTimeout(ctx, l.s.cfg.LeaseTTL/3)
+	defer cancel()
+	e, err := l.s.leases.Get(rctx, l.key)
+	if err != nil {
+		return 0, err
+	}
+	if string(e.Value()) != l.s.cfg.Worker {
+		return 0, fmt.Errorf("runs: lease of %s held by %s: %w", l.key, e.Value(), jetstream.ErrKeyExists)
+	}
+	return e.Revision(), nil
 }
 
 // release gives the lease up if it is still this worker's.

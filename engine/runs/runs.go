@@ -18,6 +18,7 @@ import (
 	"os"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,10 +42,11 @@ type Config struct {
 	Worker string
 	// Concurrency is how many threads this process drains at once (default 10).
 	Concurrency int
-	// LeaseTTL is how long a thread's lease outlives its holder (default 15s).
+	// LeaseTTL is how long a thread's lease outlives its holder (default DefaultLeaseTTL); the
+	// holder renews it every LeaseTTL/3.
 	LeaseTTL time.Duration
 	// AckWait is how long a dispatch message waits for its worker before another gets it
-	// (default 30s); a worker in progress says so every AckWait/3.
+	// (default DefaultAckWait); a worker in progress says so every AckWait/3.
 	AckWait time.Duration
 	// RunTimeout bounds every run; 0 is none.
 	RunTimeout time.Duration
@@ -73,6 +75,17 @@ type Streamer interface {
 	End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData)
 }
 
+// Takeover of the runs of a process that died: its leases expire DefaultLeaseTTL after their
+// last renewal and its dispatch messages come back DefaultAckWait after their last in-progress
+// acknowledgement, so another process resumes its runs within about that (a redelivered message
+// whose thread is still leased asks again every 250ms). A worker renews each lease it holds and
+// acknowledges each message in progress every third of that: two small messages a second for a
+// run that lasts more than a second, none for shorter runs, none at idle.
+const (
+	DefaultLeaseTTL = 3 * time.Second
+	DefaultAckWait  = 3 * time.Second
+)
+
 // Service creates, schedules, executes, cancels and reports runs.
 type Service struct {
 	cfg        Config
@@ -88,12 +101,13 @@ type Service struct {
 
 	results results // final values of runs executed here, for the waits of this process
 
-	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc // run id -> cancel of its execution here
-	wg      sync.WaitGroup
-	stop    context.CancelFunc
-	msgs    jetstream.MessagesContext
-	leases  jetstream.KeyValue
+	mu       sync.Mutex
+	running  map[string]context.CancelCauseFunc // run id -> cancel of its execution here
+	wg       sync.WaitGroup
+	stop     context.CancelFunc
+	msgs     jetstream.MessagesContext // the current pull of the dispatch consumer
+	stopping atomic.Bool               // Shutdown began
+	leases   jetstream.KeyValue
 }
 
 // New returns the run service. Call Start to make this process a worker.
@@ -103,10 +117,10 @@ func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections
 		cfg.Concurrency = 10
 	}
 	if cfg.LeaseTTL <= 0 {
-		cfg.LeaseTTL = 15 * time.Second
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	if cfg.AckWait <= 0 {
-		cfg.AckWait = 30 * time.Second
+		cfg.AckWait = DefaultAckWait
 	}
 	if cfg.AsyncFlush <= 0 {
 		cfg.AsyncFlush = 100 * time.Millisecond

@@ -389,3 +389,39 @@ func TestWaitEndHandsOverTheValues(t *testing.T) {
 		t.Fatalf("failed run's wait: %v %v %v", failed.Status, values, err)
 	}
 }
+
+// TestLeaseRenewalStoredWithoutAnswer: a renewal the cluster stored while its answer was lost (a
+// failover) leaves the lease at a revision its holder does not know; the holder keeps it (the
+// key still names it) instead of abandoning the run.
+func TestLeaseRenewalStoredWithoutAnswer(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, err := p.Threads.Create(ctx, threads.Create{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "delay", Input: map[string]any{"messages": "x", "delay": 3000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, p, th.ThreadID, r.RunID, engine.RunRunning)
+	kv, err := p.Log.JetStream().KeyValue(ctx, runs.LeaseBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := engine.DefaultTenant + "." + th.ThreadID
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Update(ctx, key, e.Value(), e.Revision()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != engine.RunSuccess || rec.Attempt != 1 {
+		t.Fatalf("run after a renewal it did not see: status %s, attempt %d (want success at attempt 1)", rec.Status, rec.Attempt)
+	}
+}

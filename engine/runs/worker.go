@@ -38,43 +38,65 @@ var (
 // Shutdown.
 func (s *Service) Start(ctx context.Context) error {
 	js := s.log.JetStream()
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: LeaseBucket, TTL: s.cfg.LeaseTTL, Storage: jetstream.FileStorage, Replicas: s.log.Replicas(),
+	// A cluster that is still forming (or failing over) is waited for, as long as ctx lets.
+	var kv jetstream.KeyValue
+	err := s.log.Retry(ctx, "runs: lease bucket", func(ctx context.Context) error {
+		var err error
+		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket: LeaseBucket, TTL: s.cfg.LeaseTTL, Storage: jetstream.FileStorage, Replicas: s.log.Replicas(),
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("runs: lease bucket: %w", err)
+		return err
 	}
 	s.leases = kv
-	stream, err := js.Stream(ctx, eventlog.RuntimeStream)
-	if err != nil {
-		return fmt.Errorf("runs: %w", err)
-	}
-	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       DispatchConsumer,
-		FilterSubject: "thread.*.*." + engine.RunCreatedEvent,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       s.cfg.AckWait,
-		MaxAckPending: 10_000,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		Replicas:      s.log.Replicas(),
+	var cons jetstream.Consumer
+	err = s.log.Retry(ctx, "runs: dispatch consumer", func(ctx context.Context) error {
+		stream, err := js.Stream(ctx, eventlog.RuntimeStream)
+		if err != nil {
+			return err
+		}
+		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:       DispatchConsumer,
+			FilterSubject: "thread.*.*." + engine.RunCreatedEvent,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       s.cfg.AckWait,
+			MaxAckPending: 10_000,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+			Replicas:      s.log.Replicas(),
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("runs: dispatch consumer: %w", err)
+		return err
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Concurrency))
+	msgs, err := s.pull(cons)
 	if err != nil {
 		return fmt.Errorf("runs: consume: %w", err)
 	}
-	s.msgs = msgs
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	go func() {
+		wait := 100 * time.Millisecond
 		for {
 			msg, err := msgs.Next()
 			if err != nil {
-				return // stopped
+				// Stopped by Shutdown, or the iterator gave up (its consumer was lost in a
+				// failover): pull anew until Shutdown.
+				if s.stopping.Load() {
+					return
+				}
+				s.logger.Warn("runs: dispatch consumer lost, pulling again", "err", err)
+				time.Sleep(wait)
+				wait = min(2*wait, 2*time.Second)
+				if next, err := s.pull(cons); err == nil {
+					msgs = next
+				}
+				continue
 			}
+			wait = 100 * time.Millisecond
 			sem <- struct{}{}
 			s.wg.Add(1)
 			go func() {
@@ -86,13 +108,41 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
+// Pulls of the dispatch consumer last dispatchExpiry and are kept alive by a heartbeat every
+// dispatchHeartbeat: a pull lost with its server (a failover) is noticed after two missed.
+const (
+	dispatchExpiry    = 10 * time.Second
+	dispatchHeartbeat = 2 * time.Second
+)
+
+// pull starts pulling dispatch messages from cons, as many as there are workers. It is what
+// Shutdown stops.
+func (s *Service) pull(cons jetstream.Consumer) (jetstream.MessagesContext, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping.Load() {
+		return nil, errShutdown
+	}
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Concurrency),
+		jetstream.PullExpiry(dispatchExpiry), jetstream.PullHeartbeat(dispatchHeartbeat))
+	if err != nil {
+		return nil, err
+	}
+	s.msgs = msgs
+	return msgs, nil
+}
+
 // Shutdown stops taking work, lets executing runs finish for up to grace, then stops them
 // without ending them and releases their threads so that another process resumes them.
 func (s *Service) Shutdown(grace time.Duration) {
-	if s.msgs == nil {
+	s.mu.Lock()
+	msgs := s.msgs
+	s.stopping.Store(true)
+	s.mu.Unlock()
+	if msgs == nil {
 		return
 	}
-	s.msgs.Stop()
+	msgs.Stop()
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {

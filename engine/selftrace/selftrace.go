@@ -205,9 +205,10 @@ func rootSpan(rec engine.RunRecord, start time.Time) *span {
 	if name == "" {
 		name = rec.AssistantID
 	}
-	md := map[string]any{}
-	for k, v := range rec.Metadata {
-		md[k] = v
+	// Traces show what a client configured as answers do: its secrets masked.
+	md := engine.MaskMap(rec.Metadata)
+	if md == nil {
+		md = map[string]any{}
 	}
 	md["run_id"], md["thread_id"], md["assistant_id"], md["graph_id"], md["run_attempt"] =
 		rec.RunID, rec.ThreadID, rec.AssistantID, graphID, max(rec.Attempt, 1)

@@ -246,8 +246,9 @@ func TestSubgraphAndErrorTraces(t *testing.T) {
 func TestRootSpanOfAConfiguredRun(t *testing.T) {
 	p := start(t, "")
 	rec, tr := traceOfRun(t, p, runs.Create{AssistantID: "echo", Input: map[string]any{"messages": []any{}},
-		Config:   map[string]any{"tags": []any{"blue", "green"}},
-		Metadata: map[string]any{"team": map[string]any{"size": 3.0}}})
+		Config: map[string]any{"tags": []any{"blue", "green"}},
+		Metadata: map[string]any{"team": map[string]any{"size": 3.0}, "api_key": "sk-live-1",
+			"callback": "https://bot:pw-9@hooks.example.com/x"}})
 	checkTree(t, tr, rec, "echo", "default", true)
 	if !slices.Equal(tr.root.Tags, []string{"blue", "green"}) {
 		t.Errorf("root tags %v", tr.root.Tags)
@@ -255,6 +256,10 @@ func TestRootSpanOfAConfiguredRun(t *testing.T) {
 	md := tr.root.Metadata()
 	if team, _ := md["team"].(map[string]any); team["size"] != 3.0 || md["run_attempt"] != 1.0 || md["run_status"] != engine.RunSuccess {
 		t.Errorf("root metadata %v", md)
+	}
+	// Secrets a client configured are masked in traces as in answers.
+	if md["api_key"] != engine.MaskedValue || md["callback"] != "https://bot:"+engine.MaskedValue+"@hooks.example.com/x" {
+		t.Errorf("root metadata shows secrets: api_key %v, callback %v", md["api_key"], md["callback"])
 	}
 
 	rec, tr = traceOfRun(t, p, runs.Create{ThreadID: rec.ThreadID, AssistantID: "echo", Command: map[string]any{"update": map[string]any{"messages": []any{}}}})

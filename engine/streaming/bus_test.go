@@ -266,3 +266,54 @@ func TestCarriedEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishRetriedWhileTheStreamIsGone publishes a run's stream while the output stream does
+// not answer (as while a cluster elects its leader): the events are sent again until it answers,
+// and each is stored once.
+func TestPublishRetriedWhileTheStreamIsGone(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	l, err := eventlog.Open(context.Background(), eventlog.Config{Dir: t.TempDir(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	s := New(Config{Log: l, Logger: logger})
+	defer func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	}()
+	ctx := context.Background()
+	js := l.JetStream()
+	st, err := js.Stream(ctx, eventlog.OutputStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	if err := js.DeleteStream(ctx, eventlog.OutputStream); err != nil {
+		t.Fatal(err)
+	}
+	rec := testRun("custom")
+	sink := s.Begin(ctx, rec)
+	for i := range 5 {
+		sink(graph.Event{Mode: "custom", Data: map[string]any{"i": i}})
+	}
+	// The publish is given up on by the client library and sent again by the sender; the
+	// stream comes back meanwhile.
+	waitFor(t, func() bool { return strings.Contains(logs.String(), "sending them again") })
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.Flush(ctx, rec)
+	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
+	if strings.Join(got.events(), ",") != "metadata,custom,custom,custom,custom,custom,end" {
+		t.Fatalf("events after the stream came back = %v", got.events())
+	}
+	for i, f := range got.frames[1:6] {
+		if string(f.Data) != `{"i":`+strconv.Itoa(i)+`}` {
+			t.Errorf("custom event %d = %s", i, f.Data)
+		}
+	}
+}

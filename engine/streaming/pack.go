@@ -2,6 +2,7 @@ package streaming
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // A run's events reach the output stream through a sender, which keeps at most one message of
@@ -96,6 +99,8 @@ func (q *sender) add(rec []byte) {
 // flight is a message awaiting its acknowledgement.
 type flight struct {
 	ack           jetstream.PubAckFuture
+	msg           *nats.Msg
+	since         time.Time // when it was first sent
 	records, size int
 }
 
@@ -109,8 +114,10 @@ func (q *sender) run() {
 		if len(q.queue) > 0 && (len(inflight) == 0 || q.urgent) {
 			body, n, size := q.take()
 			q.mu.Unlock()
-			if ack, err := q.send(body, n); err == nil {
-				inflight = append(inflight, flight{ack, n, size})
+			f := flight{msg: q.message(body), since: time.Now(), records: n, size: size}
+			if ack, err := q.send(f.msg, n); err == nil {
+				f.ack = ack
+				inflight = append(inflight, f)
 			} else {
 				q.refused(n, err)
 				q.complete(n, size)
@@ -127,7 +134,7 @@ func (q *sender) run() {
 			wake = nil // already sending everything: wait for the acks
 		}
 		q.mu.Unlock()
-		if settled, err := q.await(inflight[0], wake); settled {
+		if settled, err := q.await(&inflight[0], wake); settled {
 			if err != nil {
 				q.refused(inflight[0].records, err)
 			}
@@ -187,33 +194,62 @@ func (q *sender) take() ([]byte, int, int) {
 	return body, n, size
 }
 
+// message is the output message of body. Its id makes a message sent again (its
+// acknowledgement was lost in a failover) stored once.
+func (q *sender) message(body []byte) *nats.Msg {
+	m := nats.NewMsg(q.subject)
+	m.Data = body
+	m.Header.Set(jetstream.MsgIDHeader, eventlog.NewID(time.Now()))
+	return m
+}
+
 // send publishes one message.
-func (q *sender) send(body []byte, records int) (jetstream.PubAckFuture, error) {
-	ack, err := q.s.js.PublishMsgAsync(&nats.Msg{Subject: q.subject, Data: body}, jetstream.WithStallWait(ackWait))
+func (q *sender) send(m *nats.Msg, records int) (jetstream.PubAckFuture, error) {
+	ack, err := q.s.js.PublishMsgAsync(m, jetstream.WithStallWait(ackWait))
 	if err != nil {
 		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", records, "err", err)
 	}
 	return ack, err
 }
 
-// await waits for f's acknowledgement (at most ackWait) and reports whether it is settled
-// (false when wake fired first), and the stream's refusal if it refused the message.
-func (q *sender) await(f flight, wake <-chan struct{}) (bool, error) {
+// resendFor is how long a message whose acknowledgement does not come (the stream's leader was
+// lost, a new one is being elected) is sent again before its events are given up on.
+const resendFor = 30 * time.Second
+
+// await waits for f's acknowledgement (at most ackWait) and reports whether it is settled, and
+// why its events are lost if they are: false when wake fired first, or when f was sent again
+// (its acknowledgement was lost: f.ack is then the new one's). A message refused by the stream,
+// or unacknowledged for resendFor, is settled with the failure, which the run's next message
+// announces to its clients.
+func (q *sender) await(f *flight, wake <-chan struct{}) (bool, error) {
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
+	var failure error
 	select {
 	case <-f.ack.Ok():
-	case err := <-f.ack.Err():
-		q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", f.records, "err", err)
-		return true, err
+		return true, nil
+	case failure = <-f.ack.Err():
 	case <-t.C:
-		// Maybe stored all the same: not announced as lost.
-		q.s.log.Warn("streaming: events of a run were not acknowledged in time", "run_id", q.runID, "events", f.records)
+		failure = context.DeadlineExceeded
 	case <-wake:
 		return false, nil
 	}
-	return true, nil
+	if eventlog.Unanswered(failure) && time.Since(f.since) < resendFor {
+		q.s.log.Debug("streaming: events of a run not acknowledged, sending them again", "run_id", q.runID, "err", failure)
+		time.Sleep(resendWait)
+		m := nats.NewMsg(f.msg.Subject)
+		m.Data, m.Header = f.msg.Data, f.msg.Header
+		if ack, err := q.send(m, f.records); err == nil {
+			f.ack = ack
+			return false, nil
+		}
+	}
+	q.s.log.Warn("streaming: events of a run were not stored", "run_id", q.runID, "events", f.records, "err", failure)
+	return true, failure
 }
+
+// resendWait paces the sending again of an unacknowledged message while the stream has no leader.
+const resendWait = 100 * time.Millisecond
 
 // complete counts records as settled.
 func (q *sender) complete(records, size int) {

@@ -32,11 +32,16 @@ func OpenObjects(ctx context.Context, l *eventlog.Log, retention time.Duration) 
 		retention = eventlog.DefaultTraceRetention
 	}
 	ttl := max(retention, 0)
-	obs, err := l.JetStream().CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:   ObjectBucket,
-		Storage:  jetstream.FileStorage,
-		Replicas: max(l.Replicas(), 1),
-		TTL:      ttl,
+	var obs jetstream.ObjectStore
+	err := l.Retry(ctx, "object store "+ObjectBucket, func(ctx context.Context) error {
+		var err error
+		obs, err = l.JetStream().CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket:   ObjectBucket,
+			Storage:  jetstream.FileStorage,
+			Replicas: max(l.Replicas(), 1),
+			TTL:      ttl,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tracing: object store %s: %w", ObjectBucket, err)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,6 +107,8 @@ func startCluster(t testing.TB, n int) ([]*server.Server, error) {
 			return nil, fmt.Errorf("server %s: %w", name, err)
 		}
 		servers = append(servers, s)
+		cp := *opts
+		started.Store(s, &cp)
 		go s.Start()
 	}
 	for _, s := range servers {
@@ -113,8 +116,47 @@ func startCluster(t testing.TB, n int) ([]*server.Server, error) {
 			shutdown(servers)
 			return nil, fmt.Errorf("server %s not ready for connections within %s", s.Name(), readyTimeout)
 		}
+		// A restart listens where the server did, so that clients find it again.
+		if o, ok := started.Load(s); ok {
+			o.(*server.Options).Port = s.Addr().(*net.TCPAddr).Port
+		}
 	}
 	return servers, nil
+}
+
+// started maps each server Cluster started to its options, for Restart.
+var started sync.Map
+
+// Restart starts a server of ClusterServers again after it was shut down, with its name, store
+// and ports, and returns it once it accepts connections. It is shut down when the test ends.
+func Restart(t testing.TB, s *server.Server) *server.Server {
+	t.Helper()
+	o, ok := started.Load(s)
+	if !ok {
+		t.Fatalf("eventlogtest: restart of %s, which ClusterServers did not start", s.Name())
+	}
+	opts := *o.(*server.Options)
+	var err error
+	var n *server.Server
+	// The port may linger in TIME_WAIT or be taken a moment: try for a while.
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		if n, err = server.NewServer(&opts); err == nil {
+			go n.Start()
+			if n.ReadyForConnections(readyTimeout) {
+				break
+			}
+			n.Shutdown()
+			err = fmt.Errorf("not ready for connections within %s", readyTimeout)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("eventlogtest: restart %s: %v", s.Name(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	started.Store(n, o)
+	t.Cleanup(func() { shutdown([]*server.Server{n}) })
+	return n
 }
 
 // waitJetStream waits until JetStream answers an account request through every server, which in
@@ -192,15 +234,21 @@ func FreeAddr(t testing.TB) string {
 // closes it when the test ends.
 func OpenURLs(t testing.TB, urls string, replicas int) *eventlog.Log {
 	t.Helper()
+	return OpenConfig(t, eventlog.Config{URLs: urls, Replicas: replicas})
+}
+
+// OpenConfig opens a log as cfg says, quietly unless cfg has a logger, and closes it when the
+// test ends.
+func OpenConfig(t testing.TB, cfg eventlog.Config) *eventlog.Log {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
-	l, err := eventlog.Open(ctx, eventlog.Config{
-		URLs:     urls,
-		Replicas: replicas,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	l, err := eventlog.Open(ctx, cfg)
 	if err != nil {
-		t.Fatalf("open event log on %s: %v", urls, err)
+		t.Fatalf("open event log on %s: %v", cfg.URLs, err)
 	}
 	t.Cleanup(l.Close)
 	return l

@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -29,4 +31,25 @@ func OpenDir(t testing.TB, dir string) *eventlog.Log {
 	}
 	t.Cleanup(l.Close)
 	return l
+}
+
+// Buffer is a strings.Builder safe for concurrent writes and reads: a test's log output, read
+// while the code under test writes to it.
+type Buffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
