@@ -655,11 +655,15 @@ func TestRunEndSeenIsRunEndHere(t *testing.T) {
 	defer cancel()
 	resp := s.open(t, ctx, "GET", "/threads/"+tid+"/stream?stream_mode=lifecycle", "", nil)
 	defer resp.Body.Close()
-	if code, body := s.status(t, "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","input":`+fooInput+`}`, nil); code != 200 {
+	code, body := s.status(t, "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","input":`+fooInput+`}`, nil)
+	var last engine.Run
+	if err := json.Unmarshal([]byte(body), &last); code != 200 || err != nil {
 		t.Fatalf("create run: %d %s", code, body)
 	}
-	_ = readSSE(resp.Body, func(e sseEvent) bool { return !strings.Contains(e.Data, `"status":"run_done"`) })
-	code, body := s.status(t, "GET", "/threads/"+tid, "", nil)
+	// The stream may still carry the end of the run joined above: wait for this run's.
+	done := `"run_id":"` + last.RunID + `","status":"run_done"`
+	_ = readSSE(resp.Body, func(e sseEvent) bool { return !strings.Contains(e.Data, done) })
+	code, body = s.status(t, "GET", "/threads/"+tid, "", nil)
 	var th engine.Thread
 	if err := json.Unmarshal([]byte(body), &th); code != 200 || err != nil || th.Status != engine.ThreadIdle {
 		t.Fatalf("thread after run_done: %d %s", code, body)
