@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -16,7 +18,8 @@ func KeepSecrets(v *Violations, in, stored any, loc ...any) any {
 	case map[string]any:
 		old, _ := stored.(map[string]any)
 		out := make(map[string]any, len(x))
-		for k, val := range x {
+		for _, k := range slices.Sorted(maps.Keys(x)) { // violations in a stable order
+			val := x[k]
 			at := append(append([]any{}, loc...), k)
 			if s, ok := val.(string); ok && s == MaskedValue && SecretKey(k) {
 				if prev, has := old[k]; has && prev != nil && prev != "" && prev != MaskedValue {
