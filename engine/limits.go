@@ -20,6 +20,12 @@ const (
 	// 32 KiB.
 	MaxNamespaceDepth = 16
 
+	// MaxNameBytes bounds a graph's node and channel names. Graph factories may build them from
+	// a run's config (a client's string); they become projection keys (a thread's values, a
+	// checkpoint's blobs, "branch:to:<node>" channels), which bbolt bounds at 32 KiB, so a graph
+	// naming one longer fails to build and its run fails before any checkpoint is appended.
+	MaxNameBytes = 256
+
 	// MaxBatchRuns bounds the runs of one POST /runs/batch and the run_ids of one
 	// POST /runs/cancel.
 	MaxBatchRuns = 1000
