@@ -20,6 +20,17 @@ const (
 	// 32 KiB.
 	MaxNamespaceDepth = 16
 
+	// MaxNameBytes bounds a graph's node and channel names. Graph factories may build them from
+	// a run's config (a client's string); they become projection keys (a thread's values, a
+	// checkpoint's blobs, "branch:to:<node>" channels), which bbolt bounds at 32 KiB, so a graph
+	// naming one longer fails to build and its run fails before any checkpoint is appended.
+	MaxNameBytes = 256
+
+	// MaxProjectNameBytes bounds a tracing project's name (a session's name, a traced run's
+	// session_name): the trace projection indexes projects by name, and a bbolt key stops at
+	// 32 KiB (a 40 KB name halted it).
+	MaxProjectNameBytes = 1024
+
 	// MaxBatchRuns bounds the runs of one POST /runs/batch and the run_ids of one
 	// POST /runs/cancel.
 	MaxBatchRuns = 1000
@@ -63,6 +74,16 @@ func TTLViolation(minutes float64, loc ...any) *FieldError {
 		return &FieldError{Loc: loc, Type: "greater_than", Msg: "TTL must be a positive number of minutes"}
 	}
 	return nil
+}
+
+// ProjectNameViolation is the problem, at loc, with a tracing project name over
+// MaxProjectNameBytes. Nil when there is none.
+func ProjectNameViolation(name string, loc ...any) *FieldError {
+	if len(name) <= MaxProjectNameBytes {
+		return nil
+	}
+	return &FieldError{Loc: loc, Type: "string_too_long",
+		Msg: fmt.Sprintf("String should have at most %d bytes (MaxProjectNameBytes)", MaxProjectNameBytes)}
 }
 
 // CheckTTL refuses a time to live TTLViolation finds a problem with.

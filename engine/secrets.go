@@ -76,7 +76,7 @@ func MaskURL(s string) string {
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			if SecretKey(k) || strings.EqualFold(k, "key") || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature") {
+			if secretParam(k) {
 				q[k] = []string{MaskedValue}
 				changed = true
 			}
@@ -91,6 +91,11 @@ func MaskURL(s string) string {
 	out := u.String()
 	// url.String escapes the mask's asterisks in user info; show them plainly.
 	return strings.ReplaceAll(out, url.QueryEscape(MaskedValue), MaskedValue)
+}
+
+// secretParam reports whether a URL query parameter carries a credential.
+func secretParam(k string) bool {
+	return SecretKey(k) || strings.EqualFold(k, "key") || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature")
 }
 
 // Masked returns the run as answers show it: the config and context of its kwargs with secrets

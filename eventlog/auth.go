@@ -23,7 +23,10 @@ const CredsFileName = "nats-user.nk"
 func CredsFile(dir string) string { return filepath.Join(dir, CredsFileName) }
 
 // listenerKey returns the user key pair of the embedded server of dir, generating it (a new
-// file readable by its owner only) on first use.
+// file readable by its owner only) on first use and reusing it on every later start, so that the
+// processes given it with --nats-creds connect again after a restart. A key file that group or
+// others may read or write is refused, not fixed: it may have leaked, and whoever holds it may
+// read and write the log.
 func listenerKey(dir string) (nkeys.KeyPair, error) {
 	path := CredsFile(dir)
 	seed, err := os.ReadFile(path)
@@ -45,6 +48,12 @@ func listenerKey(dir string) (nkeys.KeyPair, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: read the NATS user key: %w", err)
+	}
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("eventlog: NATS user key: %w", err)
+	} else if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("eventlog: NATS user key %s has mode %04o: others may have read it; "+
+			"delete it (a new key is generated, and processes must be given it) or chmod 600 it if it did not leak", path, perm)
 	}
 	kp, err := nkeys.FromSeed(bytes.TrimSpace(seed))
 	if err != nil {

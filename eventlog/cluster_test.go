@@ -587,3 +587,50 @@ func TestOpenWaitsForAFormingCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEmbeddedListenReusesItsKey: a restart on the same data folder reuses the user key it
+// generated, so a process given that file with --nats-creds connects again; a key file others
+// may read is refused at start.
+func TestEmbeddedListenReusesItsKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	dir := t.TempDir()
+	first, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds := eventlog.CredsFile(dir)
+	key, err := os.ReadFile(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: eventlogtest.FreeAddr(t), Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.ReadFile(creds)
+	if err != nil || string(again) != string(key) {
+		t.Fatalf("key file after the restart: %q, %v; want the first key", again, err)
+	}
+	other := eventlogtest.OpenConfig(t, eventlog.Config{URLs: l.ClientURL(), Creds: creds, Replicas: 1})
+	if _, err := other.Append(ctx, mustEvent(t, thread("a"), "created", nil), eventlog.At(0)); err != nil {
+		t.Fatalf("append with the kept key after the restart: %v", err)
+	}
+	other.Close()
+	l.Close()
+
+	if err := os.Chmod(creds, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: eventlogtest.FreeAddr(t), Logger: quiet()}); err == nil {
+		l.Close()
+		t.Fatal("a key file others may read was used")
+	} else if !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("loose key file: %v, want the fix named", err)
+	}
+	if got, _ := os.ReadFile(creds); string(got) != string(key) {
+		t.Fatal("the refused key file was changed")
+	}
+}

@@ -3,10 +3,12 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
 
@@ -129,4 +131,62 @@ func jsonText(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// TestMaskedSecretsAreNeverWrittenBack: a client that GETs an assistant (secrets masked) and
+// PATCHes its config and context back, or passes them to a run, keeps the real secrets; a masked
+// placeholder with no stored secret behind it is refused with a 422 naming the field.
+func TestMaskedSecretsAreNeverWrittenBack(t *testing.T) {
+	s := startRunStack(t, func(d *httpapi.Deps) {})
+	_, a := s.must(t, 200, "POST", "/assistants", `{"graph_id":"echo",
+		"config":{"configurable":{"api_key":"sk-real","model":"m1"}},"context":{"access_token":"ctx-real"}}`)
+	id := field(a, "assistant_id").(string)
+	_, got := s.must(t, 200, "GET", "/assistants/"+id, "")
+	if field(got, "config", "configurable", "api_key") != engine.MaskedValue {
+		t.Fatalf("GET does not mask: %v", field(got, "config"))
+	}
+	cfg := jsonText(t, field(got, "config"))
+	patched := strings.Replace(cfg, `"m1"`, `"m2"`, 1)
+	s.must(t, 200, "PATCH", "/assistants/"+id, `{"config":`+patched+`,"context":`+jsonText(t, field(got, "context"))+`}`)
+	stored, err := s.P.Assistants.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, _ := stored.Config["configurable"].(map[string]any)
+	if cf["api_key"] != "sk-real" || cf["model"] != "m2" || stored.Context["access_token"] != "ctx-real" || stored.Version != 2 {
+		t.Fatalf("stored after the round trip: version %d config %v context %v", stored.Version, stored.Config, stored.Context)
+	}
+
+	// A run given the masked config runs with the stored secret.
+	thread := s.newThread(t)
+	s.must(t, 200, "POST", "/threads/"+thread+"/runs/wait", `{"assistant_id":"`+id+`","input":{"messages":"hi"},"config":`+cfg+`}`)
+	_, runs := s.must(t, 200, "GET", "/threads/"+thread+"/runs", "")
+	rec, err := s.P.Runs.Get(context.Background(), thread, field(runs.([]any)[0], "run_id").(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := field(rec.Kwargs, "config", "configurable", "api_key"); got != "sk-real" {
+		t.Fatalf("the run got api_key %v", got)
+	}
+
+	// Nothing stored behind the placeholder: refused, nothing appended.
+	for _, tc := range []struct{ path, body, loc string }{
+		{"/assistants", `{"graph_id":"echo","config":{"configurable":{"openai_api_key":"********"}}}`, "[body config configurable openai_api_key]"},
+		{"/assistants/" + id, `{"context":{"db_password":"********"}}`, "[body context db_password]"},
+		{"/threads/" + thread + "/runs", `{"assistant_id":"` + id + `","input":{},"webhook":"https://u:********@hooks.example.com/h"}`, "[body webhook]"},
+		{"/threads/" + thread + "/runs", `{"assistant_id":"` + id + `","input":{},"config":{"configurable":{"client_secret":"********"}}}`, "[body config configurable client_secret]"},
+	} {
+		method := "POST"
+		if strings.HasPrefix(tc.path, "/assistants/") {
+			method = "PATCH"
+		}
+		code, _, v := s.call(t, method, tc.path, tc.body)
+		detail, _ := field(v, "detail").([]any)
+		if code != 422 || len(detail) != 1 || fmt.Sprint(field(detail[0], "loc")) != tc.loc {
+			t.Errorf("%s %s: %d %v, want 422 at %s", method, tc.path, code, v, tc.loc)
+		}
+	}
+	if after, _ := s.P.Assistants.Get(context.Background(), id); after.Version != 2 {
+		t.Errorf("a refused patch made version %d", after.Version)
+	}
 }

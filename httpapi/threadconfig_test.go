@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
@@ -47,5 +48,28 @@ func TestThreadConfigFollowsTheRuns(t *testing.T) {
 	_, _, th = s.call(t, "GET", "/threads/"+id, "")
 	if got := fmt.Sprint(field(th, "config", "configurable")); got != "map[nodeName:runtime user_setting:u]" {
 		t.Fatalf("thread config after the second run: %s", got)
+	}
+}
+
+// TestLongNodeNameFailsTheRun: a graph factory naming a node after a client's 40 KB string
+// (over MaxNameBytes; bbolt keys stop at 32 KiB) fails that run, before any checkpoint is
+// appended, and the server goes on (no projection halted on a key it could not store).
+func TestLongNodeNameFailsTheRun(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, a := s.call(t, "POST", "/assistants", `{"graph_id":"dynamic","config":{"configurable":{"nodeName":"`+strings.Repeat("x", 40000)+`"}}}`)
+	aid := field(a, "assistant_id").(string)
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	code, _, out := s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"`+aid+`","input":{"messages":["input"]}}`)
+	if !strings.Contains(fmt.Sprint(out), "MaxNameBytes") {
+		t.Fatalf("run: %d %.300v, want the run failed naming MaxNameBytes", code, out)
+	}
+	_, _, th = s.call(t, "POST", "/threads", `{}`)
+	code, _, out = s.call(t, "POST", "/threads/"+field(th, "thread_id").(string)+"/runs/wait", `{"assistant_id":"dynamic","input":{"messages":["input"]}}`)
+	if code != 200 || fmt.Sprint(field(out, "messages")) != "[input default]" {
+		t.Fatalf("next run: %d %v", code, out)
+	}
+	if code, _, out := s.call(t, "GET", "/ok", ""); code != 200 {
+		t.Fatalf("/ok: %d %v", code, out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 )
@@ -170,5 +171,38 @@ func TestTracingAPIKeys(t *testing.T) {
 		if code != want {
 			t.Errorf("key %q: GET = %d, want %d", key, code, want)
 		}
+	}
+}
+
+// TestLongProjectNamesAreRefused: a project name over MaxProjectNameBytes (the trace projection
+// indexes projects by name; a 40 KB one halted it) is refused wherever a client gives one — a
+// session created or renamed, a traced run's session_name — and the projection goes on.
+func TestLongProjectNamesAreRefused(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	long := strings.Repeat("x", engine.MaxProjectNameBytes+1)
+	code, v := s.json(t, "POST", "/sessions", map[string]any{"name": long})
+	if code != 422 || !hasTraceProblem(v, `["body","name"]`) {
+		t.Fatalf("POST /sessions with a long name: %d %v", code, v)
+	}
+	code, p := s.json(t, "POST", "/sessions", map[string]any{"name": strings.Repeat("y", engine.MaxProjectNameBytes)})
+	if code != 200 && code != 201 {
+		t.Fatalf("POST /sessions at the limit: %d %v", code, p)
+	}
+	code, v = s.json(t, "PATCH", "/sessions/"+tfield(p, "id").(string), map[string]any{"name": long})
+	if code != 422 || !hasTraceProblem(v, `["body","name"]`) {
+		t.Fatalf("PATCH /sessions with a long name: %d %v", code, v)
+	}
+	run := newTracedRun(nil, "r", "chain", time.Now().Add(-time.Minute))
+	run["session_name"] = strings.Repeat("z", 40000)
+	code, v = s.postMultipart(t, "", traceJSONPart("post."+run["id"].(string), run))
+	if !strings.Contains(fmt.Sprint(v), "MaxProjectNameBytes") {
+		t.Fatalf("traced run with a long session_name: %d %.300v", code, v)
+	}
+	s.postTrace(t, "after")
+	if code, v := s.json(t, "POST", "/sessions", map[string]any{"name": "still-served"}); code != 200 && code != 201 {
+		t.Fatalf("the trace projection stopped: %d %v", code, v)
+	}
+	if err := s.P.TraceProjector.Halted(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -139,6 +139,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error
 	const op = "assistants.create"
 	var v engine.Violations
 	s.CheckGraph(&v, c.GraphID, "body", "graph_id")
+	// Nothing is stored yet: a masked placeholder (copied from another answer) is refused.
+	engine.KeepSecretsMap(&v, c.Config, nil, "body", "config")
+	engine.KeepSecretsMap(&v, c.Context, nil, "body", "context")
 	if err := v.Err(op); err != nil {
 		return engine.Assistant{}, err
 	}
@@ -256,8 +259,16 @@ func (s *Service) Patch(ctx context.Context, idOrGraph string, p Patch) (engine.
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
+		// A client writing back what a GET showed sends masked placeholders: keep the secrets.
+		kept := p
+		var v engine.Violations
+		kept.Config = engine.KeepSecretsMap(&v, p.Config, old.Config, "body", "config")
+		kept.Context = engine.KeepSecretsMap(&v, p.Context, old.Context, "body", "context")
+		if err := v.Err(op); err != nil {
+			return nil, err
+		}
 		return s.decide(op, agg, engine.AssistantUpdated, engine.AssistantUpdatedData{
-			Version: max + 1, AssistantSpec: p.apply(old)})
+			Version: max + 1, AssistantSpec: kept.apply(old)})
 	})
 	if err != nil {
 		return engine.Assistant{}, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // NodeFunc is a node: it reads its input (the state, or a Send's argument) and returns an update
@@ -65,6 +67,9 @@ func (b *Builder) Channel(key string, spec Spec) *Builder {
 	if strings.HasPrefix(key, "__") || strings.HasPrefix(key, "branch:") {
 		return b.fail("channel name %q is reserved", key)
 	}
+	if len(key) > engine.MaxNameBytes {
+		return b.fail("channel name of %d bytes, over the limit of %d (MaxNameBytes)", len(key), engine.MaxNameBytes)
+	}
 	b.channels[key] = spec
 	b.keys = append(b.keys, key)
 	return b
@@ -105,6 +110,9 @@ func (b *Builder) Subgraph(name string, g *Graph, opts ...NodeOption) *Builder {
 func (b *Builder) addNode(n *node, opts []NodeOption) *Builder {
 	if n.name == "" || n.name == Start || n.name == End || strings.ContainsAny(n.name, ":|") {
 		return b.fail("invalid node name %q", n.name)
+	}
+	if len(n.name) > engine.MaxNameBytes {
+		return b.fail("node name of %d bytes, over the limit of %d (MaxNameBytes)", len(n.name), engine.MaxNameBytes)
 	}
 	if _, dup := b.nodes[n.name]; dup {
 		return b.fail("node %q added twice", n.name)

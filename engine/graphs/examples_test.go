@@ -227,7 +227,7 @@ func TestErrorGraphHonoursCancel(t *testing.T) {
 
 func TestDynamicRejectsBadNodeNames(t *testing.T) {
 	f := dynamicFactory()
-	for _, name := range []string{"a:b", "__start__", "messages"} {
+	for _, name := range []string{"a:b", "__start__", "messages", strings.Repeat("x", engine.MaxNameBytes+1)} {
 		if _, err := f(graph.Config{Configurable: map[string]any{"nodeName": name}}); err == nil {
 			t.Errorf("nodeName %q accepted", name)
 		}

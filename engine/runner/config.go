@@ -59,6 +59,12 @@ func mergeConfig(layers ...map[string]any) map[string]any {
 	return out
 }
 
+// BaseConfig is the config a run's request is layered over: the assistant's and the thread's
+// merged as a run merges them. A run request's masked placeholders keep the secrets stored there.
+func BaseConfig(assistant, thread map[string]any) map[string]any {
+	return mergeConfig(assistant, thread)
+}
+
 // runKeys are the configurable keys that belong to one run, not to its thread: the server sets
 // them on every run (reservedMetadata) or they name where the run starts.
 var runKeys = map[string]bool{"checkpoint_map": true}

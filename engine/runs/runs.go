@@ -182,6 +182,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		}
 		return engine.RunRecord{}, err
 	}
+	if err := s.keepSecrets(ctx, &c, a); err != nil {
+		return engine.RunRecord{}, err
+	}
 	if c.MultitaskStrategy == "" {
 		c.MultitaskStrategy = engine.MultitaskEnqueue
 	}
@@ -252,6 +255,26 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	}
 	// The run as created: a worker may already have moved it on.
 	return rec, nil
+}
+
+// keepSecrets replaces the masked placeholders of c (a client sending back what an answer
+// showed) with the secrets stored in the assistant's and the thread's config, and refuses,
+// before anything is appended, a placeholder with no stored secret (a masked webhook URL always:
+// a new run has none stored).
+func (s *Service) keepSecrets(ctx context.Context, c *Create, a engine.Assistant) error {
+	var threadConfig map[string]any
+	if c.ThreadID != "" {
+		th, err := s.threads.Info(ctx, c.ThreadID)
+		if err != nil && !engine.Is(engine.NotFound, err) {
+			return err
+		}
+		threadConfig = th.Config
+	}
+	var v engine.Violations
+	c.Config = engine.KeepSecretsMap(&v, c.Config, runner.BaseConfig(a.Config, threadConfig), "body", "config")
+	c.Context = engine.KeepSecretsMap(&v, c.Context, a.Context, "body", "context")
+	c.Webhook = engine.KeepSecretURL(&v, c.Webhook, nil, "body", "webhook")
+	return v.Err("runs.create")
 }
 
 // checkResume refuses, before anything is appended, a resume on a thread that is idle or failed

@@ -129,6 +129,12 @@ func check(r *Run, kind string, raw map[string]any, requireIDs bool) (payload, e
 	p.traceID, p.parent = uuid("trace_id"), uuid("parent_run_id")
 	p.sessionID, p.refExample = uuid("session_id"), uuid("reference_example_id")
 	p.name, p.sessionName = str("name"), str("session_name")
+	if p.sessionName != nil {
+		if e := engine.ProjectNameViolation(*p.sessionName); e != nil {
+			bad("session_name", e.Type, e.Msg)
+			p.sessionName = nil
+		}
+	}
 	if p.runType = str("run_type"); p.runType != nil && !slices.Contains(RunTypes, *p.runType) {
 		bad("run_type", "enum", fmt.Sprintf("%q is not one of %s", *p.runType, strings.Join(RunTypes, ", ")))
 		p.runType = nil

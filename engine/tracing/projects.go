@@ -26,6 +26,9 @@ func (s *Service) CreateProject(ctx context.Context, name string, description *s
 	if strings.TrimSpace(name) == "" {
 		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
 	}
+	if e := engine.ProjectNameViolation(name, "body", "name"); e != nil {
+		return projections.Project{}, engine.Violations{*e}.Err(op)
+	}
 	// Another process may have created it a moment ago: read the projection as of now.
 	if err := s.catchUp(ctx, op); err != nil {
 		return projections.Project{}, err
@@ -65,6 +68,11 @@ func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate)
 	id = strings.ToLower(id)
 	if u.Name != nil && strings.TrimSpace(*u.Name) == "" {
 		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
+	}
+	if u.Name != nil {
+		if e := engine.ProjectNameViolation(*u.Name, "body", "name"); e != nil {
+			return projections.Project{}, engine.Violations{*e}.Err(op)
+		}
 	}
 	if err := s.catchUp(ctx, op); err != nil {
 		return projections.Project{}, err
