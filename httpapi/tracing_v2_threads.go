@@ -45,8 +45,15 @@ func (s *Server) threadTurns(ctx context.Context, q tracing.Query) (map[string][
 		}
 		q.Cursor = page.Next
 	}
+	// Turns that started in the same millisecond (the JS client's clock) are told apart by their
+	// ids, UUIDv7s that the clients make in order.
 	for _, turns := range out {
-		slices.SortFunc(turns, func(a, b *trace.Run) int { return a.StartTime.Compare(b.StartTime) })
+		slices.SortFunc(turns, func(a, b *trace.Run) int {
+			if c := a.StartTime.Compare(b.StartTime); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
 	}
 	return out, nil
 }
