@@ -50,6 +50,25 @@ func KeepSecrets(v *Violations, in, stored any, loc ...any) any {
 	return in
 }
 
+// HasMasked reports whether in (decoded JSON) holds a placeholder KeepSecrets would replace or
+// refuse, anywhere in it. A command looks up stored secrets only then: a request that carries
+// none (nearly all of them) costs no extra read.
+func HasMasked(in any) bool {
+	switch x := in.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if s, ok := val.(string); ok && s == MaskedValue && SecretKey(k) || HasMasked(val) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(x, HasMasked)
+	case string:
+		return maskedURL(x)
+	}
+	return false
+}
+
 // KeepSecretsMap is KeepSecrets for a map (nil stays nil).
 func KeepSecretsMap(v *Violations, in, stored map[string]any, loc ...any) map[string]any {
 	if in == nil {

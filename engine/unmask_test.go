@@ -66,3 +66,30 @@ func TestKeepSecretURLWithoutStoredURL(t *testing.T) {
 		t.Fatalf("masked URLs with nothing stored: %v", v)
 	}
 }
+
+func TestHasMasked(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   any
+		want bool
+	}{
+		{"nil", nil, false},
+		{"plain config", map[string]any{"configurable": map[string]any{"model": "x", "api_key": "sk-real"}}, false},
+		{"placeholder under a secret key", map[string]any{"configurable": map[string]any{"api_key": MaskedValue}}, true},
+		{"placeholder under a plain key", map[string]any{"configurable": map[string]any{"model": MaskedValue}}, false},
+		{"placeholder in a list", map[string]any{"tools": []any{map[string]any{"token": MaskedValue}}}, true},
+		{"masked URL", MaskURL("https://user:pass@hooks.example/x"), true},
+		{"plain URL", "https://hooks.example/x", false},
+	} {
+		if got := HasMasked(tc.in); got != tc.want {
+			t.Errorf("%s: HasMasked = %v, want %v", tc.name, got, tc.want)
+		}
+		// HasMasked is the gate of KeepSecrets: where it says no, KeepSecrets changes nothing.
+		var v Violations
+		if !tc.want {
+			if KeepSecrets(&v, tc.in, nil); len(v) != 0 {
+				t.Errorf("%s: HasMasked says none, KeepSecrets found %v", tc.name, v)
+			}
+		}
+	}
+}

@@ -262,6 +262,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 // before anything is appended, a placeholder with no stored secret (a masked webhook URL always:
 // a new run has none stored).
 func (s *Service) keepSecrets(ctx context.Context, c *Create, a engine.Assistant) error {
+	if !engine.HasMasked(c.Config) && !engine.HasMasked(c.Context) && !engine.HasMasked(c.Webhook) {
+		return nil
+	}
 	var threadConfig map[string]any
 	if c.ThreadID != "" {
 		th, err := s.threads.Info(ctx, c.ThreadID)
