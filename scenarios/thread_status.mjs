@@ -31,7 +31,11 @@ assert.equal(await status(t1.thread_id), "idle", "a run cancelled before it star
 // A run cancelled inside its node: that node is left to resume, the thread is interrupted.
 const t2 = await client.threads.create();
 const slow = await client.runs.create(t2.thread_id, "delay", { input: { messages: ["x"], delay: 60000 }, durability: "sync" });
-await until("the slow run to start", async () => (await client.runs.get(t2.thread_id, slow.run_id)).status === "running");
+// "running" comes before the checkpoint that enters the node: wait for that checkpoint too, or
+// the cancel lands in the input step and leaves __start__ to resume.
+await until("the slow run to enter its node", async () =>
+  (await client.runs.get(t2.thread_id, slow.run_id)).status === "running" &&
+  (await client.threads.getState(t2.thread_id)).next.includes("long_running"));
 await client.runs.cancel(t2.thread_id, slow.run_id, true);
 let state = await client.threads.getState(t2.thread_id);
 assert.deepEqual(state.next, ["long_running"]);
