@@ -10,7 +10,6 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
-	"github.com/jetgraph/jetgraph/projections"
 )
 
 func (s *Server) assistantRoutes() {
@@ -222,8 +221,8 @@ func (s *Server) setLatestAssistant(c echo.Context) error {
 }
 
 // assistantQuery reads the filters shared by search and count.
-func assistantQuery(f *fields) projections.AssistantQuery {
-	return projections.AssistantQuery{
+func assistantQuery(f *fields) engine.AssistantQuery {
+	return engine.AssistantQuery{
 		Metadata: f.Object("metadata"),
 		GraphID:  f.String("graph_id"),
 		Name:     f.String("name"),
@@ -239,7 +238,7 @@ func (s *Server) searchAssistants(c echo.Context) error {
 	q := assistantQuery(f)
 	q.Limit = f.Limit(10, 1)
 	q.Offset = f.Int("offset", 0, 0)
-	q.SortBy = f.Enum("sort_by", "created_at", projections.AssistantSortFields...)
+	q.SortBy = f.Enum("sort_by", "created_at", engine.AssistantSortFields...)
 	q.SortOrder = f.Enum("sort_order", "desc", "asc", "desc")
 	sel := f.Strings("select")
 	for i, name := range sel {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/store"
-	"github.com/jetgraph/jetgraph/projections"
 )
 
 func (s *Server) storeRoutes() {
@@ -160,7 +159,7 @@ func (s *Server) searchItems(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := projections.StoreQuery{
+	q := engine.StoreQuery{
 		Prefix: labels(f, "namespace_prefix", false),
 		Filter: f.Object("filter"),
 		Query:  f.String("query"),
@@ -189,7 +188,7 @@ func (s *Server) listNamespaces(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q := projections.NamespaceQuery{
+	q := engine.NamespaceQuery{
 		Prefix: labels(f, "prefix", false),
 		Suffix: labels(f, "suffix", false),
 		Limit:  f.Limit(100, 1),

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/threads"
-	"github.com/jetgraph/jetgraph/projections"
 )
 
 func (s *Server) threadRoutes() {
@@ -160,8 +159,8 @@ func (s *Server) deleteThread(c echo.Context) error {
 }
 
 // threadQuery reads the filters shared by search and count.
-func threadQuery(f *fields) projections.ThreadQuery {
-	q := projections.ThreadQuery{
+func threadQuery(f *fields) engine.ThreadQuery {
+	q := engine.ThreadQuery{
 		Metadata: f.Object("metadata"),
 		Values:   f.Object("values"),
 		Status:   f.Enum("status", "", engine.ThreadStatuses...),
@@ -197,7 +196,7 @@ func (s *Server) searchThreads(c echo.Context) error {
 	q := threadQuery(f)
 	q.Limit = f.Limit(10, 1)
 	q.Offset = f.Int("offset", 0, 0)
-	q.SortBy = f.Enum("sort_by", "updated_at", projections.ThreadSortFields...)
+	q.SortBy = f.Enum("sort_by", "updated_at", engine.ThreadSortFields...)
 	q.SortOrder = f.Enum("sort_order", "desc", "asc", "desc")
 	sel := f.Strings("select")
 	for i, name := range sel {

@@ -230,22 +230,8 @@ func (a *Assistants) Versions(tenant, id string, metadata map[string]any, limit,
 	return page(all, offset, limit), len(all), nil
 }
 
-// AssistantQuery filters and orders an assistant search.
-type AssistantQuery struct {
-	Metadata  map[string]any
-	GraphID   string
-	Name      string // case-insensitive substring of the name
-	SortBy    string // one of AssistantSortFields; created_at when empty
-	SortOrder string // asc or desc (the default)
-	Limit     int    // <= 0: no limit
-	Offset    int
-}
-
-// AssistantSortFields lists the fields an assistant search may sort by.
-var AssistantSortFields = []string{"assistant_id", "graph_id", "name", "created_at", "updated_at"}
-
 // Search returns one page of the tenant's assistants matching q, and how many match in all.
-func (a *Assistants) Search(tenant string, q AssistantQuery) ([]engine.Assistant, int, error) {
+func (a *Assistants) Search(tenant string, q engine.AssistantQuery) ([]engine.Assistant, int, error) {
 	var all []engine.Assistant
 	name := strings.ToLower(q.Name)
 	err := a.db.View(func(tx *bbolt.Tx) error {

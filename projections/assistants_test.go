@@ -139,10 +139,10 @@ func TestAssistantsFold(t *testing.T) {
 	if n, _ := f.view.MaxVersion("default", a2); n != 0 {
 		t.Errorf("deleted a2 keeps versions up to %d", n)
 	}
-	if _, total, _ := f.view.Search("default", projections.AssistantQuery{}); total != 1 {
+	if _, total, _ := f.view.Search("default", engine.AssistantQuery{}); total != 1 {
 		t.Errorf("default tenant holds %d assistants, want 1", total)
 	}
-	if as, _, _ := f.view.Search("other", projections.AssistantQuery{}); len(as) != 1 || as[0].AssistantID != a3 {
+	if as, _, _ := f.view.Search("other", engine.AssistantQuery{}); len(as) != 1 || as[0].AssistantID != a3 {
 		t.Errorf("other tenant: %+v", as)
 	}
 }
@@ -163,22 +163,22 @@ func TestAssistantsSearch(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		q     projections.AssistantQuery
+		q     engine.AssistantQuery
 		ids   []string
 		total int
 	}{
-		{"default order is created_at desc", projections.AssistantQuery{}, []string{"d", "c", "a", "b"}, 4},
-		{"graph_id", projections.AssistantQuery{GraphID: "echo"}, []string{"c", "b"}, 2},
-		{"name is a case-insensitive substring", projections.AssistantQuery{Name: "eCHo"}, []string{"d", "c", "b"}, 3},
-		{"metadata", projections.AssistantQuery{Metadata: map[string]any{"team": "y"}}, []string{"a"}, 1},
-		{"all filters", projections.AssistantQuery{GraphID: "agent", Name: "echo", Metadata: map[string]any{"team": "x"}}, []string{"d"}, 1},
-		{"sort by name asc", projections.AssistantQuery{SortBy: "name", SortOrder: "asc"}, []string{"b", "a", "c", "d"}, 4},
-		{"sort by assistant_id desc", projections.AssistantQuery{SortBy: "assistant_id"}, []string{"d", "c", "b", "a"}, 4},
-		{"sort by graph_id asc, ties by id", projections.AssistantQuery{SortBy: "graph_id", SortOrder: "asc"}, []string{"a", "d", "b", "c"}, 4},
-		{"sort by updated_at desc", projections.AssistantQuery{SortBy: "updated_at"}, []string{"b", "d", "c", "a"}, 4},
-		{"page", projections.AssistantQuery{SortBy: "assistant_id", SortOrder: "asc", Limit: 2, Offset: 1}, []string{"b", "c"}, 4},
-		{"offset past the end", projections.AssistantQuery{Offset: 10}, []string{}, 4},
-		{"no match", projections.AssistantQuery{GraphID: "nope"}, []string{}, 0},
+		{"default order is created_at desc", engine.AssistantQuery{}, []string{"d", "c", "a", "b"}, 4},
+		{"graph_id", engine.AssistantQuery{GraphID: "echo"}, []string{"c", "b"}, 2},
+		{"name is a case-insensitive substring", engine.AssistantQuery{Name: "eCHo"}, []string{"d", "c", "b"}, 3},
+		{"metadata", engine.AssistantQuery{Metadata: map[string]any{"team": "y"}}, []string{"a"}, 1},
+		{"all filters", engine.AssistantQuery{GraphID: "agent", Name: "echo", Metadata: map[string]any{"team": "x"}}, []string{"d"}, 1},
+		{"sort by name asc", engine.AssistantQuery{SortBy: "name", SortOrder: "asc"}, []string{"b", "a", "c", "d"}, 4},
+		{"sort by assistant_id desc", engine.AssistantQuery{SortBy: "assistant_id"}, []string{"d", "c", "b", "a"}, 4},
+		{"sort by graph_id asc, ties by id", engine.AssistantQuery{SortBy: "graph_id", SortOrder: "asc"}, []string{"a", "d", "b", "c"}, 4},
+		{"sort by updated_at desc", engine.AssistantQuery{SortBy: "updated_at"}, []string{"b", "d", "c", "a"}, 4},
+		{"page", engine.AssistantQuery{SortBy: "assistant_id", SortOrder: "asc", Limit: 2, Offset: 1}, []string{"b", "c"}, 4},
+		{"offset past the end", engine.AssistantQuery{Offset: 10}, []string{}, 4},
+		{"no match", engine.AssistantQuery{GraphID: "nope"}, []string{}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -150,7 +150,7 @@ func TestCorruptFileIsRebuilt(t *testing.T) {
 	p := projections.NewProjector(db, l, eventlog.RuntimeStream, threads)
 	run(t, p)
 	waitFor(t, p, last)
-	if _, total, _ := threads.Search("default", projections.ThreadQuery{}); total != 10 {
+	if _, total, _ := threads.Search("default", engine.ThreadQuery{}); total != 10 {
 		t.Fatalf("rebuilt %d threads, want 10", total)
 	}
 	aside, _ := filepath.Glob(path + ".corrupt-*")
@@ -194,7 +194,7 @@ func TestRefusedEventHaltsTheProjection(t *testing.T) {
 	if n := count(t, db); n != 2 {
 		t.Fatalf("counter = %d, want 2", n)
 	}
-	if _, total, _ := threads.Search("default", projections.ThreadQuery{}); total != 2 {
+	if _, total, _ := threads.Search("default", engine.ThreadQuery{}); total != 2 {
 		t.Fatalf("%d threads, want 2", total)
 	}
 	// A restart starts from the cursor and halts at the same event.

@@ -238,21 +238,9 @@ func (s *Store) scan(tenant string, labels []string, now time.Time, f func(Store
 	})
 }
 
-// StoreQuery selects items of a store search.
-type StoreQuery struct {
-	Prefix []string       // namespace prefix; empty: every namespace
-	Filter map[string]any // checked with engine.CheckFilter
-	// Query, when not empty, keeps only the items whose indexed text contains it (case
-	// insensitive) and ranks them by the number of occurrences: a lexical stand-in for semantic
-	// search.
-	Query  string
-	Limit  int
-	Offset int
-}
-
 // Search returns one page of the live items of tenant matching q: the most recently updated
 // first, or with a query, the best scores first.
-func (s *Store) Search(tenant string, q StoreQuery, now time.Time) ([]StoreRecord, error) {
+func (s *Store) Search(tenant string, q engine.StoreQuery, now time.Time) ([]StoreRecord, error) {
 	var all []StoreRecord
 	query := strings.ToLower(q.Query)
 	err := s.scan(tenant, q.Prefix, now, func(rec StoreRecord) {
@@ -333,19 +321,9 @@ func indexedText(rec StoreRecord) string {
 	return string(raw)
 }
 
-// NamespaceQuery selects the namespaces listed by ListNamespaces. A "*" label in Prefix or Suffix
-// matches any label.
-type NamespaceQuery struct {
-	Prefix   []string
-	Suffix   []string
-	MaxDepth int // > 0: namespaces are cut to their first MaxDepth labels
-	Limit    int
-	Offset   int
-}
-
 // ListNamespaces returns one page of the distinct namespaces of tenant's live items that match q,
 // cut to q.MaxDepth, sorted label by label.
-func (s *Store) ListNamespaces(tenant string, q NamespaceQuery, now time.Time) ([][]string, error) {
+func (s *Store) ListNamespaces(tenant string, q engine.NamespaceQuery, now time.Time) ([][]string, error) {
 	// Seek on the prefix up to its first wildcard.
 	fixed := q.Prefix
 	if i := slices.Index(fixed, "*"); i >= 0 {

@@ -91,30 +91,30 @@ func TestStoreSearch(t *testing.T) {
 
 	tests := []struct {
 		name string
-		q    projections.StoreQuery
+		q    engine.StoreQuery
 		want string
 	}{
-		{"all, newest first", projections.StoreQuery{}, "x\x00.\x01\x02/6 other/5 docs/4 docs.ab/3 docs.a/2 docs.a/1"},
-		{"prefix is label-wise", projections.StoreQuery{Prefix: []string{"docs", "a"}}, "docs.a/2 docs.a/1"},
-		{"prefix includes children", projections.StoreQuery{Prefix: []string{"docs"}}, "docs/4 docs.ab/3 docs.a/2 docs.a/1"},
-		{"control bytes in labels", projections.StoreQuery{Prefix: []string{"x\x00"}}, "x\x00.\x01\x02/6"},
-		{"no such prefix", projections.StoreQuery{Prefix: []string{"doc"}}, ""},
-		{"equality", projections.StoreQuery{Filter: map[string]any{"tag": "x"}}, "docs.ab/3 docs.a/1"},
-		{"number by value", projections.StoreQuery{Filter: map[string]any{"n": 1.0}}, "docs.a/1"},
-		{"object equality", projections.StoreQuery{Filter: map[string]any{"obj": map[string]any{"k": 1.0}}}, "docs.a/1"},
-		{"type matters", projections.StoreQuery{Filter: map[string]any{"n": 4.0}}, ""},
-		{"$eq", projections.StoreQuery{Filter: map[string]any{"s": map[string]any{"$eq": "banana"}}}, "docs.a/2"},
-		{"$ne skips missing", projections.StoreQuery{Filter: map[string]any{"tag": map[string]any{"$ne": "x"}}}, "docs.a/2"},
-		{"$gt", projections.StoreQuery{Filter: map[string]any{"n": map[string]any{"$gt": 1.0}}}, "docs.ab/3 docs.a/2"},
-		{"$gte $lt", projections.StoreQuery{Filter: map[string]any{"n": map[string]any{"$gte": 1.0, "$lt": 3.0}}}, "docs.a/2 docs.a/1"},
-		{"$lte", projections.StoreQuery{Filter: map[string]any{"n": map[string]any{"$lte": 2.5}}}, "docs.a/2 docs.a/1"},
-		{"strings lexically", projections.StoreQuery{Filter: map[string]any{"s": map[string]any{"$gt": "b"}}}, "other/5 docs.ab/3 docs.a/2"},
-		{"two fields", projections.StoreQuery{Filter: map[string]any{"tag": "x", "n": map[string]any{"$gt": 2.0}}}, "docs.ab/3"},
-		{"limit", projections.StoreQuery{Prefix: []string{"docs"}, Limit: 2}, "docs/4 docs.ab/3"},
-		{"offset", projections.StoreQuery{Prefix: []string{"docs"}, Limit: 2, Offset: 2}, "docs.a/2 docs.a/1"},
-		{"offset past the end", projections.StoreQuery{Offset: 10}, ""},
-		{"query ranks by occurrences", projections.StoreQuery{Query: "CHERRY"}, "docs.ab/3=2 docs/4=1"},
-		{"query with filter", projections.StoreQuery{Query: "a", Filter: map[string]any{"tag": "y"}}, "docs.a/2=4"},
+		{"all, newest first", engine.StoreQuery{}, "x\x00.\x01\x02/6 other/5 docs/4 docs.ab/3 docs.a/2 docs.a/1"},
+		{"prefix is label-wise", engine.StoreQuery{Prefix: []string{"docs", "a"}}, "docs.a/2 docs.a/1"},
+		{"prefix includes children", engine.StoreQuery{Prefix: []string{"docs"}}, "docs/4 docs.ab/3 docs.a/2 docs.a/1"},
+		{"control bytes in labels", engine.StoreQuery{Prefix: []string{"x\x00"}}, "x\x00.\x01\x02/6"},
+		{"no such prefix", engine.StoreQuery{Prefix: []string{"doc"}}, ""},
+		{"equality", engine.StoreQuery{Filter: map[string]any{"tag": "x"}}, "docs.ab/3 docs.a/1"},
+		{"number by value", engine.StoreQuery{Filter: map[string]any{"n": 1.0}}, "docs.a/1"},
+		{"object equality", engine.StoreQuery{Filter: map[string]any{"obj": map[string]any{"k": 1.0}}}, "docs.a/1"},
+		{"type matters", engine.StoreQuery{Filter: map[string]any{"n": 4.0}}, ""},
+		{"$eq", engine.StoreQuery{Filter: map[string]any{"s": map[string]any{"$eq": "banana"}}}, "docs.a/2"},
+		{"$ne skips missing", engine.StoreQuery{Filter: map[string]any{"tag": map[string]any{"$ne": "x"}}}, "docs.a/2"},
+		{"$gt", engine.StoreQuery{Filter: map[string]any{"n": map[string]any{"$gt": 1.0}}}, "docs.ab/3 docs.a/2"},
+		{"$gte $lt", engine.StoreQuery{Filter: map[string]any{"n": map[string]any{"$gte": 1.0, "$lt": 3.0}}}, "docs.a/2 docs.a/1"},
+		{"$lte", engine.StoreQuery{Filter: map[string]any{"n": map[string]any{"$lte": 2.5}}}, "docs.a/2 docs.a/1"},
+		{"strings lexically", engine.StoreQuery{Filter: map[string]any{"s": map[string]any{"$gt": "b"}}}, "other/5 docs.ab/3 docs.a/2"},
+		{"two fields", engine.StoreQuery{Filter: map[string]any{"tag": "x", "n": map[string]any{"$gt": 2.0}}}, "docs.ab/3"},
+		{"limit", engine.StoreQuery{Prefix: []string{"docs"}, Limit: 2}, "docs/4 docs.ab/3"},
+		{"offset", engine.StoreQuery{Prefix: []string{"docs"}, Limit: 2, Offset: 2}, "docs.a/2 docs.a/1"},
+		{"offset past the end", engine.StoreQuery{Offset: 10}, ""},
+		{"query ranks by occurrences", engine.StoreQuery{Query: "CHERRY"}, "docs.ab/3=2 docs/4=1"},
+		{"query with filter", engine.StoreQuery{Query: "a", Filter: map[string]any{"tag": "y"}}, "docs.a/2=4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestStoreSearch(t *testing.T) {
 			}
 		})
 	}
-	if recs, _ := env.view.Search("other-tenant", projections.StoreQuery{}, env.now); len(recs) != 0 {
+	if recs, _ := env.view.Search("other-tenant", engine.StoreQuery{}, env.now); len(recs) != 0 {
 		t.Errorf("another tenant sees %s", keys(recs))
 	}
 }
@@ -143,19 +143,19 @@ func TestStoreListNamespaces(t *testing.T) {
 
 	tests := []struct {
 		name string
-		q    projections.NamespaceQuery
+		q    engine.NamespaceQuery
 		want string
 	}{
-		{"all, sorted, distinct, expired left out", projections.NamespaceQuery{}, "[a b c] [a b d] [a x] [b c]"},
-		{"prefix", projections.NamespaceQuery{Prefix: []string{"a", "b"}}, "[a b c] [a b d]"},
-		{"prefix wildcard", projections.NamespaceQuery{Prefix: []string{"*", "c"}}, "[b c]"},
-		{"suffix", projections.NamespaceQuery{Suffix: []string{"c"}}, "[a b c] [b c]"},
-		{"suffix wildcard", projections.NamespaceQuery{Suffix: []string{"b", "*"}}, "[a b c] [a b d] [b c]"},
-		{"max depth", projections.NamespaceQuery{MaxDepth: 2}, "[a b] [a x] [b c]"},
-		{"max depth 1", projections.NamespaceQuery{MaxDepth: 1}, "[a] [b]"},
-		{"prefix and max depth", projections.NamespaceQuery{Prefix: []string{"a"}, MaxDepth: 1}, "[a]"},
-		{"limit offset", projections.NamespaceQuery{Limit: 2, Offset: 1}, "[a b d] [a x]"},
-		{"too long a pattern", projections.NamespaceQuery{Suffix: []string{"z", "a", "b", "c"}}, ""},
+		{"all, sorted, distinct, expired left out", engine.NamespaceQuery{}, "[a b c] [a b d] [a x] [b c]"},
+		{"prefix", engine.NamespaceQuery{Prefix: []string{"a", "b"}}, "[a b c] [a b d]"},
+		{"prefix wildcard", engine.NamespaceQuery{Prefix: []string{"*", "c"}}, "[b c]"},
+		{"suffix", engine.NamespaceQuery{Suffix: []string{"c"}}, "[a b c] [b c]"},
+		{"suffix wildcard", engine.NamespaceQuery{Suffix: []string{"b", "*"}}, "[a b c] [a b d] [b c]"},
+		{"max depth", engine.NamespaceQuery{MaxDepth: 2}, "[a b] [a x] [b c]"},
+		{"max depth 1", engine.NamespaceQuery{MaxDepth: 1}, "[a] [b]"},
+		{"prefix and max depth", engine.NamespaceQuery{Prefix: []string{"a"}, MaxDepth: 1}, "[a]"},
+		{"limit offset", engine.NamespaceQuery{Limit: 2, Offset: 1}, "[a b d] [a x]"},
+		{"too long a pattern", engine.NamespaceQuery{Suffix: []string{"z", "a", "b", "c"}}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

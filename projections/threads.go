@@ -243,23 +243,8 @@ func (t *Threads) Info(tenant, id string) (engine.Thread, bool, error) {
 	return th, ok, err
 }
 
-// ThreadQuery filters and orders a thread search.
-type ThreadQuery struct {
-	IDs       []string
-	Metadata  map[string]any
-	Values    map[string]any
-	Status    string
-	SortBy    string // thread_id, status, created_at, updated_at, state_updated_at
-	SortOrder string // asc or desc
-	Limit     int
-	Offset    int
-}
-
-// ThreadSortFields lists the fields a thread search may sort by.
-var ThreadSortFields = []string{"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
-
 // Search returns one page of the threads of tenant matching q, and how many match in all.
-func (t *Threads) Search(tenant string, q ThreadQuery) ([]engine.Thread, int, error) {
+func (t *Threads) Search(tenant string, q engine.ThreadQuery) ([]engine.Thread, int, error) {
 	var all []engine.Thread
 	ids := map[string]bool{}
 	for _, id := range q.IDs {

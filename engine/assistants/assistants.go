@@ -362,7 +362,7 @@ func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bo
 		var doomed []engine.Thread
 		if deleteThreads {
 			var err error
-			doomed, _, err = s.threads.Search(agg.Tenant, projections.ThreadQuery{Metadata: map[string]any{"assistant_id": id}})
+			doomed, _, err = s.threads.Search(agg.Tenant, engine.ThreadQuery{Metadata: map[string]any{"assistant_id": id}})
 			if err != nil {
 				return nil, engine.E(engine.Op(op), err)
 			}
@@ -397,7 +397,7 @@ func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bo
 }
 
 // Search returns a page of the tenant's assistants matching q and how many match in all.
-func (s *Service) Search(ctx context.Context, q projections.AssistantQuery) ([]engine.Assistant, int, error) {
+func (s *Service) Search(ctx context.Context, q engine.AssistantQuery) ([]engine.Assistant, int, error) {
 	as, total, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
 		return nil, 0, engine.E(engine.Op("assistants.search"), err)

@@ -199,7 +199,7 @@ func (s *Service) delete(ctx context.Context, namespace []string, key, reason st
 
 // Search returns one page of the items matching q. With refresh, the items returned that have a
 // time to live have it restarted.
-func (s *Service) Search(ctx context.Context, q projections.StoreQuery, refresh bool) ([]engine.Item, error) {
+func (s *Service) Search(ctx context.Context, q engine.StoreQuery, refresh bool) ([]engine.Item, error) {
 	const op = "store.search"
 	if err := engine.CheckNamespace(op, q.Prefix); err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (s *Service) Search(ctx context.Context, q projections.StoreQuery, refresh 
 }
 
 // ListNamespaces returns one page of the distinct namespaces matching q.
-func (s *Service) ListNamespaces(ctx context.Context, q projections.NamespaceQuery) ([][]string, error) {
+func (s *Service) ListNamespaces(ctx context.Context, q engine.NamespaceQuery) ([][]string, error) {
 	const op = "store.namespaces"
 	if err := engine.CheckNamespace(op, q.Prefix); err != nil {
 		return nil, err

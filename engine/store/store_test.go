@@ -153,7 +153,7 @@ func TestTTLExpiryAndSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	visible := func() int {
-		items, err := p.svc.Search(ctx, projections.StoreQuery{Prefix: ns, Limit: 10}, false)
+		items, err := p.svc.Search(ctx, engine.StoreQuery{Prefix: ns, Limit: 10}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestTTLExpiryAndSweep(t *testing.T) {
 	if visible() != 1 {
 		t.Error("expired item visible to search")
 	}
-	if nss, _ := p.svc.ListNamespaces(ctx, projections.NamespaceQuery{Limit: 10}); len(nss) != 1 {
+	if nss, _ := p.svc.ListNamespaces(ctx, engine.NamespaceQuery{Limit: 10}); len(nss) != 1 {
 		t.Errorf("namespaces = %v", nss)
 	}
 	if n, err := p.svc.Sweep(ctx); err != nil || n != 1 {
@@ -208,7 +208,7 @@ func TestRefreshTTL(t *testing.T) {
 	if _, ok, _ := p.svc.Get(ctx, ns, "b", true); ok {
 		t.Error("b visible after its TTL: a read without refresh_ttl refreshed it")
 	}
-	items, err := p.svc.Search(ctx, projections.StoreQuery{Prefix: ns, Limit: 10}, true) // a now expires at 2m30s
+	items, err := p.svc.Search(ctx, engine.StoreQuery{Prefix: ns, Limit: 10}, true) // a now expires at 2m30s
 	if err != nil || len(items) != 1 || items[0].Key != "a" {
 		t.Fatalf("search = %v, %v", items, err)
 	}

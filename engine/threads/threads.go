@@ -256,7 +256,7 @@ func countDone(aggs []eventlog.Aggregate, f func(eventlog.Aggregate) error) (int
 }
 
 // Search returns a page of the tenant's threads matching q and the total count.
-func (s *Service) Search(ctx context.Context, q projections.ThreadQuery) ([]engine.Thread, int, error) {
+func (s *Service) Search(ctx context.Context, q engine.ThreadQuery) ([]engine.Thread, int, error) {
 	ts, total, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
 		return nil, 0, engine.E(engine.Op("threads.search"), err)

@@ -1,0 +1,55 @@
+package engine
+
+// The queries of the read side. The HTTP API builds them from a request, the services pass them
+// on, and the projections answer them: they belong to none of those layers, so they live here.
+
+// ThreadQuery filters and orders a thread search.
+type ThreadQuery struct {
+	IDs       []string
+	Metadata  map[string]any
+	Values    map[string]any
+	Status    string
+	SortBy    string // one of ThreadSortFields
+	SortOrder string // asc or desc
+	Limit     int
+	Offset    int
+}
+
+// ThreadSortFields lists the fields a thread search may sort by.
+var ThreadSortFields = []string{"thread_id", "status", "created_at", "updated_at", "state_updated_at"}
+
+// AssistantQuery filters and orders an assistant search.
+type AssistantQuery struct {
+	Metadata  map[string]any
+	GraphID   string
+	Name      string // case-insensitive substring of the name
+	SortBy    string // one of AssistantSortFields; created_at when empty
+	SortOrder string // asc or desc (the default)
+	Limit     int    // <= 0: no limit
+	Offset    int
+}
+
+// AssistantSortFields lists the fields an assistant search may sort by.
+var AssistantSortFields = []string{"assistant_id", "graph_id", "name", "created_at", "updated_at"}
+
+// StoreQuery selects items of a store search.
+type StoreQuery struct {
+	Prefix []string       // namespace prefix; empty: every namespace
+	Filter map[string]any // checked with CheckFilter
+	// Query, when not empty, keeps only the items whose indexed text contains it (case
+	// insensitive) and ranks them by the number of occurrences: a lexical stand-in for semantic
+	// search.
+	Query  string
+	Limit  int
+	Offset int
+}
+
+// NamespaceQuery selects the namespaces a store lists. A "*" label in Prefix or Suffix matches
+// any label.
+type NamespaceQuery struct {
+	Prefix   []string
+	Suffix   []string
+	MaxDepth int // > 0: namespaces are cut to their first MaxDepth labels
+	Limit    int
+	Offset   int
+}
