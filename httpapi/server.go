@@ -15,29 +15,23 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/jetgraph/jetgraph/engine/assistants"
-	"github.com/jetgraph/jetgraph/engine/graphs"
-	"github.com/jetgraph/jetgraph/engine/runner"
-	"github.com/jetgraph/jetgraph/engine/runs"
-	"github.com/jetgraph/jetgraph/engine/store"
-	"github.com/jetgraph/jetgraph/engine/streaming"
-	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/engine/tracing"
-	"github.com/jetgraph/jetgraph/engine/truncate"
 )
 
-// Deps are the parts of jetgraph the HTTP API serves.
+// Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of
+// ports.go, which the engine's services satisfy. Graphs, Runs, Streams and Truncate may be nil:
+// what needs them then answers 404 or 503, or is not routed.
 type Deps struct {
-	Threads    *threads.Service
-	Assistants *assistants.Service
-	Store      *store.Service
-	Graphs     *graphs.Registry // the served graphs, drawn by /assistants/{id}/graph, /schemas, /subgraphs
+	Threads    ThreadService
+	Assistants AssistantService
+	Store      StoreService
+	Graphs     GraphCatalog // the served graphs, drawn by /assistants/{id}/graph, /schemas, /subgraphs
 	// Runner runs graphs on threads and answers thread-state requests.
-	Runner *runner.Runner
+	Runner StateService
 	// Runs creates, schedules, waits for and cancels runs (the durable scheduler).
-	Runs *runs.Service
+	Runs RunService
 	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
-	Streams *streaming.Streamer
+	Streams StreamService
 	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
 	// config.configurable of the runs a request creates (the reference servers'
 	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
@@ -60,7 +54,7 @@ type Deps struct {
 	Pprof bool
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
 	// the data between the blocks of a client test suite. Never set in production.
-	Truncate *truncate.Service
+	Truncate Truncator
 }
 
 // Server is the HTTP front of jetgraph.

@@ -30,7 +30,7 @@ func (s *Server) streamRoutes() {
 }
 
 // streamer returns the output bus, or the error of a server built without it.
-func (s *Server) streamer() (*streaming.Streamer, error) {
+func (s *Server) streamer() (StreamService, error) {
 	if s.deps.Streams == nil || s.deps.Runs == nil {
 		return nil, engine.E(engine.Op("runs.stream"), engine.Unavailable, "Streaming is not configured on this server.")
 	}
