@@ -13,11 +13,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine/assistants"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
@@ -51,29 +52,8 @@ func startServe(t *testing.T, p Program, data string, args ...string) *serving {
 		s.done <- p.Run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--grace-period", "5s"}, args...))
 	}()
 	t.Cleanup(func() { s.stop(t) })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var info serveInfo
-		raw, err := os.ReadFile(serveInfoPath(data))
-		if err == nil && json.Unmarshal(raw, &info) == nil {
-			if resp, err := http.Get("http://" + info.Addr + "/ok"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					s.url = "http://" + info.Addr
-					return s
-				}
-			}
-		}
-		select {
-		case err := <-s.done:
-			t.Fatalf("serve ended before it was ready: %v\n%s", err, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve not ready:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.url = waitServing(t, data, s.done)
+	return s
 }
 
 // stop cancels serve and waits for it to end, failing the test on an error.
@@ -231,4 +211,72 @@ func TestEventsAndRebuildOnDataFolders(t *testing.T) {
 	if _, stderr, err := run(t, Program{}, "projections", "rebuild", "--data", data, "--log-format", "json"); err != nil || !strings.Contains(stderr, `"msg":"projections rebuilt"`) {
 		t.Errorf("rebuild: %v %s", err, stderr)
 	}
+}
+
+// A Program serves its own graphs instead of the examples; --config replaces them with the
+// graphs of a graph.json, which may name the program's graphs and Go tools; --graphs narrows.
+func TestProgramServesItsGraphs(t *testing.T) {
+	upper := graphs.Tool{Name: "upper", Description: "Capitals.", Parameters: map[string]any{"type": "object",
+		"required": []any{"text"}, "properties": map[string]any{"text": map[string]any{"type": "string"}}},
+		Run: func(_ context.Context, args map[string]any) (string, error) {
+			return strings.ToUpper(fmt.Sprint(args["text"])), nil
+		}}
+	mine := graphs.NewRegistry()
+	for _, id := range []string{"one", "two"} {
+		g := graph.NewBuilder(id).Channel("said", graph.LastValue()).
+			Node("say", func(context.Context, any, *graph.Runtime) (any, error) { return map[string]any{"said": id}, nil }).
+			Edge(graph.Start, "say").MustCompile(graph.CompileOptions{})
+		mine.MustRegister(graphs.Entry{ID: id, Build: graphs.Static(g)})
+	}
+	p := Program{Graphs: mine, Tools: []graphs.Tool{upper}}
+	conf := filepath.Join(t.TempDir(), "graph.json")
+	if err := os.WriteFile(conf, []byte(`{"graphs": {"uno": "one", "loud": {"template": "react", "tools": ["upper"]}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		served []string
+	}{
+		{"own graphs", nil, []string{"one", "two"}},
+		{"narrowed", []string{"--graphs", "two"}, []string{"two"}},
+		{"graph.json", []string{"--config", conf}, []string{"uno", "loud"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := startServe(t, p, t.TempDir(), c.args...)
+			if !strings.Contains(srv.logs.String(), "graphs="+strings.Join(c.served, ",")) {
+				t.Errorf("served, want %v:\n%s", c.served, srv.logs)
+			}
+			for _, id := range c.served {
+				switch got := post(t, srv.url+"/runs/wait", `{"assistant_id": "`+id+`", "input": {"messages": [{"role": "user", "content": "upper: hi"}]}}`); id {
+				case "loud":
+					if msgs, _ := got["messages"].([]any); len(msgs) != 4 || msgs[3].(map[string]any)["content"] != "upper: HI" {
+						t.Errorf("%s: %v", id, got)
+					}
+				default:
+					want := id
+					if id == "uno" { // graph.json serves the program's graph one as uno
+						want = "one"
+					}
+					if got["said"] != want {
+						t.Errorf("%s: %v", id, got)
+					}
+				}
+			}
+			if code := postCode(t, srv.url+"/runs/wait", `{"assistant_id": "echo", "input": {}}`); code != http.StatusNotFound {
+				t.Errorf("the example echo answered %d, want 404", code)
+			}
+		})
+	}
+}
+
+// postCode sends a JSON body and returns the status.
+func postCode(t *testing.T, url, body string) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
