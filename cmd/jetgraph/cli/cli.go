@@ -99,7 +99,13 @@ func moduleVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		mods := append([]*debug.Module{&bi.Main}, bi.Deps...)
 		for _, m := range mods {
-			if m.Path == modulePath && m.Version != "" && m.Version != "(devel)" {
+			if m.Path != modulePath {
+				continue
+			}
+			if m.Replace != nil { // a program built on a checkout (a path) or a fork
+				m = m.Replace
+			}
+			if m.Version != "" && m.Version != "(devel)" {
 				return m.Version
 			}
 		}

@@ -140,3 +140,21 @@ func waitServing(t *testing.T, data string, done chan error) string {
 		}
 	}
 }
+
+// The README's "Your own graph in Go" shows the main.go that TestOwnGraphsModule builds.
+func TestReadmeShowsTheOwnGraphsModule(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, err := os.ReadFile("testdata/usermodule/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "### Your own graph in Go\n")
+	_, block, _ := strings.Cut(section, "```go\n")
+	block, _, _ = strings.Cut(block, "```\n")
+	if block != string(main) {
+		t.Fatalf("the README's main.go is not testdata/usermodule/main.go:\n%s", block)
+	}
+}
