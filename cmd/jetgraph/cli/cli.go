@@ -4,7 +4,7 @@
 //
 //	func main() {
 //		reg := graphs.NewRegistry()
-//		reg.MustRegister(graphs.Entry{ID: "greeter", Build: graphs.Static(greeter())})
+//		reg.MustRegister(graphs.Entry{ID: "greeter", Build: graphs.Static(greeter)}) // a *graph.Graph
 //		cli.Main(cli.Program{Graphs: reg})
 //	}
 //
