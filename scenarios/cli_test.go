@@ -176,6 +176,21 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("events from the data folder: %v", got)
 	}
 
+	// An id without events, a data folder that does not exist: a non-zero exit, and nothing made.
+	if msg := jetgraph(t, true, "events", "thread", "0190b7a4-5b3c-7d2e-8f10-000000000000", "--data", data); !strings.Contains(msg, "no events") {
+		t.Fatalf("events of an unknown thread: %q", msg)
+	}
+	typo := filepath.Join(t.TempDir(), "typo")
+	if msg := jetgraph(t, true, "events", "thread", id, "--data", typo); !strings.Contains(msg, "does not exist") {
+		t.Fatalf("events on a missing data folder: %q", msg)
+	}
+	if _, err := os.Stat(typo); !os.IsNotExist(err) {
+		t.Fatalf("events made the data folder: %v", err)
+	}
+	if out := jetgraph(t, false, "version"); !strings.HasPrefix(out, "jetgraph ") {
+		t.Fatalf("version: %q", out)
+	}
+
 	jetgraph(t, false, "projections", "rebuild", "--data", data)
 	srv = startServer(t, data)
 	th := request(t, "GET", srv.URL+"/threads/"+id, "")

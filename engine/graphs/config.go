@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
@@ -64,19 +65,46 @@ func (e *ConfigError) Error() string {
 // Templates lists the graph templates a graph.json may use.
 func Templates() []string { return []string{"react"} }
 
-// LoadConfig reads a graph.json and returns the registry it describes.
-func LoadConfig(path string) (*Registry, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &ConfigError{File: path, Reason: errors.Unwrap(err).Error()}
-	}
-	return ParseConfig(path, raw, os.LookupEnv)
+// Catalog is what a graph.json may name: the graphs a string entry serves under a new id, and
+// the tools a react entry lists. A program built on jetgraph with graphs and tools of its own
+// (see cmd/jetgraph/cli) puts them here, so that its users' graph.json can name them.
+type Catalog struct {
+	// Graphs are the graphs a string entry may name; nil means Default().
+	Graphs *Registry
+	// Tools are the tools a react entry's "tools" may name besides the built-in ones (which
+	// they replace when a name is the same). A react entry without "tools" gets the built-in
+	// ones only.
+	Tools []Tool
 }
+
+// LoadConfig reads a graph.json and returns the registry it describes, naming the default
+// catalog (the example graphs, react and the built-in tools).
+func LoadConfig(path string) (*Registry, error) { return Catalog{}.Load(path) }
 
 // ParseConfig is LoadConfig on the content of file, reading the process environment through
 // lookupEnv.
 func ParseConfig(file string, raw []byte, lookupEnv func(string) (string, bool)) (*Registry, error) {
-	c := &configParser{file: file, lookup: lookupEnv, env: map[string]string{}}
+	return Catalog{}.Parse(file, raw, lookupEnv)
+}
+
+// Load is LoadConfig with the graphs and tools of cat.
+func (cat Catalog) Load(path string) (*Registry, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Reason: errors.Unwrap(err).Error()}
+	}
+	return cat.Parse(path, raw, os.LookupEnv)
+}
+
+// Parse is ParseConfig with the graphs and tools of cat.
+func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string, bool)) (*Registry, error) {
+	c := &configParser{file: file, lookup: lookupEnv, env: map[string]string{}, tools: map[string]Tool{}}
+	for _, t := range BuiltinTools() {
+		c.tools[t.Name] = t
+	}
+	for _, t := range cat.Tools {
+		c.tools[t.Name] = t
+	}
 	if err := c.checkSyntax(raw); err != nil {
 		return nil, err
 	}
@@ -108,7 +136,10 @@ func ParseConfig(file string, raw []byte, lookupEnv func(string) (string, bool))
 	if len(entries) == 0 {
 		return nil, c.fail("graphs", "empty: name at least one graph")
 	}
-	builtins := Default()
+	builtins := cat.Graphs
+	if builtins == nil {
+		builtins = Default()
+	}
 	reg := NewRegistry()
 	for _, kv := range entries {
 		key := "graphs." + kv.key
@@ -138,6 +169,7 @@ type configParser struct {
 	file   string
 	lookup func(string) (string, bool)
 	env    map[string]string
+	tools  map[string]Tool // by name: what a react entry's "tools" may name
 }
 
 func (c *configParser) fail(key, format string, args ...any) error {
@@ -316,13 +348,13 @@ func (c *configParser) react(key string, kvs []keyValue) (Entry, error) {
 		case "tools":
 			var names []string
 			if err := json.Unmarshal(kv.value, &names); err != nil {
-				return Entry{}, c.fail(k, "must be a list of tool names (known: %s)", strings.Join(BuiltinToolNames(), ", "))
+				return Entry{}, c.fail(k, "must be a list of tool names (known: %s)", c.toolNames())
 			}
 			s.Tools = []Tool{}
 			for i, n := range names {
-				t, ok := BuiltinTool(n)
+				t, ok := c.tools[n]
 				if !ok {
-					return Entry{}, c.fail(fmt.Sprintf("%s[%d]", k, i), "unknown tool %q (known: %s)", n, strings.Join(BuiltinToolNames(), ", "))
+					return Entry{}, c.fail(fmt.Sprintf("%s[%d]", k, i), "unknown tool %q (known: %s)", n, c.toolNames())
 				}
 				if slices.Index(names, n) != i {
 					return Entry{}, c.fail(fmt.Sprintf("%s[%d]", k, i), "tool %q given twice", n)
@@ -345,6 +377,12 @@ func (c *configParser) react(key string, kvs []keyValue) (Entry, error) {
 	}
 	e.Build = Static(g)
 	return e, nil
+}
+
+// toolNames lists the tools a react entry may name, sorted.
+func (c *configParser) toolNames() string {
+	names := slices.Sorted(maps.Keys(c.tools))
+	return strings.Join(names, ", ")
 }
 
 var modelKeys = []string{"provider", "base_url", "model", "api_key_env", "temperature"}

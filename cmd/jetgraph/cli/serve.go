@@ -1,11 +1,9 @@
-package main
+package cli
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -26,16 +24,11 @@ import (
 )
 
 // logConfig turns the flags into the event log's configuration.
-func logConfig(o *options) (eventlog.Config, error) {
-	switch o.sync {
-	case "interval", "always":
-	default:
-		return eventlog.Config{}, fmt.Errorf("--sync must be interval or always, not %q", o.sync)
-	}
+func logConfig(o *options) eventlog.Config {
 	return eventlog.Config{
 		Dir: o.data, URLs: o.natsURL, Listen: o.natsListen, Creds: o.natsCreds, Replicas: o.replicas, SyncAlways: o.sync == "always",
-		TraceRetention: o.trace.logRetention(), OutputRetention: o.streamRetention,
-	}, nil
+		TraceRetention: o.trace.logRetention(), OutputRetention: o.streamRetention, Logger: o.logger,
+	}
 }
 
 // serveInfo is written to <data>/serve.json so that other commands find the running server.
@@ -48,22 +41,11 @@ type serveInfo struct {
 
 func serveInfoPath(data string) string { return filepath.Join(data, "serve.json") }
 
-func serve(ctx context.Context, o *options, stderr io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	logger, err := newLogger(o, stderr)
-	if err != nil {
-		return err
-	}
-	grace, err := time.ParseDuration(o.gracePeriod)
-	if err != nil {
-		return fmt.Errorf("--grace-period: %w", err)
-	}
-	lc, err := logConfig(o)
-	if err != nil {
-		return err
-	}
+// serve runs the platform until ctx ends or a SIGINT or SIGTERM, then stops gracefully.
+func serve(ctx context.Context, o *options) error {
+	tuneGC()
+	logger, grace, version := o.logger, o.gracePeriod, o.prog.Version
+	lc := logConfig(o)
 	reg, err := servedGraphs(o)
 	if err != nil {
 		return err
@@ -82,7 +64,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	defer stop()
 
 	metrics := httpapi.NewMetrics()
-	fields, err := webhooks.ParseFields(o.webhookFields)
+	fields, err := webhooks.ParseFields(o.webhookFields) // checked by the flag already
 	if err != nil {
 		return fmt.Errorf("--webhook-fields: %w", err)
 	}
@@ -91,7 +73,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 		return fmt.Errorf("webhooks: %w", err)
 	}
 	p, err := platform.Open(ctx, platform.Config{
-		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(buildVersion()),
+		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(version),
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
 		ShutdownGrace: grace,
@@ -114,7 +96,7 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: p.Tracing,
 		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
-			"version": buildVersion(),
+			"version": version,
 			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
 	}
@@ -124,12 +106,12 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	srv := httpapi.New(deps)
 	url := "http://" + ln.Addr().String()
-	info := serveInfo{PID: os.Getpid(), Addr: ln.Addr().String(), NATSURL: p.Log.ClientURL(), Version: buildVersion()}
+	info := serveInfo{PID: os.Getpid(), Addr: ln.Addr().String(), NATSURL: p.Log.ClientURL(), Version: version}
 	if raw, err := json.Marshal(info); err == nil {
 		_ = os.WriteFile(serveInfoPath(data), raw, 0o644)
 	}
 	defer os.Remove(serveInfoPath(data))
-	logger.Info("jetgraph ready", "url", url, "data", data, "version", buildVersion(),
+	logger.Info("jetgraph ready", "url", url, "pid", info.PID, "data", data, "version", version,
 		"nats", natsDescription(o, p.Log), "sync", o.sync, "graphs", strings.Join(reg.IDs(), ","))
 
 	errc := make(chan error, 1)
@@ -145,13 +127,17 @@ func serve(ctx context.Context, o *options, stderr io.Writer) error {
 	return srv.Shutdown(sctx)
 }
 
-// servedGraphs is the registry the flags ask for: the graphs of --config's graph.json, or by
-// default the example graphs and the react agent; --graphs keeps only the graphs it names.
+// servedGraphs is the registry the flags ask for: the graphs of --config's graph.json, which
+// may name the program's graphs and tools, or by default the program's graphs (jetgraph's: the
+// example graphs and the react agent); --graphs keeps only the graphs it names.
 func servedGraphs(o *options) (*graphs.Registry, error) {
-	reg := graphs.Default()
+	reg := o.prog.Graphs
+	if reg == nil {
+		reg = graphs.Default()
+	}
 	if o.config != "" {
 		var err error
-		if reg, err = graphs.LoadConfig(o.config); err != nil {
+		if reg, err = (graphs.Catalog{Graphs: reg, Tools: o.prog.Tools}).Load(o.config); err != nil {
 			return nil, err // it names the file, the key and the reason
 		}
 	}
@@ -241,11 +227,14 @@ func splitList(s string) []string {
 // store or projection file.
 type dataLock struct{ f *os.File }
 
+// lockFile is the file of a data folder that serve and the other commands lock.
+const lockFile = "LOCK"
+
 func lockData(data string) (*dataLock, error) {
 	if err := os.MkdirAll(data, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", data, err)
 	}
-	f, err := os.OpenFile(filepath.Join(data, "LOCK"), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(data, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", data, err)
 	}
@@ -266,6 +255,3 @@ type errDataInUse struct{ data string }
 func (e errDataInUse) Error() string {
 	return fmt.Sprintf("data folder %s is in use by another jetgraph process (give each process its own --data)", e.data)
 }
-
-// discardLogger is for commands whose own output must stay clean.
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -61,11 +61,8 @@ JETGRAPH_<FLAG> (JETGRAPH_URL, JETGRAPH_API_KEY, ...).`,
 		Example: `  jetgraph bench runs --url http://localhost:8123 --n 1000 --concurrency 16 --assistant echo
   jetgraph bench runs --stateless --json --n 200`,
 		Args: cobra.NoArgs,
-		PreRun: func(cmd *cobra.Command, _ []string) {
-			applyEnv(cmd.LocalFlags())
-		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runBench(ctx, c, stdout)
 		},
@@ -289,7 +286,7 @@ func (b *bencher) post(ctx context.Context, path string, body []byte, label stri
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "jetgraph-bench/"+buildVersion())
+	req.Header.Set("User-Agent", "jetgraph-bench/"+moduleVersion())
 	if b.cfg.APIKey != "" {
 		req.Header.Set("x-api-key", b.cfg.APIKey)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -20,9 +20,15 @@ type traceOptions struct {
 	noSelfTrace bool
 }
 
-func addTraceFlags(f *pflag.FlagSet, t *traceOptions) {
+// addTraceRetentionFlag adds the flag of the trace stream's retention, which every command that
+// opens the log sets on the stream.
+func addTraceRetentionFlag(f *pflag.FlagSet, t *traceOptions) {
 	f.DurationVar(&t.retention, "trace-retention", eventlog.DefaultTraceRetention,
 		"how long LLM traces (and their attachments) are kept: the trace stream's max age; 0 keeps them forever")
+}
+
+// addTraceFlags adds serve's tracing flags.
+func addTraceFlags(f *pflag.FlagSet, t *traceOptions) {
 	f.StringVar(&t.prices, "trace-prices", "",
 		"JSON file of model prices (USD per token) that adds to or overrides the built-in ones, for trace costs")
 	f.StringVar(&t.project, "trace-project", "default",

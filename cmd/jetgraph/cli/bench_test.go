@@ -1,7 +1,6 @@
-package main
+package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,11 +86,8 @@ func (f *fakeLangGraph) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // bench runs `jetgraph bench runs args...` and returns stdout and the command's error.
 func bench(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	root := rootCommand(&stdout, &stderr)
-	root.SetArgs(append([]string{"bench", "runs"}, args...))
-	err := root.Execute()
-	return stdout.String(), err
+	stdout, _, err := run(t, Program{}, append([]string{"bench", "runs"}, args...)...)
+	return stdout, err
 }
 
 func TestBenchRunsJSON(t *testing.T) {
