@@ -117,21 +117,3 @@ var RunStreamModes = []StreamMode{StreamValues, StreamUpdates, StreamMessages, S
 
 // ThreadStreamModes lists the stream modes of a thread stream, for validation.
 var ThreadStreamModes = []StreamMode{StreamLifecycle, StreamRunModes, StreamStateUpdate}
-
-// What a stateless run's temporary thread becomes once the run ends (on_completion).
-const (
-	OnCompletionDelete = "delete"
-	OnCompletionKeep   = "keep"
-)
-
-// What creating a run on a thread that does not exist does (if_not_exists).
-const (
-	IfNotExistsReject = "reject"
-	IfNotExistsCreate = "create"
-)
-
-// What the departure of a client waiting for a run does to the run (on_disconnect).
-const (
-	OnDisconnectCancel   = "cancel"
-	OnDisconnectContinue = "continue"
-)

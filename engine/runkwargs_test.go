@@ -198,3 +198,38 @@ func BenchmarkRunRecordDecode(b *testing.B) {
 		}
 	}
 }
+
+// FuzzRunKwargsRoundTrip: whatever kwargs decode, encode to JSON that decodes to the same
+// kwargs and encodes to the same bytes again (a record folded twice stays what it was).
+func FuzzRunKwargsRoundTrip(f *testing.F) {
+	_, payloads := recordedEvents(&testing.T{})
+	for _, p := range payloads {
+		var d struct {
+			Run struct {
+				Kwargs json.RawMessage `json:"kwargs"`
+			} `json:"run"`
+		}
+		if json.Unmarshal(p, &d) == nil {
+			f.Add([]byte(d.Run.Kwargs))
+		}
+	}
+	f.Add([]byte(`{"webhook":"","durability":null,"stream_mode":[],"command":{}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var k engine.RunKwargs
+		if json.Unmarshal(raw, &k) != nil {
+			return
+		}
+		once, err := json.Marshal(k)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", k, err)
+		}
+		var again engine.RunKwargs
+		if err := json.Unmarshal(once, &again); err != nil {
+			t.Fatalf("%s does not decode: %v", once, err)
+		}
+		twice, err := json.Marshal(again)
+		if err != nil || !bytes.Equal(once, twice) {
+			t.Fatalf("encodes as %s, then as %s (%v)", once, twice, err)
+		}
+	})
+}

@@ -186,7 +186,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		}
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
 	} else if _, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
-		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: "do_nothing",
+		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
 			Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}); err != nil {
 			return engine.RunRecord{}, err
 		}
