@@ -33,7 +33,7 @@ type Run struct {
 	UpdatedAt         Time           `json:"updated_at"`
 	Status            string         `json:"status"`
 	Metadata          map[string]any `json:"metadata"`
-	Kwargs            map[string]any `json:"kwargs"`
+	Kwargs            RunKwargs      `json:"kwargs"`
 	MultitaskStrategy string         `json:"multitask_strategy"`
 }
 

@@ -101,22 +101,8 @@ func secretParam(k string) bool {
 // Masked returns the run as answers show it: the config and context of its kwargs with secrets
 // masked, and its webhook's credentials masked. The record itself is untouched.
 func (r Run) Masked() Run {
-	if len(r.Kwargs) == 0 {
-		return r
-	}
-	k := make(map[string]any, len(r.Kwargs))
-	for key, v := range r.Kwargs {
-		switch key {
-		case "config", "context":
-			v = MaskSecrets(v)
-		case "webhook":
-			if s, ok := v.(string); ok {
-				v = MaskURL(s)
-			}
-		}
-		k[key] = v
-	}
-	r.Kwargs = k
+	k := &r.Kwargs
+	k.Config, k.Context, k.Webhook = MaskMap(k.Config), MaskMap(k.Context), OptString(MaskURL(string(k.Webhook)))
 	return r
 }
 

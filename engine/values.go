@@ -31,7 +31,7 @@ func CloneValue(v any) any {
 }
 
 // StringList reads a list of strings from a decoded JSON value (a []any of strings, a []string,
-// or a single string); anything else is nil. Run kwargs come back from the log in this form.
+// or a single string); anything else is nil. Lists inside decoded JSON values come in this form.
 func StringList(v any) []string {
 	switch l := v.(type) {
 	case []string:

@@ -113,7 +113,7 @@ func (s *Server) createAssistant(c echo.Context) error {
 		Config:      configField(f, "config"),
 		Context:     f.Object("context"),
 		Metadata:    f.Object("metadata"),
-		IfExists:    f.Enum("if_exists", "raise", "raise", "do_nothing"),
+		IfExists:    f.Enum("if_exists", engine.IfExistsRaise, engine.IfExistsRaise, engine.IfExistsDoNothing),
 		Name:        f.String("name"),
 		Description: optString(f, "description"),
 	}

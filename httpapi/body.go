@@ -286,10 +286,10 @@ func (f *fields) Strings(name string) []string {
 	return ss
 }
 
-func quoteList(allowed []string) string {
+func quoteList[T ~string](allowed []T) string {
 	q := make([]string, len(allowed))
 	for i, a := range allowed {
-		q[i] = "'" + a + "'"
+		q[i] = "'" + string(a) + "'"
 	}
 	if len(q) <= 1 {
 		return strings.Join(q, "")

@@ -165,7 +165,7 @@ func TestMaskedSecretsAreNeverWrittenBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := field(rec.Kwargs, "config", "configurable", "api_key"); got != "sk-real" {
+	if got := field(rec.Kwargs.Config, "configurable", "api_key"); got != "sk-real" {
 		t.Fatalf("the run got api_key %v", got)
 	}
 

@@ -49,9 +49,7 @@ func (s *Server) needRuns(h echo.HandlerFunc) echo.HandlerFunc {
 
 // Values of the run-creation fields that the scheduler does not check itself.
 var (
-	streamModeNames = []string{"values", "messages", "messages-tuple", "updates", "events", "debug",
-		"tasks", "checkpoints", "custom", "tools", "lifecycle"}
-	durabilities = []string{runs.DurabilitySync, runs.DurabilityAsync, runs.DurabilityExit}
+	durabilities = names(engine.Durabilities)
 	// runFields are the fields a run list may select.
 	runFields = []string{"run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status",
 		"metadata", "kwargs", "multitask_strategy"}
@@ -63,17 +61,17 @@ var (
 // acts on itself.
 type runInput struct {
 	create       runs.Create
-	onDisconnect string // "cancel" or "continue": what a waiting request's departure does
-	onCompletion string // stateless runs: "delete" or "keep" the temporary thread
+	onDisconnect string // engine.OnDisconnectCancel or Continue: what a waiting request's departure does
+	onCompletion string // stateless runs: engine.OnCompletionDelete or Keep the temporary thread
 }
 
 // readRun reads a run-creation body, recording every problem of its shape in f's violations.
 // stateless sets the default of on_disconnect (cancel for stateless runs, continue otherwise).
 func readRun(f *fields, stateless bool) runInput {
 	f.require("assistant_id")
-	disconnect := "continue"
+	disconnect := engine.OnDisconnectContinue
 	if stateless {
-		disconnect = "cancel"
+		disconnect = engine.OnDisconnectCancel
 	}
 	in := runInput{
 		create: runs.Create{
@@ -88,12 +86,12 @@ func readRun(f *fields, stateless bool) runInput {
 			InterruptAfter:    interruptList(f, "interrupt_after"),
 			CheckpointID:      f.UUID("checkpoint_id"),
 			FeedbackKeys:      f.Strings("feedback_keys"),
-			Durability:        f.Enum("durability", "", durabilities...),
+			Durability:        engine.Durability(f.Enum("durability", "", durabilities...)),
 			MultitaskStrategy: f.Enum("multitask_strategy", engine.MultitaskEnqueue, engine.MultitaskStrategies...),
-			IfNotExists:       f.Enum("if_not_exists", "reject", "reject", "create"),
+			IfNotExists:       f.Enum("if_not_exists", engine.IfNotExistsReject, engine.IfNotExistsReject, engine.IfNotExistsCreate),
 		},
-		onDisconnect: f.Enum("on_disconnect", disconnect, "cancel", "continue"),
-		onCompletion: f.Enum("on_completion", "delete", "delete", "keep"),
+		onDisconnect: f.Enum("on_disconnect", disconnect, engine.OnDisconnectCancel, engine.OnDisconnectContinue),
+		onCompletion: f.Enum("on_completion", engine.OnCompletionDelete, engine.OnCompletionDelete, engine.OnCompletionKeep),
 	}
 	c := &in.create
 	if ref := readCheckpointRef(f, "checkpoint", ""); ref.ID != "" || ref.NS != "" {
@@ -161,7 +159,7 @@ func configurable(f *fields, c *runs.Create) map[string]any {
 }
 
 // streamModes reads stream_mode: a mode, a list of modes, or a list as a JSON string.
-func streamModes(f *fields) []string {
+func streamModes(f *fields) []engine.StreamMode {
 	if !f.present("stream_mode") {
 		return nil
 	}
@@ -188,12 +186,32 @@ func streamModes(f *fields) []string {
 		f.add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
 		return nil
 	}
+	return modesIn(modes, engine.RunStreamModes, func(i int) {
+		f.errs.Add("literal_error", "Input should be "+quoteList(engine.RunStreamModes), f.loc, "stream_mode", i)
+	})
+}
+
+// modesIn is modes as stream modes; it calls bad with the index of each that allowed lacks.
+func modesIn(modes []string, allowed []engine.StreamMode, bad func(i int)) []engine.StreamMode {
+	if modes == nil {
+		return nil
+	}
+	out := make([]engine.StreamMode, len(modes))
 	for i, m := range modes {
-		if !slices.Contains(streamModeNames, m) {
-			f.errs.Add("literal_error", "Input should be "+quoteList(streamModeNames), f.loc, "stream_mode", i)
+		if out[i] = engine.StreamMode(m); !slices.Contains(allowed, out[i]) {
+			bad(i)
 		}
 	}
-	return modes
+	return out
+}
+
+// names are the strings of a list of wire values.
+func names[T ~string](values []T) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // interruptList reads interrupt_before/after: "*" or a list of node names.
@@ -314,7 +332,7 @@ func (s *Server) waitRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, false)
-	rec, values, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
+	rec, values, err := s.awaitRun(c, rec, true, in.onDisconnect == engine.OnDisconnectCancel)
 	if err != nil {
 		return err
 	}
@@ -374,7 +392,7 @@ func (s *Server) runResult(ctx context.Context, rec engine.RunRecord, ended grap
 		}
 		out, _ = waitJSON(values, interrupts, nil).(map[string]any)
 	}
-	if keys := engine.StringList(rec.Kwargs["feedback_keys"]); len(keys) > 0 {
+	if keys := rec.Kwargs.FeedbackKeys; len(keys) > 0 {
 		fb := make(map[string]any, len(keys))
 		for _, k := range keys {
 			fb[k] = "/runs/" + rec.RunID + "/feedback?key=" + url.QueryEscape(k)

@@ -45,15 +45,15 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in.create.OnCompletion = "keep" // the worker must not delete the thread before it is read
+	in.create.OnCompletion = engine.OnCompletionKeep // the worker must not delete the thread before it is read
 	ctx := c.Request().Context()
 	rec, err := s.deps.Runs.Create(ctx, in.create)
 	if err != nil {
 		return err
 	}
 	runLocation(c, rec, true)
-	deleteThread := in.onCompletion == "delete"
-	done, values, err := s.awaitRun(c, rec, true, in.onDisconnect == "cancel")
+	deleteThread := in.onCompletion == engine.OnCompletionDelete
+	done, values, err := s.awaitRun(c, rec, true, in.onDisconnect == engine.OnDisconnectCancel)
 	if err != nil {
 		if ctx.Err() != nil && deleteThread {
 			go s.deleteWhenDone(context.WithoutCancel(ctx), rec)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -81,14 +80,14 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 	}
 	c.Response().Header().Set("Location", loc)
 	f, err := streams.FollowRun(ctx, streaming.RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID,
-		Modes: engine.StringList(rec.Kwargs["stream_mode"]), Subgraphs: subgraphs})
+		Modes: rec.Kwargs.StreamMode, Subgraphs: subgraphs})
 	if err != nil {
-		if in.onDisconnect == "cancel" {
+		if in.onDisconnect == engine.OnDisconnectCancel {
 			s.cancelDeparted(ctx, rec)
 		}
 		return err
 	}
-	return s.serveStream(c, f, &rec, in.onDisconnect == "cancel")
+	return s.serveStream(c, f, &rec, in.onDisconnect == engine.OnDisconnectCancel)
 }
 
 // peekSubgraphs reads stream_subgraphs from the body and puts the body back for parseRun, which
@@ -127,7 +126,7 @@ func (s *Server) joinStatelessRunStream(c echo.Context) error {
 func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Violations) error {
 	cancel := boolQuery(c, "cancel_on_disconnect", errs)
 	subgraphs := boolQuery(c, "stream_subgraphs", errs)
-	modes := queryModes(c, errs, streaming.RunModes, "stream_mode")
+	modes := queryModes(c, errs, engine.RunStreamModes, "stream_mode")
 	after, resume := lastEventID(c, errs)
 	if err := errs.Err("runs.stream"); err != nil {
 		return err
@@ -166,7 +165,7 @@ func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Vio
 func (s *Server) threadStream(c echo.Context) error {
 	var errs engine.Violations
 	id := pathUUID(c, "thread_id", &errs)
-	modes := queryModes(c, &errs, streaming.ThreadModes, "stream_mode", "stream_modes")
+	modes := queryModes(c, &errs, engine.ThreadStreamModes, "stream_mode", "stream_modes")
 	after, resume := lastEventID(c, &errs)
 	if err := errs.Err("threads.stream"); err != nil {
 		return err
@@ -189,7 +188,7 @@ func (s *Server) threadStream(c echo.Context) error {
 
 // queryModes reads the stream modes of the query (the first of names given): repeated, comma
 // separated or a JSON list. Unknown modes are recorded in errs.
-func queryModes(c echo.Context, errs *engine.Violations, allowed []string, names ...string) []string {
+func queryModes(c echo.Context, errs *engine.Violations, allowed []engine.StreamMode, names ...string) []engine.StreamMode {
 	var name string
 	var values []string
 	for _, n := range names {
@@ -211,12 +210,9 @@ func queryModes(c echo.Context, errs *engine.Violations, allowed []string, names
 		}
 		modes = append(modes, splitComma(v)...)
 	}
-	for i, m := range modes {
-		if !slices.Contains(allowed, m) {
-			errs.Add("literal_error", "Input should be "+quoteList(allowed), "query", name, i)
-		}
-	}
-	return modes
+	return modesIn(modes, allowed, func(i int) {
+		errs.Add("literal_error", "Input should be "+quoteList(allowed), "query", name, i)
+	})
 }
 
 // lastEventID reads the Last-Event-ID header: the stream sequence to resume after.

@@ -73,7 +73,7 @@ func (s *Server) createThread(c echo.Context) error {
 	req := threads.Create{
 		ThreadID: f.UUID("thread_id"),
 		Metadata: f.Object("metadata"),
-		IfExists: f.Enum("if_exists", "raise", "raise", "do_nothing"),
+		IfExists: f.Enum("if_exists", engine.IfExistsRaise, engine.IfExistsRaise, engine.IfExistsDoNothing),
 		TTL:      ttlField(f, "ttl"),
 	}
 	supersteps := readSupersteps(f)

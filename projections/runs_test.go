@@ -128,7 +128,7 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 func TestRunCreatedKeptOrRewritten(t *testing.T) {
 	l := eventlogtest.Open(t)
 	at := engine.At(time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.UTC))
-	kwargs := map[string]any{"input": map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}
+	kwargs := engine.RunKwargs{Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}}
 	var seq uint64
 	for _, thread := range []string{"whole", "bare"} {
 		agg := eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: thread}

@@ -170,10 +170,7 @@ func decodeRunGraph(data []byte) (runGraph, error) {
 		if err := decodeJSON(data, &full); err != nil {
 			return runGraph{}, err
 		}
-		cfg, _ := full.Run.Kwargs["config"].(map[string]any)
-		configurable, _ := cfg["configurable"].(map[string]any)
-		graphID, _ := configurable["graph_id"].(string)
-		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: graphID, ThreadConfig: full.ThreadConfig}, nil
+		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: full.Run.Kwargs.GraphID(), ThreadConfig: full.ThreadConfig}, nil
 	}
 	graphID, _ := d.Run.Kwargs.Config.Configurable.GraphID.(string)
 	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID, ThreadConfig: d.ThreadConfig}, nil

@@ -129,7 +129,7 @@ type Create struct {
 	Config      map[string]any
 	Context     map[string]any
 	Metadata    map[string]any
-	IfExists    string // "raise" (default) or "do_nothing"
+	IfExists    string // engine.IfExistsRaise (default) or engine.IfExistsDoNothing
 	Name        string // empty: the graph id
 	Description *string
 }
@@ -158,7 +158,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error
 			return nil, engine.E(engine.Op(op), err)
 		}
 		if exists {
-			if c.IfExists == "do_nothing" {
+			if c.IfExists == engine.IfExistsDoNothing {
 				return nil, nil
 			}
 			return nil, engine.E(engine.Op(op), engine.Exists, "Assistant already exists")

@@ -72,11 +72,11 @@ type Outcome struct {
 func (o Outcome) Status() string {
 	switch {
 	case o.Err != nil:
-		return "error"
+		return engine.RunFailed
 	case o.Interrupted:
-		return "interrupted"
+		return engine.RunInterrupted
 	}
-	return "success"
+	return engine.RunSuccess
 }
 
 // Run executes req to its end (finished, interrupted or failed).

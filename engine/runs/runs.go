@@ -136,36 +136,26 @@ func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections
 		threads: th, assistants: as, runner: r, logger: cfg.Logger, running: map[string]context.CancelCauseFunc{}}
 }
 
-// Durabilities: when a run's checkpoints reach the log. "sync": each before the next step;
-// "async" (the default): in the background, and at the latest with the event that ends the run;
-// "exit": with the event that ends the run. A run resumed after a crash starts from the last
-// checkpoint that reached the log.
-const (
-	DurabilitySync  = "sync"
-	DurabilityAsync = "async"
-	DurabilityExit  = "exit"
-)
-
 // Create is a request to create a run.
 type Create struct {
 	ThreadID          string // "" for a stateless run on a temporary thread
-	IfNotExists       string // "reject" (default) or "create"
+	IfNotExists       string // engine.IfNotExistsReject (default) or engine.IfNotExistsCreate
 	AssistantID       string
 	Input             any
 	Command           map[string]any
 	Config            map[string]any
 	Context           map[string]any
 	Metadata          map[string]any
-	StreamMode        []string
+	StreamMode        []engine.StreamMode
 	InterruptBefore   []string
 	InterruptAfter    []string
 	CheckpointID      string
 	Webhook           string
 	FeedbackKeys      []string
-	Durability        string
+	Durability        engine.Durability
 	MultitaskStrategy string  // default enqueue
 	AfterSeconds      float64 // start no sooner than this
-	OnCompletion      string  // stateless runs: "delete" (default) or "keep"
+	OnCompletion      string  // stateless runs: engine.OnCompletionDelete (default) or engine.OnCompletionKeep
 }
 
 // RejectDetail is the reference servers' text for a run refused by the reject strategy.
@@ -194,9 +184,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if err != nil {
 			return engine.RunRecord{}, err
 		}
-		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != "keep"
-	} else if _, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == "create" {
-		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: "do_nothing",
+		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
+	} else if _, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
+		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
 			Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}); err != nil {
 			return engine.RunRecord{}, err
 		}
@@ -208,8 +198,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	}
 
 	rec := s.record(ctx, c, a)
-	rec.Temporary = temporary
-	rec.Kwargs["temporary"] = temporary
+	rec.Temporary, rec.Kwargs.Temporary = temporary, temporary
 	agg := threads.Aggregate(ctx, c.ThreadID)
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		active, err := s.runs.ActiveIDs(agg.Tenant, agg.ID)
@@ -323,14 +312,14 @@ func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engi
 	config["metadata"] = map[string]any{"created_by": "system"}
 	streamMode := c.StreamMode
 	if streamMode == nil {
-		streamMode = []string{"values"}
+		streamMode = []engine.StreamMode{engine.StreamValues}
 	}
-	kwargs := map[string]any{
-		"input": c.Input, "command": nilIfEmpty(c.Command), "config": config, "context": orEmpty(c.Context),
-		"webhook": nilIfEmptyString(c.Webhook), "stream_mode": streamMode,
-		"feedback_keys": nilIfEmptyList(c.FeedbackKeys), "interrupt_before": nilIfEmptyList(c.InterruptBefore),
-		"interrupt_after": nilIfEmptyList(c.InterruptAfter), "checkpoint_id": nilIfEmptyString(c.CheckpointID),
-		"durability": nilIfEmptyString(c.Durability),
+	kwargs := engine.RunKwargs{
+		Input: c.Input, Command: nilIfEmpty(c.Command), Config: config, Context: orEmpty(c.Context),
+		Webhook: engine.OptString(c.Webhook), StreamMode: streamMode,
+		FeedbackKeys: nilIfEmpty(c.FeedbackKeys), InterruptBefore: nilIfEmpty(c.InterruptBefore),
+		InterruptAfter: nilIfEmpty(c.InterruptAfter), CheckpointID: engine.OptString(c.CheckpointID),
+		Durability: c.Durability,
 	}
 	now := engine.At(time.Now())
 	rec := engine.RunRecord{Run: engine.Run{
@@ -351,25 +340,12 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func nilIfEmpty(m map[string]any) any {
+// nilIfEmpty is m, or nil when m is empty: an empty command or list is recorded as null.
+func nilIfEmpty[M ~map[string]any | ~[]string](m M) M {
 	if len(m) == 0 {
 		return nil
 	}
 	return m
-}
-
-func nilIfEmptyString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nilIfEmptyList(l []string) any {
-	if len(l) == 0 {
-		return nil
-	}
-	return l
 }
 
 // NotFound is the error for a run that does not exist.

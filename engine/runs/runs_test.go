@@ -201,14 +201,14 @@ func TestDurabilityDecidesWhenCheckpointsReachTheLog(t *testing.T) {
 	p := start(t)
 	ctx := waitCtx(t)
 	for _, tc := range []struct {
-		durability string
+		durability engine.Durability
 		inFinish   func(n int) bool // how many checkpoints may share the end's message, of n
 	}{
-		{runs.DurabilitySync, func(n int) bool { return n == 0 }},
-		{runs.DurabilityExit, func(n int) bool { return n == 3 }},
+		{engine.DurabilitySync, func(n int) bool { return n == 0 }},
+		{engine.DurabilityExit, func(n int) bool { return n == 3 }},
 		{"", func(n int) bool { return n <= 3 }},
 	} {
-		t.Run("durability="+tc.durability, func(t *testing.T) {
+		t.Run("durability="+string(tc.durability), func(t *testing.T) {
 			th, _ := p.Threads.Create(ctx, threads.Create{})
 			r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: tc.durability,
 				Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
@@ -295,7 +295,7 @@ func TestStreamsAreFlushedBeforeTheRunEnds(t *testing.T) {
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{runs.DurabilitySync, runs.DurabilityAsync, runs.DurabilityExit} {
+	for _, d := range engine.Durabilities {
 		th, _ := p.Threads.Create(ctx, threads.Create{})
 		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: d,
 			Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
@@ -325,7 +325,7 @@ func TestOutputIsStoredBeforeTheRunEnds(t *testing.T) {
 	}
 	for i := range 30 {
 		th, _ := p.Threads.Create(ctx, threads.Create{})
-		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: runs.DurabilityExit,
+		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Durability: engine.DurabilityExit,
 			Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
 		if err != nil {
 			t.Fatal(err)

@@ -102,7 +102,7 @@ func TestThreadStatusIsDerivedFromTheCheckpoint(t *testing.T) {
 
 	t.Run("a run cancelled in a node leaves that node to resume", func(t *testing.T) {
 		th := newThread()
-		r := create(runs.Create{ThreadID: th, AssistantID: "delay", Input: map[string]any{"messages": "x", "delay": 60_000}, Durability: runs.DurabilitySync})
+		r := create(runs.Create{ThreadID: th, AssistantID: "delay", Input: map[string]any{"messages": "x", "delay": 60_000}, Durability: engine.DurabilitySync})
 		waitStatus(t, p, th, r.RunID, engine.RunRunning)
 		if err := p.Runs.Cancel(ctx, th, r.RunID, runs.ActionInterrupt, true); err != nil {
 			t.Fatal(err)

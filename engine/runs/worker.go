@@ -2,10 +2,8 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -369,23 +367,29 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	return seq, nil
 }
 
-// request rebuilds the runner request from a run record's kwargs.
+// request is the runner request of a run record's kwargs.
 func (s *Service) request(rec engine.RunRecord) runner.Request {
 	k := rec.Kwargs
-	req := runner.Request{RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Input: k["input"], Metadata: rec.Metadata}
-	if c, ok := k["command"].(map[string]any); ok {
-		raw, _ := json.Marshal(c)
-		var cmd graph.Command
-		if json.Unmarshal(raw, &cmd) == nil {
-			req.Command = &cmd
-		}
+	return runner.Request{RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Input: k.Input,
+		Command: commandOf(k.Command), Config: k.Config, Context: k.Context, Metadata: rec.Metadata,
+		CheckpointID: string(k.CheckpointID), InterruptBefore: k.InterruptBefore, InterruptAfter: k.InterruptAfter}
+}
+
+// commandOf is the graph command of a run's command as recorded ({update, goto, resume}), nil
+// for none or for an update that is not an object (as the client's JSON would not decode).
+func commandOf(m map[string]any) *graph.Command {
+	if m == nil {
+		return nil
 	}
-	req.Config, _ = k["config"].(map[string]any)
-	req.Context, _ = k["context"].(map[string]any)
-	req.CheckpointID, _ = k["checkpoint_id"].(string)
-	req.InterruptBefore = engine.StringList(k["interrupt_before"])
-	req.InterruptAfter = engine.StringList(k["interrupt_after"])
-	return req
+	cmd := graph.Command{Goto: m["goto"], Resume: m["resume"]}
+	switch u := m["update"].(type) {
+	case map[string]any:
+		cmd.Update = u
+	case nil:
+	default:
+		return nil
+	}
+	return &cmd
 }
 
 // start records that attempt of the run begins, unless the run changed meanwhile (another
@@ -433,14 +437,13 @@ func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
 	if s.cfg.Checkpoints == nil {
 		return nil
 	}
-	modes := engine.StringList(rec.Kwargs["stream_mode"])
-	if slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug") {
+	if rec.Kwargs.Streams(engine.StreamCheckpoints, engine.StreamDebug) {
 		return nil
 	}
-	switch d, _ := rec.Kwargs["durability"].(string); d {
-	case DurabilitySync:
+	switch rec.Kwargs.Durability {
+	case engine.DurabilitySync:
 		return nil
-	case DurabilityExit:
+	case engine.DurabilityExit:
 		return s.cfg.Checkpoints.Defer(0)
 	default:
 		return s.cfg.Checkpoints.Defer(s.cfg.AsyncFlush)
@@ -532,7 +535,7 @@ func (s *Service) deliver(ctx context.Context, rec engine.RunRecord, fin engine.
 	p := webhooks.Payload{
 		RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Status: fin.Status,
 		CreatedAt: rec.CreatedAt, UpdatedAt: now, RunStartedAt: rec.StartedAt, RunEndedAt: now,
-		Metadata: rec.Metadata, Kwargs: rec.Kwargs, MultitaskStrategy: rec.MultitaskStrategy, Values: values,
+		Metadata: rec.Metadata, Kwargs: &rec.Kwargs, MultitaskStrategy: rec.MultitaskStrategy, Values: values,
 	}
 	if rec.Temporary {
 		p.ThreadID = ""

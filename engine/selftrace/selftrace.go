@@ -198,9 +198,8 @@ func (t *Tracer) flush(a *active) {
 
 // rootSpan is the root chain span of a run attempt: its id is the run's.
 func rootSpan(rec engine.RunRecord, start time.Time) *span {
-	cfg, _ := rec.Kwargs["config"].(map[string]any)
-	cf, _ := cfg["configurable"].(map[string]any)
-	graphID, _ := cf["graph_id"].(string)
+	k := rec.Kwargs
+	graphID := k.GraphID()
 	name := graphID
 	if name == "" {
 		name = rec.AssistantID
@@ -212,13 +211,13 @@ func rootSpan(rec engine.RunRecord, start time.Time) *span {
 	}
 	md["run_id"], md["thread_id"], md["assistant_id"], md["graph_id"], md["run_attempt"] =
 		rec.RunID, rec.ThreadID, rec.AssistantID, graphID, max(rec.Attempt, 1)
-	inputs := object(rec.Kwargs["input"], "input")
-	if inputs == nil && rec.Kwargs["command"] != nil {
-		inputs = wrapped("command", encoded(rec.Kwargs["command"]))
+	inputs := object(k.Input, "input")
+	if inputs == nil && k.Command != nil {
+		inputs = wrapped("command", encoded(k.Command))
 	}
 	s := &span{id: rec.RunID, name: name, runType: trace.RunChain, start: start, inputs: inputs,
 		extra: map[string]any{"metadata": md}}
-	if tags, ok := plain(cfg["tags"]).([]any); ok {
+	if tags, ok := plain(k.Config["tags"]).([]any); ok {
 		for _, tag := range tags {
 			if tag, ok := tag.(string); ok {
 				s.tags = append(s.tags, tag)

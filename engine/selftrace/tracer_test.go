@@ -78,8 +78,8 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 	go tr.Run(ctx)
 
 	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th", AssistantID: "as",
-		Kwargs: map[string]any{"input": map[string]any{"q": "hi"},
-			"config": map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
+		Kwargs: engine.RunKwargs{Input: map[string]any{"q": "hi"},
+			Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
 	sink := tr.Begin(ctx, rec)
 	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t0", "name": graph.Start, "input": map[string]any{}}})
 	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "input": map[string]any{"q": "hi"}}})

@@ -72,9 +72,9 @@ func openBus(t testing.TB, retention time.Duration, logs io.Writer) (*eventlog.L
 	return l, New(Config{Log: l, Logger: logger})
 }
 
-func testRun(modes ...string) engine.RunRecord {
+func testRun(modes ...engine.StreamMode) engine.RunRecord {
 	return engine.RunRecord{Run: engine.Run{RunID: uuid.NewString(), ThreadID: uuid.NewString(), AssistantID: "a",
-		Kwargs: map[string]any{"stream_mode": modes}}, Attempt: 1}
+		Kwargs: engine.RunKwargs{StreamMode: modes}}, Attempt: 1}
 }
 
 // follow serves the run's stream into a recorder until it ends.
@@ -105,7 +105,7 @@ func TestPublishFollowAndResume(t *testing.T) {
 	sink(graph.Event{Mode: "values", Data: map[string]any{"done": true}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
-	modes := []string{"values", "custom"}
+	modes := []engine.StreamMode{"values", "custom"}
 	all := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes})
 	if got := strings.Join(all.events(), ","); got != "metadata,custom,custom,custom,custom,custom,values,end" {
 		t.Fatalf("events = %s", got)
@@ -149,7 +149,7 @@ func TestExpiredLastEventIDRestarts(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	sink(graph.Event{Mode: "custom", Data: "new"})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}, After: position(1, 0), Resume: true})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}, After: position(1, 0), Resume: true})
 	ev := got.events()
 	if len(ev) != 3 || !strings.HasPrefix(ev[0], ": Last-Event-ID 1 is older than the stream's retention") || ev[1] != "custom" || ev[2] != "end" {
 		t.Errorf("events = %q", ev)
@@ -236,7 +236,7 @@ func TestRunPublishesWhatItsModesNeed(t *testing.T) {
 	sink(graph.Event{Mode: "checkpoints", Data: map[string]any{}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 	// A client joining in every mode gets only what the run's own modes carry.
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"values", "updates", "tasks", "custom", "checkpoints"}})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"values", "updates", "tasks", "custom", "checkpoints"}})
 	if strings.Join(got.events(), ",") != "metadata,values,custom,end" {
 		t.Errorf("events = %v", got.events())
 	}
@@ -244,16 +244,16 @@ func TestRunPublishesWhatItsModesNeed(t *testing.T) {
 
 func TestCarriedEvents(t *testing.T) {
 	tests := []struct {
-		modes []string
+		modes []engine.StreamMode
 		want  string // sorted, "*" for every event
 	}{
-		{[]string{"values"}, "values"},
-		{[]string{"updates", "custom"}, "custom,updates"},
-		{[]string{"debug"}, "checkpoints,tasks"},
-		{[]string{"messages-tuple"}, "checkpoints,messages,tasks,updates,values"},
-		{[]string{"messages", "values"}, "checkpoints,messages,tasks,updates,values"},
-		{[]string{"values", "events"}, "*"},
-		{[]string{"lifecycle", "tools"}, ""},
+		{[]engine.StreamMode{"values"}, "values"},
+		{[]engine.StreamMode{"updates", "custom"}, "custom,updates"},
+		{[]engine.StreamMode{"debug"}, "checkpoints,tasks"},
+		{[]engine.StreamMode{"messages-tuple"}, "checkpoints,messages,tasks,updates,values"},
+		{[]engine.StreamMode{"messages", "values"}, "checkpoints,messages,tasks,updates,values"},
+		{[]engine.StreamMode{"values", "events"}, "*"},
+		{[]engine.StreamMode{"lifecycle", "tools"}, ""},
 		{nil, ""},
 	}
 	for _, tt := range tests {
@@ -307,7 +307,7 @@ func TestPublishRetriedWhileTheStreamIsGone(t *testing.T) {
 	}
 	s.Flush(ctx, rec)
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}})
 	if strings.Join(got.events(), ",") != "metadata,custom,custom,custom,custom,custom,end" {
 		t.Fatalf("events after the stream came back = %v", got.events())
 	}

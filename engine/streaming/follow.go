@@ -19,7 +19,7 @@ type RunRequest struct {
 	ThreadID string
 	RunID    string
 	// Modes are the stream modes to send; nil sends the run's own (its kwargs.stream_mode).
-	Modes []string
+	Modes []engine.StreamMode
 	// Subgraphs sends the events of subgraphs too, named "<mode>|<ns>".
 	Subgraphs bool
 	// After, when Resume is set, is the stream sequence of the client's Last-Event-ID: only
@@ -34,7 +34,7 @@ type Follower struct {
 	s      *Streamer
 	tenant string
 	run    RunRequest
-	modes  []string
+	modes  []engine.StreamMode
 	cons   *consumer
 	notice string // a comment sent first (a Last-Event-ID older than the retention)
 	thread *threadFollow
@@ -49,12 +49,10 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 	}
 	f := &Follower{s: s, tenant: tenantOf(ctx), run: r, modes: r.Modes}
 	if f.modes == nil {
-		f.modes = []string{"values"}
+		f.modes = []engine.StreamMode{engine.StreamValues}
 		if s.cfg.Runs != nil {
-			if rec, ok, err := s.cfg.Runs.Get(f.tenant, r.ThreadID, r.RunID); err == nil && ok {
-				if m := engine.StringList(rec.Kwargs["stream_mode"]); m != nil {
-					f.modes = m
-				}
+			if rec, ok, err := s.cfg.Runs.Get(f.tenant, r.ThreadID, r.RunID); err == nil && ok && rec.Kwargs.StreamMode != nil {
+				f.modes = rec.Kwargs.StreamMode
 			}
 		}
 	}

@@ -21,7 +21,7 @@ func TestLargeEventsArriveWhole(t *testing.T) {
 	ctx := context.Background()
 	rec := testRun("values", "custom")
 	input := strings.Repeat("i", 3<<20)
-	rec.Kwargs["input"] = map[string]any{"doc": input}
+	rec.Kwargs.Input = map[string]any{"doc": input}
 	state := strings.Repeat("v", 5<<20)
 	sink := s.Begin(ctx, rec)
 	sink(graph.Event{Mode: "custom", Data: "small"})
@@ -29,7 +29,7 @@ func TestLargeEventsArriveWhole(t *testing.T) {
 	sink(graph.Event{Mode: "values", Data: map[string]any{"doc": state}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
-	modes := []string{"values", "custom"}
+	modes := []engine.StreamMode{"values", "custom"}
 	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: modes})
 	if strings.Join(got.events(), ",") != "metadata,custom,custom,values,end" {
 		t.Fatalf("events = %v", got.events())
@@ -84,7 +84,7 @@ func TestLostEventsAreTold(t *testing.T) {
 	sink(graph.Event{Mode: "custom", Data: "after"})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
-	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
+	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}})
 	if strings.Join(got.events(), ",") != "metadata,error,error,error,custom,end" {
 		t.Fatalf("events = %v", got.events())
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -23,7 +24,7 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 	p.q.running = true // as if a message were awaiting its acknowledgement: everything waits
 	p.q.mu.Unlock()
 	const n = maxPackRecords + 8
-	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": 1}, &RunInfo{ThreadID: rec.ThreadID, StreamMode: []string{"custom"}})
+	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": 1}, &RunInfo{ThreadID: rec.ThreadID, StreamMode: []engine.StreamMode{engine.StreamCustom}})
 	for i := range n {
 		p.sink(graph.Event{Mode: "custom", Data: i})
 	}
@@ -47,7 +48,7 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 		t.Errorf("%d events stored in %d messages, want 2", n+2, info.State.Msgs)
 	}
 
-	all := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}})
+	all := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}})
 	want := "metadata" + strings.Repeat(",custom", n) + ",end"
 	if got := strings.Join(all.events(), ","); got != want {
 		t.Fatalf("events = %s", got)
@@ -67,7 +68,7 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		later := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []string{"custom"}, After: after, Resume: true})
+		later := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}, After: after, Resume: true})
 		if len(later.frames) != len(all.frames)-k-1 {
 			t.Fatalf("resumed after frame %d: %d frames, want %d", k, len(later.frames), len(all.frames)-k-1)
 		}

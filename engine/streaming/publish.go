@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"regexp"
-	"slices"
 	"sync"
 	"time"
 
@@ -29,12 +28,12 @@ const wireVersion = "jg1"
 // enough to shape derived events (events, messages) and to filter a thread stream by each
 // run's own modes.
 type RunInfo struct {
-	ThreadID    string         `json:"thread_id"`
-	AssistantID string         `json:"assistant_id"`
-	GraphID     string         `json:"graph_id,omitempty"`
-	StreamMode  []string       `json:"stream_mode"`
-	Input       any            `json:"input,omitempty"`
-	Metadata    map[string]any `json:"metadata,omitempty"`
+	ThreadID    string              `json:"thread_id"`
+	AssistantID string              `json:"assistant_id"`
+	GraphID     string              `json:"graph_id,omitempty"`
+	StreamMode  []engine.StreamMode `json:"stream_mode"`
+	Input       any                 `json:"input,omitempty"`
+	Metadata    map[string]any      `json:"metadata,omitempty"`
 }
 
 // ackWait bounds how long End waits for the acknowledgement of a run's last message.
@@ -68,9 +67,8 @@ func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	s.mu.Lock()
 	s.runs[rec.RunID] = p
 	s.mu.Unlock()
-	modes := engine.StringList(rec.Kwargs["stream_mode"])
-	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: graphID(rec),
-		StreamMode: modes, Input: rec.Kwargs["input"], Metadata: rec.Metadata}
+	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: rec.Kwargs.GraphID(),
+		StreamMode: rec.Kwargs.StreamMode, Input: rec.Kwargs.Input, Metadata: rec.Metadata}
 	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
 	return p.sink
 }
@@ -112,14 +110,11 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 	p := &runPub{s: s, ctx: context.WithoutCancel(ctx), rec: rec, subject: Subject(tenantOf(ctx), rec.ThreadID, rec.RunID)}
 	p.q = newSender(s, p.subject, rec.RunID)
-	modes := engine.StringList(rec.Kwargs["stream_mode"])
-	p.full = slices.Contains(modes, "checkpoints") || slices.Contains(modes, "debug")
-	p.carried = carriedEvents(modes)
+	p.full = rec.Kwargs.Streams(engine.StreamCheckpoints, engine.StreamDebug)
+	p.carried = carriedEvents(rec.Kwargs.StreamMode)
 	p.tags = []string{}
-	if cfg, ok := rec.Kwargs["config"].(map[string]any); ok {
-		if t := engine.StringList(cfg["tags"]); t != nil {
-			p.tags = t
-		}
+	if t := engine.StringList(rec.Kwargs.Config["tags"]); t != nil {
+		p.tags = t
 	}
 	p.enc = json.NewEncoder(&p.buf)
 	p.enc.SetEscapeHTML(false)
@@ -139,21 +134,21 @@ func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
 // carriedEvents returns the graph events the Shaper needs to shape a run's stream modes (nil:
 // every event). As in LangGraph, a run streams in the modes it was created with, and a client
 // joining it can have those or fewer: what no mode of the run needs is not published.
-func carriedEvents(modes []string) map[string]bool {
+func carriedEvents(modes []engine.StreamMode) map[string]bool {
 	carried := map[string]bool{}
 	for _, m := range modes {
 		switch m {
-		case "values", "updates", "tasks", "checkpoints", "custom":
-			carried[m] = true
-		case "debug":
+		case engine.StreamValues, engine.StreamUpdates, engine.StreamTasks, engine.StreamCheckpoints, engine.StreamCustom:
+			carried[string(m)] = true
+		case engine.StreamDebug:
 			carried["tasks"], carried["checkpoints"] = true, true
-		case "messages", "messages-tuple":
+		case engine.StreamMessages, engine.StreamMessagesTuple:
 			// Chunks, the messages of states and updates (not to repeat them), and the task and
 			// step of each message's metadata.
 			for _, e := range []string{"messages", "values", "updates", "tasks", "checkpoints"} {
 				carried[e] = true
 			}
-		case "events":
+		case engine.StreamEvents:
 			return nil
 		}
 	}
@@ -312,14 +307,6 @@ func (p *runPub) flush() {
 	if p.s.js != nil {
 		p.q.flush()
 	}
-}
-
-// graphID is the graph a run executes, as its kwargs record it.
-func graphID(rec engine.RunRecord) string {
-	cfg, _ := rec.Kwargs["config"].(map[string]any)
-	cf, _ := cfg["configurable"].(map[string]any)
-	id, _ := cf["graph_id"].(string)
-	return id
 }
 
 // Patterns of what an error message sent to clients must not reveal.

@@ -10,14 +10,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
-// RunModes are the stream modes a run stream accepts. "tools" and "lifecycle" are accepted for
-// the clients' sake and stream nothing of their own.
-var RunModes = []string{"values", "updates", "messages", "messages-tuple", "events", "debug", "tasks",
-	"checkpoints", "custom", "tools", "lifecycle"}
-
-// ThreadModes are the stream modes of a thread stream.
-var ThreadModes = []string{"lifecycle", "run_modes", "state_update"}
-
 // Msg is one message of the output stream, decoded.
 type Msg struct {
 	Seq   uint64
@@ -39,7 +31,7 @@ func (m Msg) ID() string { return EventID(m.Time, m.Seq) }
 // run's messages in order from the start; frames of messages a resumed client already has are
 // computed and dropped by the caller.
 type Shaper struct {
-	modes     map[string]bool
+	modes     map[engine.StreamMode]bool
 	subgraphs bool
 	run       RunInfo
 	runID     string
@@ -65,21 +57,21 @@ type taskInfo struct {
 
 // NewShaper returns a shaper for the given modes; with subgraphs, events of subgraphs are sent
 // too, named "<mode>|<ns>".
-func NewShaper(modes []string, subgraphs bool) *Shaper {
-	s := &Shaper{modes: map[string]bool{}, subgraphs: subgraphs, accum: map[string]*chunkAcc{},
+func NewShaper(modes []engine.StreamMode, subgraphs bool) *Shaper {
+	s := &Shaper{modes: map[engine.StreamMode]bool{}, subgraphs: subgraphs, accum: map[string]*chunkAcc{},
 		streamed: map[string]bool{}, seen: map[string]bool{}, steps: map[string]int{}, tasks: map[string]taskInfo{}}
 	for _, m := range modes {
 		s.modes[m] = true
 	}
-	s.needMsgs = s.modes["messages"] || s.modes["messages-tuple"] || s.modes["events"]
-	if s.modes["events"] {
+	s.needMsgs = s.modes[engine.StreamMessages] || s.modes[engine.StreamMessagesTuple] || s.modes[engine.StreamEvents]
+	if s.modes[engine.StreamEvents] {
 		s.ev = newEventsState()
 	}
 	return s
 }
 
 // Modes returns the modes the shaper sends.
-func (s *Shaper) Modes() map[string]bool { return s.modes }
+func (s *Shaper) Modes() map[engine.StreamMode]bool { return s.modes }
 
 // Shape appends to out the frames that m gives.
 func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
@@ -136,14 +128,14 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		if s.needMsgs {
 			s.markSeen(m.Data)
 		}
-		if visible && s.modes["values"] {
+		if visible && s.modes[engine.StreamValues] {
 			emit("values"+suffix, m.Data)
 		}
 	case "updates":
-		if visible && s.modes["updates"] {
+		if visible && s.modes[engine.StreamUpdates] {
 			emit("updates"+suffix, m.Data)
 		}
-		if visible && (s.modes["messages"] || s.modes["messages-tuple"]) {
+		if visible && (s.modes[engine.StreamMessages] || s.modes[engine.StreamMessagesTuple]) {
 			out = s.completed(m, ns, suffix, out)
 		}
 	case "messages":
@@ -169,10 +161,10 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		if start {
 			s.tasks[ns+"|"+t.Name] = taskInfo{id: t.ID, name: t.Name, step: step, triggers: t.Triggers, input: t.Input}
 		}
-		if visible && s.modes["tasks"] {
+		if visible && s.modes[engine.StreamTasks] {
 			emit("tasks"+suffix, m.Data)
 		}
-		if visible && s.modes["debug"] {
+		if visible && s.modes[engine.StreamDebug] {
 			typ := "task_result"
 			if start {
 				typ = "task"
@@ -191,14 +183,14 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		if json.Unmarshal(m.Data, &cp) == nil && cp.Metadata.Step != nil {
 			s.steps[ns] = *cp.Metadata.Step
 		}
-		if visible && s.modes["checkpoints"] {
+		if visible && s.modes[engine.StreamCheckpoints] {
 			emit("checkpoints"+suffix, m.Data)
 		}
-		if visible && s.modes["debug"] {
+		if visible && s.modes[engine.StreamDebug] {
 			emit("debug"+suffix, debugJSON("checkpoint", m.Time, s.steps[ns], m.Data))
 		}
 	default:
-		if visible && s.modes[m.Event] {
+		if visible && s.modes[engine.StreamMode(m.Event)] {
 			emit(m.Event+suffix, m.Data)
 		}
 	}
@@ -245,11 +237,11 @@ func (s *Shaper) markSeen(values json.RawMessage) {
 // (tool-call chunks always with their args), accumulated into messages/partial in messages mode.
 func (s *Shaper) chunk(m Msg, suffix string, out []Frame) []Frame {
 	id := m.ID()
-	if s.modes["messages-tuple"] {
+	if s.modes[engine.StreamMessagesTuple] {
 		s.streamed[m.ChunkID] = true
 		return append(out, Frame{Event: "messages" + suffix, Data: withArgs(m.Data), ID: id})
 	}
-	if !s.modes["messages"] {
+	if !s.modes[engine.StreamMessages] {
 		return out
 	}
 	var tuple []json.RawMessage
@@ -295,7 +287,7 @@ func (s *Shaper) completed(m Msg, ns, suffix string, out []Frame) []Frame {
 				s.seen[msgID] = true
 			}
 			md := s.metadata(ns, node)
-			if s.modes["messages-tuple"] {
+			if s.modes[engine.StreamMessagesTuple] {
 				if !streamed {
 					out = append(out, Frame{Event: "messages" + suffix, Data: mustJSON([]any{msg, md}), ID: id})
 				}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // msgs builds a run's messages from (event, ns, data) triples, numbered from 1.
@@ -26,7 +28,7 @@ func msgs(items ...[3]string) []Msg {
 			out[i].ChunkID = c[0].ID
 		}
 		if it[0] == "metadata" {
-			out[i].Run = &RunInfo{ThreadID: "t1", AssistantID: "a1", GraphID: "g", StreamMode: []string{"values"}}
+			out[i].Run = &RunInfo{ThreadID: "t1", AssistantID: "a1", GraphID: "g", StreamMode: []engine.StreamMode{engine.StreamValues}}
 		}
 	}
 	return out
@@ -87,12 +89,12 @@ func TestShaperFiltersAndNamesSubgraphs(t *testing.T) {
 		[3]string{"error", "", `{"error":"E","message":"m"}`},
 		[3]string{"end", "", `null`},
 	)
-	got := shapeAll(NewShaper([]string{"values"}, false), ms)
+	got := shapeAll(NewShaper([]engine.StreamMode{"values"}, false), ms)
 	want := []string{`metadata {"run_id":"r1","attempt":1}`, `values {"a":1}`, `error {"error":"E","message":"m"}`, `end null`}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("values only:\n%s", strings.Join(got, "\n"))
 	}
-	got = shapeAll(NewShaper([]string{"values", "updates", "custom"}, true), ms)
+	got = shapeAll(NewShaper([]engine.StreamMode{"values", "updates", "custom"}, true), ms)
 	if !contains(got, `values|sub:t1 {"b":1}`) || !contains(got, `updates {"n":{"a":1}}`) || !contains(got, `custom {"x":1}`) {
 		t.Errorf("subgraphs:\n%s", strings.Join(got, "\n"))
 	}
@@ -125,7 +127,7 @@ func TestShaperMessagesModes(t *testing.T) {
 		[3]string{"updates", "", `{"tool":{"messages":[{"content":"42","type":"tool","id":"m2"}]}}`},
 		[3]string{"end", "", `null`},
 	)
-	tuple := shapeAll(NewShaper([]string{"messages-tuple"}, false), ms)
+	tuple := shapeAll(NewShaper([]engine.StreamMode{"messages-tuple"}, false), ms)
 	var n int
 	for _, l := range tuple {
 		if strings.HasPrefix(l, "messages ") {
@@ -136,7 +138,7 @@ func TestShaperMessagesModes(t *testing.T) {
 	if n != 4 || !strings.Contains(tuple[3], `"args":{}`) || !strings.Contains(tuple[4], `"id":"m2"`) {
 		t.Errorf("messages-tuple:\n%s", strings.Join(tuple, "\n"))
 	}
-	legacy := shapeAll(NewShaper([]string{"messages"}, false), ms)
+	legacy := shapeAll(NewShaper([]engine.StreamMode{"messages"}, false), ms)
 	want := []string{
 		`messages/metadata {"m1":{"metadata":{"langgraph_node":"agent"}}}`,
 		`messages/partial [{"additional_kwargs":{},"content":"he"`,
@@ -172,7 +174,7 @@ func TestShaperTasksDebugAndEvents(t *testing.T) {
 		[3]string{"values", "", `{"a":2}`},
 		[3]string{"end", "", `null`},
 	)
-	got := shapeAll(NewShaper([]string{"tasks", "debug", "checkpoints"}, false), ms)
+	got := shapeAll(NewShaper([]engine.StreamMode{"tasks", "debug", "checkpoints"}, false), ms)
 	joined := strings.Join(got, "\n")
 	for _, w := range []string{
 		`tasks {"id":"t1","name":"agent","input":{"q":1}`,
@@ -188,7 +190,7 @@ func TestShaperTasksDebugAndEvents(t *testing.T) {
 	if strings.Contains(joined, "__start__") {
 		t.Errorf("the start task is shown:\n%s", joined)
 	}
-	ev := strings.Join(shapeAll(NewShaper([]string{"events"}, false), ms), "\n")
+	ev := strings.Join(shapeAll(NewShaper([]engine.StreamMode{"events"}, false), ms), "\n")
 	for _, w := range []string{`"event":"on_chain_start","metadata"`, `"name":"agent","parent_ids":["r1"],"run_id":"t1","tags":["graph:step:1"]`,
 		`{"data":{"output":{"a":2}},"event":"on_chain_end"`} {
 		if !strings.Contains(ev, w) {

@@ -21,7 +21,7 @@ type ThreadRequest struct {
 	// its end), "lifecycle" (only the metadata events of each run's start and end),
 	// "state_update" (a state_update event, the new state, when the state is updated outside
 	// a run). Nil is run_modes.
-	Modes []string
+	Modes []engine.StreamMode
 	// After, when Resume is set, is the output stream sequence of the client's Last-Event-ID.
 	After  uint64
 	Resume bool
@@ -44,7 +44,7 @@ func (t *threadFollow) close() {
 // whole.
 func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower, error) {
 	if r.Modes == nil {
-		r.Modes = []string{"run_modes"}
+		r.Modes = []engine.StreamMode{engine.StreamRunModes}
 	}
 	st, err := s.outStream(ctx)
 	if err != nil {
@@ -60,12 +60,12 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 	} else if from, err = s.threadStart(ctx, st, f.tenant, r.ThreadID); err != nil {
 		return nil, err
 	}
-	if slices.Contains(r.Modes, "run_modes") || slices.Contains(r.Modes, "lifecycle") {
+	if slices.Contains(r.Modes, engine.StreamRunModes) || slices.Contains(r.Modes, engine.StreamLifecycle) {
 		if f.cons, err = s.consume(ctx, st, threadFilter(f.tenant, r.ThreadID), from); err != nil {
 			return nil, err
 		}
 	}
-	if slices.Contains(r.Modes, "state_update") {
+	if slices.Contains(r.Modes, engine.StreamStateUpdate) {
 		rt, err := s.js.Stream(ctx, eventlog.RuntimeStream)
 		if err == nil {
 			var info *jetstream.StreamInfo
@@ -174,7 +174,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 // frames.
 func (f *Follower) threadEvent(ctx context.Context, w *writer, shapers map[string]*Shaper, m Msg, slot int, frames *[]Frame) error {
 	req := f.thread.req
-	runModes, lifecycle := slices.Contains(req.Modes, "run_modes"), slices.Contains(req.Modes, "lifecycle")
+	runModes, lifecycle := slices.Contains(req.Modes, engine.StreamRunModes), slices.Contains(req.Modes, engine.StreamLifecycle)
 	sh := shapers[m.RunID]
 	if sh == nil {
 		sh = NewShaper(f.runModes(m), false)
@@ -216,18 +216,18 @@ func (f *Follower) threadEvent(ctx context.Context, w *writer, shapers map[strin
 }
 
 // runModes are the modes a run of the thread streams in: those of its request.
-func (f *Follower) runModes(m Msg) []string {
+func (f *Follower) runModes(m Msg) []engine.StreamMode {
 	if m.Run != nil && m.Run.StreamMode != nil {
 		return m.Run.StreamMode
 	}
 	if f.s.cfg.Runs != nil {
 		if rec, ok, err := f.s.cfg.Runs.Get(f.tenant, f.thread.req.ThreadID, m.RunID); err == nil && ok {
-			if modes := engine.StringList(rec.Kwargs["stream_mode"]); modes != nil {
-				return modes
+			if rec.Kwargs.StreamMode != nil {
+				return rec.Kwargs.StreamMode
 			}
 		}
 	}
-	return []string{"values"}
+	return []engine.StreamMode{engine.StreamValues}
 }
 
 // stateUpdates turns the checkpoints of a runtime stream message into state_update frames: one

@@ -80,7 +80,7 @@ func NotFound(op, id string) error {
 type Create struct {
 	ThreadID string // empty: a new UUID
 	Metadata map[string]any
-	IfExists string // "raise" (default) or "do_nothing"
+	IfExists string // engine.IfExistsRaise (default) or engine.IfExistsDoNothing
 	TTL      *engine.TTLSpec
 }
 
@@ -104,7 +104,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 			return nil, engine.E(engine.Op(op), err)
 		}
 		if exists {
-			if c.IfExists == "do_nothing" {
+			if c.IfExists == engine.IfExistsDoNothing {
 				return nil, nil
 			}
 			return nil, engine.E(engine.Op(op), engine.Exists, "Thread already exists")

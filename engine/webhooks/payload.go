@@ -30,10 +30,10 @@ type Payload struct {
 	RunStartedAt      engine.Time
 	RunEndedAt        engine.Time
 	Metadata          map[string]any
-	Kwargs            map[string]any // the run's kwargs (input, config, webhook, ...); nil: left out
-	MultitaskStrategy string         // "": left out
-	Values            any            // the final state values; nil: null
-	Error             *RunError      // nil unless the run failed
+	Kwargs            *engine.RunKwargs // the run's kwargs (input, config, webhook, ...); nil: left out
+	MultitaskStrategy string            // "": left out
+	Values            any               // the final state values; nil: null
+	Error             *RunError         // nil unless the run failed
 	// WebhookSentAt is stamped by Deliver when zero, once for every attempt of one delivery, so
 	// that every attempt sends the same body.
 	WebhookSentAt engine.Time
@@ -57,20 +57,20 @@ func ErrorOf(err error) *RunError {
 
 // wirePayload is Payload in the order and shape of the wire.
 type wirePayload struct {
-	RunID             string         `json:"run_id"`
-	ThreadID          *string        `json:"thread_id"`
-	AssistantID       string         `json:"assistant_id"`
-	Status            string         `json:"status"`
-	CreatedAt         engine.Time    `json:"created_at"`
-	UpdatedAt         engine.Time    `json:"updated_at"`
-	RunStartedAt      engine.Time    `json:"run_started_at"`
-	RunEndedAt        engine.Time    `json:"run_ended_at"`
-	Metadata          map[string]any `json:"metadata"`
-	Kwargs            map[string]any `json:"kwargs,omitempty"`
-	MultitaskStrategy string         `json:"multitask_strategy,omitempty"`
-	Values            any            `json:"values"`
-	Error             *RunError      `json:"error,omitempty"`
-	WebhookSentAt     engine.Time    `json:"webhook_sent_at"`
+	RunID             string            `json:"run_id"`
+	ThreadID          *string           `json:"thread_id"`
+	AssistantID       string            `json:"assistant_id"`
+	Status            string            `json:"status"`
+	CreatedAt         engine.Time       `json:"created_at"`
+	UpdatedAt         engine.Time       `json:"updated_at"`
+	RunStartedAt      engine.Time       `json:"run_started_at"`
+	RunEndedAt        engine.Time       `json:"run_ended_at"`
+	Metadata          map[string]any    `json:"metadata"`
+	Kwargs            *engine.RunKwargs `json:"kwargs,omitempty"`
+	MultitaskStrategy string            `json:"multitask_strategy,omitempty"`
+	Values            any               `json:"values"`
+	Error             *RunError         `json:"error,omitempty"`
+	WebhookSentAt     engine.Time       `json:"webhook_sent_at"`
 }
 
 // Fields lists every key a payload may carry, in wire order: the values Config.Fields may name.

@@ -83,7 +83,7 @@ func samplePayload() Payload {
 		CreatedAt: engine.At(created), UpdatedAt: engine.At(created.Add(time.Second)),
 		RunStartedAt: engine.At(created.Add(10 * time.Millisecond)), RunEndedAt: engine.At(created.Add(time.Second)),
 		Metadata:          map[string]any{"user": "u1"},
-		Kwargs:            map[string]any{"input": map[string]any{"messages": []any{}}},
+		Kwargs:            &engine.RunKwargs{Input: map[string]any{"messages": []any{}}},
 		MultitaskStrategy: "enqueue",
 		Values:            map[string]any{"messages": []any{map[string]any{"type": "ai", "content": "hi"}}},
 	}
