@@ -22,7 +22,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/store"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
-	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/truncate"
 )
 
@@ -42,8 +41,9 @@ type Deps struct {
 	// config.configurable of the runs a request creates (the reference servers'
 	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
 	ConfigurableHeaders []string
-	// Tracing is the LLM tracing service mounted under /tracing (the langsmith clients' API).
-	Tracing *tracing.Service
+	// Tracing is the LLM tracing API (the langsmith clients') that New mounts under /tracing:
+	// httpapi/tracingapi.New of the tracing service; nil: not served.
+	Tracing Routes
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -105,7 +105,9 @@ func New(d Deps) *Server {
 	s.stateRoutes()
 	s.runRoutes()
 	s.streamRoutes()
-	s.tracingRoutes()
+	if d.Tracing != nil {
+		d.Tracing.Mount(e)
+	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)
 	}

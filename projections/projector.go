@@ -182,6 +182,10 @@ func (db *DB) SyncAlways(on bool) { db.bolt.NoSync = !on }
 // View runs f in a read transaction.
 func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
 
+// Update runs f in a write transaction beside the projectors: for what the log does not drive
+// (a projection's buckets before its projector starts, the expiry of traces).
+func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.bolt.Update(f) }
+
 // Close marks the file closed cleanly, syncs and closes it. Stop the projectors first. Closing
 // twice is harmless.
 func (db *DB) Close() error {
