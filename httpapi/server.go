@@ -1,6 +1,8 @@
 // Package httpapi serves jetgraph over HTTP with echo: the LangGraph-compatible runtime API, the
 // health, info, metrics and docs endpoints. Handlers parse and validate requests, call the engine
-// and write its answers; they hold no business rules.
+// and write its answers; they hold no business rules. The server, its middleware, the one error
+// mapping and the request kit serve every bounded context; the tracing context's handlers are in
+// httpapi/tracingapi, mounted through Deps.Tracing.
 package httpapi
 
 import (

@@ -1,4 +1,7 @@
-// Package projections folds the event log into bbolt, where the HTTP API reads.
+// Package projections folds the event log into bbolt, where the HTTP API reads: the projector
+// machinery (projection files, cursors, batches, rebuilds) that every bounded context's folds
+// use, and the runtime's folds (threads, runs, assistants, checkpoints, store). The tracing
+// context's folds are in projections/traces.
 //
 // Invariants:
 //   - Each projection stores its cursor (the last stream sequence it applied) in the same bbolt

@@ -24,7 +24,7 @@ type TracingConfig struct {
 	// taken from the platform's Log.TraceRetention and Logger.
 	Service tracing.Config
 	// Project is the tracing project of the engine's own traces: every run executed here is
-	// traced into it (engine/selftrace). Empty: "default".
+	// traced into it (engine/tracing/selftrace). Empty: "default".
 	Project string
 	// NoSelfTrace turns the engine's own traces off.
 	NoSelfTrace bool

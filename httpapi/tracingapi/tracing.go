@@ -1,3 +1,9 @@
+// Package tracingapi serves the LLM tracing API that the official langsmith clients speak, under
+// /tracing (LANGSMITH_ENDPOINT=http://<host>/tracing): ingestion (multipart, batch, single runs),
+// run and project reads (v1 and v2), feedback and its presigned tokens. It is the tracing
+// context's room in the HTTP layer: its handlers use small interfaces of the tracing service
+// defined here, read requests with httpapi's request kit, and return errors that the server's
+// one error mapping answers; the server mounts them (httpapi.Deps.Tracing).
 package tracingapi
 
 import (

@@ -10,7 +10,7 @@ import (
 
 // A run's meta (tMeta) is metaV1, then its fields in a fixed order (see encodeMeta): varints,
 // uvarint-length strings, the latency's float bits, detail maps with sorted keys, so that equal
-// metas are equal bytes. (Run records: see traces_runrecord.go.)
+// metas are equal bytes. (Run records: see runrecord.go.)
 const metaV1 = 0x01
 
 var errShortRecord = errors.New("truncated trace record")

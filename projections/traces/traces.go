@@ -1,3 +1,8 @@
+// Package traces folds the trace stream (eventlog.TraceStream) into the trace projection file,
+// and reads it: runs with their descendants' roll-ups, projects and their counters, feedback and
+// its tokens, the expiry of old traces. It is the tracing context's room in the projections
+// layer, built on the projector machinery of package projections (a Projector keeps it
+// current); it holds the trace stream's event types and data.
 package traces
 
 import (

@@ -10,7 +10,7 @@ import (
 )
 
 // update rewrites the golden files of testdata/ from what the code gives:
-// go test ./engine/trace -update
+// go test ./engine/tracing/trace -update
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // golden compares v, as indented JSON, with testdata/<name>.json.
