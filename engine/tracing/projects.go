@@ -20,18 +20,18 @@ import (
 
 // CreateProject creates a project, or with upsert returns the existing project of that name
 // (without upsert, an existing name is an Exists error). It answers once the projection has it.
-func (s *Service) CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (traces.Project, error) {
+func (s *Service) CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (trace.Project, error) {
 	const op = "tracing.create_project"
 	tenant := engine.TenantFrom(ctx)
 	if strings.TrimSpace(name) == "" {
-		return traces.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
+		return trace.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
 	}
 	if e := engine.ProjectNameViolation(name, "body", "name"); e != nil {
-		return traces.Project{}, engine.Violations{*e}.Err(op)
+		return trace.Project{}, engine.Violations{*e}.Err(op)
 	}
 	// Another process may have created it a moment ago: read the projection as of now.
 	if err := s.catchUp(ctx, op); err != nil {
-		return traces.Project{}, err
+		return trace.Project{}, err
 	}
 	if p, ok, err := s.projectByName(tenant, name); err != nil || ok {
 		if err == nil && !upsert {
@@ -42,10 +42,10 @@ func (s *Service) CreateProject(ctx context.Context, name string, description *s
 	agg := eventlog.Aggregate{Kind: traces.TraceProjectKind, Tenant: tenant, ID: traces.ProjectID(tenant, name)}
 	e, err := eventlog.New(agg, traces.ProjectCreated, traces.ProjectData{Name: name, Description: description, Extra: extra})
 	if err != nil {
-		return traces.Project{}, engine.E(engine.Op(op), err)
+		return trace.Project{}, engine.E(engine.Op(op), err)
 	}
 	if err := s.commit(ctx, op, e); err != nil {
-		return traces.Project{}, err
+		return trace.Project{}, err
 	}
 	p, _, err := s.projectByName(tenant, name)
 	return p, err
@@ -62,20 +62,20 @@ type ProjectUpdate struct {
 
 // UpdateProject changes a project (PATCH /sessions/{id}) and returns it as it is then. A name
 // another project has is an Exists error.
-func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate) (traces.Project, error) {
+func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate) (trace.Project, error) {
 	const op = "tracing.update_project"
 	tenant := engine.TenantFrom(ctx)
 	id = strings.ToLower(id)
 	if u.Name != nil && strings.TrimSpace(*u.Name) == "" {
-		return traces.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
+		return trace.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
 	}
 	if u.Name != nil {
 		if e := engine.ProjectNameViolation(*u.Name, "body", "name"); e != nil {
-			return traces.Project{}, engine.Violations{*e}.Err(op)
+			return trace.Project{}, engine.Violations{*e}.Err(op)
 		}
 	}
 	if err := s.catchUp(ctx, op); err != nil {
-		return traces.Project{}, err
+		return trace.Project{}, err
 	}
 	p, err := s.GetProject(ctx, id)
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Service) DeleteProjects(ctx context.Context, ids ...string) error {
 	return nil
 }
 
-func (s *Service) projectByName(tenant, name string) (p traces.Project, ok bool, err error) {
+func (s *Service) projectByName(tenant, name string) (p trace.Project, ok bool, err error) {
 	err = s.read("tracing.project", func(v *traces.TraceView) error {
 		p, ok, err = v.ProjectByName(tenant, name)
 		return err
@@ -142,8 +142,8 @@ func (s *Service) projectByName(tenant, name string) (p traces.Project, ok bool,
 }
 
 // GetProject returns a project by id.
-func (s *Service) GetProject(ctx context.Context, id string) (traces.Project, error) {
-	var p traces.Project
+func (s *Service) GetProject(ctx context.Context, id string) (trace.Project, error) {
+	var p trace.Project
 	err := s.read("tracing.get_project", func(v *traces.TraceView) error {
 		var ok bool
 		var err error
@@ -165,8 +165,8 @@ type ProjectQuery struct {
 }
 
 // ListProjects returns a page of the tenant's projects matching q, the newest first.
-func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]traces.Project, error) {
-	var all []traces.Project
+func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]trace.Project, error) {
+	var all []trace.Project
 	err := s.read("tracing.list_projects", func(v *traces.TraceView) error {
 		var err error
 		all, err = v.Projects(engine.TenantFrom(ctx))
@@ -175,7 +175,7 @@ func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]traces.Pr
 	if err != nil {
 		return nil, err
 	}
-	out := []traces.Project{}
+	out := []trace.Project{}
 	for _, p := range all {
 		switch {
 		case q.Name != "" && p.Name != q.Name,

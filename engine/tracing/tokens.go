@@ -33,12 +33,12 @@ type TokenRequest struct {
 
 // CreateFeedbackTokens records tokens, one event each on the trace of its run, and returns them
 // once the projection has them.
-func (s *Service) CreateFeedbackTokens(ctx context.Context, reqs []TokenRequest) ([]traces.FeedbackToken, error) {
+func (s *Service) CreateFeedbackTokens(ctx context.Context, reqs []TokenRequest) ([]trace.FeedbackToken, error) {
 	const op = "tracing.create_feedback_token"
 	tenant := engine.TenantFrom(ctx)
-	out := make([]traces.FeedbackToken, 0, len(reqs))
+	out := make([]trace.FeedbackToken, 0, len(reqs))
 	for _, r := range reqs {
-		tok := traces.FeedbackToken{ID: uuid.NewString(), Tenant: tenant, RunID: strings.ToLower(r.RunID), Key: r.Key,
+		tok := trace.FeedbackToken{ID: uuid.NewString(), Tenant: tenant, RunID: strings.ToLower(r.RunID), Key: r.Key,
 			FeedbackID: strings.ToLower(r.FeedbackID), Config: r.Config, ExpiresAt: engine.At(r.ExpiresAt)}
 		e, err := eventlog.New(traceAggregate(tenant, s.traceOfRun(tenant, tok.RunID)), traces.FeedbackTokenCreated, tok)
 		if err != nil {
@@ -71,7 +71,7 @@ func (s *Service) traceOfRun(tenant, runID string) string {
 func (s *Service) FeedbackWithToken(ctx context.Context, tokenID string, fields map[string]any, metadata map[string]any) (trace.Feedback, error) {
 	const op = "tracing.feedback_with_token"
 	tokenID = strings.ToLower(tokenID)
-	find := func() (tok traces.FeedbackToken, ok bool, err error) {
+	find := func() (tok trace.FeedbackToken, ok bool, err error) {
 		err = s.read(op, func(v *traces.TraceView) error {
 			tok, ok, err = v.FeedbackToken(tokenID)
 			return err

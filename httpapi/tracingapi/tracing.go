@@ -19,7 +19,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/httpapi"
-	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // Ingestion is what the clients' ingestion needs of the tracing service: their API keys, the
@@ -40,10 +39,10 @@ type Runs interface {
 
 // Projects keeps the tracing projects (the clients' sessions).
 type Projects interface {
-	CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (traces.Project, error)
-	GetProject(ctx context.Context, id string) (traces.Project, error)
-	ListProjects(ctx context.Context, q tracing.ProjectQuery) ([]traces.Project, error)
-	UpdateProject(ctx context.Context, id string, u tracing.ProjectUpdate) (traces.Project, error)
+	CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (trace.Project, error)
+	GetProject(ctx context.Context, id string) (trace.Project, error)
+	ListProjects(ctx context.Context, q tracing.ProjectQuery) ([]trace.Project, error)
+	UpdateProject(ctx context.Context, id string, u tracing.ProjectUpdate) (trace.Project, error)
 	DeleteProjects(ctx context.Context, ids ...string) error
 	ProjectStats(ctx context.Context, id string) (trace.Stats, error)
 	ProjectFeedbackStats(ctx context.Context, id string) (map[string]trace.FeedbackStat, error)
@@ -56,7 +55,7 @@ type Feedback interface {
 	UpdateFeedback(ctx context.Context, id string, update map[string]any) (trace.Feedback, error)
 	DeleteFeedback(ctx context.Context, id string) error
 	ListFeedback(ctx context.Context, q tracing.FeedbackQuery) ([]trace.Feedback, error)
-	CreateFeedbackTokens(ctx context.Context, reqs []tracing.TokenRequest) ([]traces.FeedbackToken, error)
+	CreateFeedbackTokens(ctx context.Context, reqs []tracing.TokenRequest) ([]trace.FeedbackToken, error)
 	FeedbackWithToken(ctx context.Context, tokenID string, fields, metadata map[string]any) (trace.Feedback, error)
 }
 

@@ -294,7 +294,7 @@ type ProjectUpdateData struct {
 // applyProjectUpdate folds ProjectUpdated. A new name that another project took between the
 // command's check and the fold leaves the name as it was: the first to take a name keeps it.
 func applyProjectUpdate(tx *bbolt.Tx, tenant, id string, d ProjectUpdateData) error {
-	var p Project
+	var p trace.Project
 	ok, err := projections.GetJSON(tx.Bucket(tProjects), tkey(tenant, id), &p)
 	if err != nil || !ok {
 		return err // (deleted since the command checked it)
@@ -325,7 +325,7 @@ func applyProjectUpdate(tx *bbolt.Tx, tenant, id string, d ProjectUpdateData) er
 // deleteProject folds ProjectDeleted: the project goes with its traces (whole: every run of a
 // trace that has a run in it) and the feedback on its runs or counting in it.
 func deleteProject(tx *bbolt.Tx, tenant, id string) error {
-	var p Project
+	var p trace.Project
 	ok, err := projections.GetJSON(tx.Bucket(tProjects), tkey(tenant, id), &p)
 	if err != nil || !ok {
 		return err

@@ -170,34 +170,34 @@ func (v *TraceView) ScanProject(tenant, project string, after *Position, f func(
 }
 
 // Project returns a project by id.
-func (v *TraceView) Project(tenant, id string) (Project, bool, error) {
-	var p Project
+func (v *TraceView) Project(tenant, id string) (trace.Project, bool, error) {
+	var p trace.Project
 	ok, err := projections.GetJSON(v.tx.Bucket(tProjects), tkey(tenant, id), &p)
 	return p, ok, err
 }
 
 // ProjectByName returns a project by name.
-func (v *TraceView) ProjectByName(tenant, name string) (Project, bool, error) {
+func (v *TraceView) ProjectByName(tenant, name string) (trace.Project, bool, error) {
 	id, ok := projectByName(v.tx, tenant, name)
 	if !ok {
-		return Project{}, false, nil
+		return trace.Project{}, false, nil
 	}
 	return v.Project(tenant, id)
 }
 
 // Projects returns every project of tenant, the newest first.
-func (v *TraceView) Projects(tenant string) ([]Project, error) {
-	var out []Project
+func (v *TraceView) Projects(tenant string) ([]trace.Project, error) {
+	var out []trace.Project
 	prefix := tkey(tenant)
 	c := v.tx.Bucket(tProjects).Cursor()
 	for k, raw := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, raw = c.Next() {
-		var p Project
+		var p trace.Project
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, err
 		}
 		out = append(out, p)
 	}
-	slices.SortStableFunc(out, func(a, b Project) int {
+	slices.SortStableFunc(out, func(a, b trace.Project) int {
 		if c := b.StartTime.Compare(a.StartTime.Time); c != 0 {
 			return c
 		}

@@ -5,25 +5,13 @@ import (
 
 	"go.etcd.io/bbolt"
 
-	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/projections"
 )
 
-// FeedbackTokenCreated is the event of a presigned feedback token (FeedbackToken), on the trace
+// FeedbackTokenCreated is the event of a presigned feedback token (trace.FeedbackToken), on the trace
 // of its run: the token expires with the trace at the latest.
 const FeedbackTokenCreated = "feedback_token_created"
-
-// FeedbackToken lets whoever holds its id, without an API key, leave feedback of one key on one
-// run until it expires (the clients' presigned feedback URLs).
-type FeedbackToken struct {
-	ID         string         `json:"id"`
-	Tenant     string         `json:"tenant"`
-	RunID      string         `json:"run_id"`
-	Key        string         `json:"feedback_key"`
-	FeedbackID string         `json:"feedback_id,omitempty"` // the feedback it writes; "": a new one each time
-	Config     map[string]any `json:"feedback_config,omitempty"`
-	ExpiresAt  engine.Time    `json:"expires_at"`
-}
 
 // Tokens are kept by id (tTokens: token -> FeedbackToken JSON; ids are random, so one bucket
 // serves every tenant) and by trace (tTokensByTrace: tenant,trace,token), for the trace's expiry.
@@ -33,7 +21,7 @@ var (
 )
 
 func applyFeedbackToken(tx *bbolt.Tx, tenant, traceID string, data []byte) error {
-	var tok FeedbackToken
+	var tok trace.FeedbackToken
 	if err := json.Unmarshal(data, &tok); err != nil {
 		return err
 	}
@@ -61,8 +49,8 @@ func dropTraceTokens(tx *bbolt.Tx, tenant, traceID string) error {
 }
 
 // FeedbackToken returns a presigned feedback token by id, whatever its tenant.
-func (v *TraceView) FeedbackToken(id string) (FeedbackToken, bool, error) {
-	var tok FeedbackToken
+func (v *TraceView) FeedbackToken(id string) (trace.FeedbackToken, bool, error) {
+	var tok trace.FeedbackToken
 	ok, err := projections.GetJSON(v.tx.Bucket(tTokens), []byte(id), &tok)
 	return tok, ok, err
 }

@@ -171,7 +171,7 @@ func (t *Traces) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return nil // create-or-return: the first project of a name stays
 		}
 		id := freeProjectID(tx, e.Aggregate.Tenant, d.Name, e.Aggregate.ID)
-		return createProject(tx, e.Aggregate.Tenant, Project{ID: id, Name: d.Name,
+		return createProject(tx, e.Aggregate.Tenant, trace.Project{ID: id, Name: d.Name,
 			Description: d.Description, Extra: d.Extra}, e.Time)
 	case e.Aggregate.Kind == TraceProjectKind && e.Type == ProjectUpdated:
 		var d ProjectUpdateData
@@ -420,24 +420,12 @@ func touchTrace(tx *bbolt.Tx, tenant, traceID string, at time.Time) error {
 	return tx.Bucket(tExpiry).Put(append(ts, k...), nil)
 }
 
-// Project is a tracing project (a "session" to the clients).
-type Project struct {
-	ID                 string         `json:"id"`
-	Name               string         `json:"name"`
-	Description        *string        `json:"description"`
-	Extra              map[string]any `json:"extra"`
-	StartTime          engine.Time    `json:"start_time"`
-	EndTime            *engine.Time   `json:"end_time"`
-	TenantID           string         `json:"tenant_id"`
-	ReferenceDatasetID *string        `json:"reference_dataset_id"`
-}
-
 func projectByName(tx *bbolt.Tx, tenant, name string) (string, bool) {
 	v := tx.Bucket(tNames).Get(tkey(tenant, name))
 	return string(v), v != nil
 }
 
-func createProject(tx *bbolt.Tx, tenant string, p Project, at time.Time) error {
+func createProject(tx *bbolt.Tx, tenant string, p trace.Project, at time.Time) error {
 	p.StartTime, p.TenantID = engine.At(at), TenantID(tenant)
 	if err := tx.Bucket(tNames).Put(tkey(tenant, p.Name), []byte(p.ID)); err != nil {
 		return err
@@ -456,7 +444,7 @@ func resolveProject(tx *bbolt.Tx, tenant string, r *trace.Run, at time.Time) err
 		if _, taken := projectByName(tx, tenant, name); name == "" || taken {
 			name = r.SessionID
 		}
-		return createProject(tx, tenant, Project{ID: r.SessionID, Name: name}, at)
+		return createProject(tx, tenant, trace.Project{ID: r.SessionID, Name: name}, at)
 	}
 	name := r.SessionName
 	if name == "" {
@@ -467,5 +455,5 @@ func resolveProject(tx *bbolt.Tx, tenant string, r *trace.Run, at time.Time) err
 		return nil
 	}
 	r.SessionID = freeProjectID(tx, tenant, name, ProjectID(tenant, name))
-	return createProject(tx, tenant, Project{ID: r.SessionID, Name: name}, at)
+	return createProject(tx, tenant, trace.Project{ID: r.SessionID, Name: name}, at)
 }

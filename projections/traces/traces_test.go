@@ -83,7 +83,7 @@ func traceScript() []eventlog.Event {
 		ev("trace", root, traces.FeedbackCreated, traces.FeedbackData{ID: uid(111),
 			Feedback: json.RawMessage(`{"run_id":"` + llm + `","key":"helpful","score":true}`)}),
 		ev("trace", root, traces.FeedbackDeleted, traces.FeedbackRef{ID: uid(111)}),
-		ev("trace", root, traces.FeedbackTokenCreated, traces.FeedbackToken{ID: uid(112), RunID: root, Key: "thumbs",
+		ev("trace", root, traces.FeedbackTokenCreated, trace.FeedbackToken{ID: uid(112), RunID: root, Key: "thumbs",
 			ExpiresAt: engine.At(t0.Add(3 * time.Hour))}),
 		// A project renamed; a run then named by its old name makes a new project of that name.
 		ev("trace_project", traces.ProjectID("default", "alpha"), traces.ProjectUpdated,
