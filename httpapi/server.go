@@ -1,6 +1,8 @@
 // Package httpapi serves jetgraph over HTTP with echo: the LangGraph-compatible runtime API, the
 // health, info, metrics and docs endpoints. Handlers parse and validate requests, call the engine
-// and write its answers; they hold no business rules.
+// and write its answers; they hold no business rules. The server, its middleware, the one error
+// mapping and the request kit serve every bounded context; the tracing context's handlers are in
+// httpapi/tracingapi, mounted through Deps.Tracing.
 package httpapi
 
 import (
@@ -15,7 +17,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/jetgraph/jetgraph/engine/tracing"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of
@@ -36,8 +37,9 @@ type Deps struct {
 	// config.configurable of the runs a request creates (the reference servers'
 	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
 	ConfigurableHeaders []string
-	// Tracing is the LLM tracing service mounted under /tracing (the langsmith clients' API).
-	Tracing *tracing.Service
+	// Tracing is the LLM tracing API (the langsmith clients') that New mounts under /tracing:
+	// httpapi/tracingapi.New of the tracing service; nil: not served.
+	Tracing Routes
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -99,7 +101,9 @@ func New(d Deps) *Server {
 	s.stateRoutes()
 	s.runRoutes()
 	s.streamRoutes()
-	s.tracingRoutes()
+	if d.Tracing != nil {
+		d.Tracing.Mount(e)
+	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)
 	}

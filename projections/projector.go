@@ -1,4 +1,7 @@
-// Package projections folds the event log into bbolt, where the HTTP API reads.
+// Package projections folds the event log into bbolt, where the HTTP API reads: the projector
+// machinery (projection files, cursors, batches, rebuilds) that every bounded context's folds
+// use, and the runtime's folds (threads, runs, assistants, checkpoints, store). The tracing
+// context's folds are in projections/traces.
 //
 // Invariants:
 //   - Each projection stores its cursor (the last stream sequence it applied) in the same bbolt
@@ -181,6 +184,10 @@ func (db *DB) SyncAlways(on bool) { db.bolt.NoSync = !on }
 
 // View runs f in a read transaction.
 func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
+
+// Update runs f in a write transaction beside the projectors: for what the log does not drive
+// (a projection's buckets before its projector starts, the expiry of traces).
+func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.bolt.Update(f) }
 
 // Close marks the file closed cleanly, syncs and closes it. Stop the projectors first. Closing
 // twice is harmless.

@@ -20,6 +20,7 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/projectionstest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -53,23 +54,12 @@ func count(t *testing.T, db *projections.DB) uint64 {
 // run starts p and returns a function that stops it and waits for it to return.
 func run(t *testing.T, p *projections.Projector) func() {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = p.Run(ctx) }()
-	stop := func() { cancel(); <-done }
-	t.Cleanup(stop)
-	return stop
+	return projectionstest.Run(t, p)
 }
 
 func openDB(t *testing.T, path string) *projections.DB {
 	t.Helper()
-	db, err := projections.OpenDB(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Registered before any projector's stop, so it runs after it.
-	t.Cleanup(func() { _ = db.Close() })
-	return db
+	return projectionstest.OpenDB(t, path)
 }
 
 func appendThreads(t *testing.T, l *eventlog.Log, n int, prefix string) uint64 {
@@ -104,11 +94,7 @@ func appendEvent(t *testing.T, l *eventlog.Log, agg eventlog.Aggregate, typ stri
 
 func waitFor(t *testing.T, p *projections.Projector, seq uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := p.WaitFor(ctx, seq); err != nil {
-		t.Fatal(err)
-	}
+	projectionstest.WaitFor(t, p, seq)
 }
 
 func TestProjectorResumesFromItsCursor(t *testing.T) {
@@ -232,58 +218,16 @@ func script() []eventlog.Pending {
 	}
 }
 
-// dump renders every bucket the projections own, in key order: keys quoted, the trace
-// projection's binary records as text, values as they are when they are JSON, quoted otherwise.
+// dump renders every bucket the projections own, in key order (projectionstest.Dump).
 func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string {
 	t.Helper()
-	var b strings.Builder
-	err := db.View(func(tx *bbolt.Tx) error {
-		for _, p := range ps {
-			for _, name := range p.Buckets() {
-				fmt.Fprintf(&b, "[%s]\n", name)
-				err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
-					text, ok, err := projections.TraceRecordText(name, v)
-					switch {
-					case err != nil:
-						return fmt.Errorf("%s %q: %w", name, k, err)
-					case ok:
-						fmt.Fprintf(&b, "%q = %s\n", k, text)
-					case len(v) > 1 && json.Valid(v):
-						fmt.Fprintf(&b, "%q = %s\n", k, v)
-					default:
-						fmt.Fprintf(&b, "%q = %q\n", k, v)
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
+	return projectionstest.Dump(t, db, nil, ps...)
 }
 
 // checkGolden compares got with testdata/name, which -update rewrites.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	projectionstest.CheckGolden(t, filepath.Join("testdata", name), got, *update)
 }
 
 func TestThreadsGoldenAndRebuildEqualsLive(t *testing.T) {

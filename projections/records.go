@@ -21,6 +21,12 @@ func putJSON(b *bbolt.Bucket, key []byte, v any) error {
 	return b.Put(key, raw)
 }
 
+// PutJSON is putJSON for the folds of the contexts' sub-packages (projections/traces).
+func PutJSON(b *bbolt.Bucket, key []byte, v any) error { return putJSON(b, key, v) }
+
+// GetJSON is getJSON for the folds of the contexts' sub-packages (projections/traces).
+func GetJSON(b *bbolt.Bucket, key []byte, v any) (bool, error) { return getJSON(b, key, v) }
+
 // getJSON reads the JSON under key into v and reports whether it was there.
 func getJSON(b *bbolt.Bucket, key []byte, v any) (bool, error) {
 	raw := b.Get(key)

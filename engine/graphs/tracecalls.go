@@ -13,7 +13,7 @@ import (
 )
 
 // Internal trace events of the graphs' model and tool calls (graph.Runtime.Emit), read by the
-// engine's self-tracing (engine/selftrace). Their payloads are maps, like the "tasks" events:
+// engine's self-tracing (engine/tracing/selftrace). Their payloads are maps, like the "tasks" events:
 //
 //	trace/llm_start  {id, provider, model, messages []engine.Message, tools [{name, description, parameters}], time}
 //	trace/llm_end    {id, message engine.Message (with usage_metadata), first_token_time *time.Time, error *string, time}

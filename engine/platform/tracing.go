@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine/runs"
-	"github.com/jetgraph/jetgraph/engine/selftrace"
-	"github.com/jetgraph/jetgraph/engine/trace"
 	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/selftrace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // TracingConfig configures the LLM tracing service.
@@ -23,7 +24,7 @@ type TracingConfig struct {
 	// taken from the platform's Log.TraceRetention and Logger.
 	Service tracing.Config
 	// Project is the tracing project of the engine's own traces: every run executed here is
-	// traced into it (engine/selftrace). Empty: "default".
+	// traced into it (engine/tracing/selftrace). Empty: "default".
 	Project string
 	// NoSelfTrace turns the engine's own traces off.
 	NoSelfTrace bool
@@ -37,7 +38,7 @@ type tracingParts struct {
 	TraceDB *projections.DB
 	// TraceProjector keeps TracesView current with eventlog.TraceStream.
 	TraceProjector *projections.Projector
-	TracesView     *projections.Traces
+	TracesView     *traces.Traces
 	Tracing        *tracing.Service
 	// SelfTrace traces the runs executed here into Tracing; nil with NoSelfTrace.
 	SelfTrace *selftrace.Tracer
@@ -65,7 +66,7 @@ func (p *Platform) openTracing(ctx context.Context) error {
 	}
 	p.TraceDB = db
 	db.SyncAlways(p.cfg.Log.SyncAlways)
-	p.TracesView = projections.NewTraces(db, prices, objects.Get)
+	p.TracesView = traces.NewTraces(db, prices, objects.Get)
 	p.TraceProjector = projections.NewProjector(db, p.Log, eventlog.TraceStream, p.TracesView)
 	// Nobody waits on a trace write (ingestion answers once the log has it), so small batches
 	// wait a little for company: one commit for many of jetgraph's own run traces.

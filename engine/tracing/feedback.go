@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // Feedback lives on its run's trace aggregate, like the run's posts and patches, so that it
@@ -73,12 +73,12 @@ func (s *Service) feedbackEvent(tenant string, obj map[string]any, fallbackID st
 	default:
 		traceID = f.ID // (feedback on a project: a trace of its own)
 	}
-	data, err := json.Marshal(projections.FeedbackData{ID: f.ID, Feedback: mustJSON(f)})
+	data, err := json.Marshal(traces.FeedbackData{ID: f.ID, Feedback: mustJSON(f)})
 	if err != nil {
 		return eventlog.Event{}, f, []engine.FieldError{{Msg: err.Error(), Type: "value_error"}}
 	}
 	f.CreatedAt, f.ModifiedAt = engine.At(now), engine.At(now)
-	return eventlog.Event{ID: eventlog.NewID(now), Type: projections.FeedbackCreated, Aggregate: traceAggregate(tenant, traceID),
+	return eventlog.Event{ID: eventlog.NewID(now), Type: traces.FeedbackCreated, Aggregate: traceAggregate(tenant, traceID),
 		Time: now, Version: eventlog.SchemaVersion, Data: data}, f, nil
 }
 
@@ -111,7 +111,7 @@ func (s *Service) findFeedback(ctx context.Context, op, id string) (*trace.Feedb
 	var f *trace.Feedback
 	var traceID string
 	find := func() error {
-		return s.read(op, func(v *projections.TraceView) error {
+		return s.read(op, func(v *traces.TraceView) error {
 			got, ok, err := v.FeedbackByID(engine.TenantFrom(ctx), id)
 			if ok {
 				f = got
@@ -166,8 +166,8 @@ func (s *Service) UpdateFeedback(ctx context.Context, id string, update map[stri
 		}
 		return trace.Feedback{}, v.Err(op)
 	}
-	e, err := eventlog.New(traceAggregate(engine.TenantFrom(ctx), traceID), projections.FeedbackUpdated,
-		projections.FeedbackUpdateData{ID: id, Update: changes})
+	e, err := eventlog.New(traceAggregate(engine.TenantFrom(ctx), traceID), traces.FeedbackUpdated,
+		traces.FeedbackUpdateData{ID: id, Update: changes})
 	if err != nil {
 		return trace.Feedback{}, engine.E(engine.Op(op), err)
 	}
@@ -185,7 +185,7 @@ func (s *Service) DeleteFeedback(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	e, err := eventlog.New(traceAggregate(engine.TenantFrom(ctx), traceID), projections.FeedbackDeleted, projections.FeedbackRef{ID: id})
+	e, err := eventlog.New(traceAggregate(engine.TenantFrom(ctx), traceID), traces.FeedbackDeleted, traces.FeedbackRef{ID: id})
 	if err != nil {
 		return engine.E(engine.Op(op), err)
 	}
@@ -206,7 +206,7 @@ type FeedbackQuery struct {
 func (s *Service) ListFeedback(ctx context.Context, q FeedbackQuery) ([]trace.Feedback, error) {
 	tenant := engine.TenantFrom(ctx)
 	var all []trace.Feedback
-	err := s.read("tracing.list_feedback", func(v *projections.TraceView) error {
+	err := s.read("tracing.list_feedback", func(v *traces.TraceView) error {
 		add := func(fs []trace.Feedback, err error) error {
 			all = append(all, fs...)
 			return err
@@ -242,14 +242,14 @@ func (s *Service) ListFeedback(ctx context.Context, q FeedbackQuery) ([]trace.Fe
 		}
 		out = append(out, f)
 	}
-	projections.SortFeedback(out)
+	traces.SortFeedback(out)
 	out = slices.CompactFunc(out, func(a, b trace.Feedback) bool { return a.ID == b.ID })
 	return page(out, q.Offset, q.Limit), nil
 }
 
 // withFeedbackStats sets the feedback statistics of runs.
 func (s *Service) withFeedbackStats(tenant string, runs ...*trace.Run) error {
-	return s.read("tracing.feedback_stats", func(v *projections.TraceView) error {
+	return s.read("tracing.feedback_stats", func(v *traces.TraceView) error {
 		for _, r := range runs {
 			fs, err := v.RunFeedback(tenant, r.ID)
 			if err != nil {
@@ -265,7 +265,7 @@ func (s *Service) withFeedbackStats(tenant string, runs ...*trace.Run) error {
 // on the project itself.
 func (s *Service) ProjectFeedbackStats(ctx context.Context, id string) (map[string]trace.FeedbackStat, error) {
 	var fs []trace.Feedback
-	err := s.read("tracing.project_feedback_stats", func(v *projections.TraceView) error {
+	err := s.read("tracing.project_feedback_stats", func(v *traces.TraceView) error {
 		var err error
 		fs, err = v.ProjectFeedback(engine.TenantFrom(ctx), strings.ToLower(id))
 		return err

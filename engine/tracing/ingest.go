@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // rawFields are the run fields kept as the client's JSON text from parsing to the log: the big
@@ -298,7 +298,7 @@ func (in *ingest) findTrace(o *Op, r *trace.Run) (string, error) {
 	}
 	var parent *trace.Run
 	find := func() error {
-		return in.s.read("tracing.ingest", func(v *projections.TraceView) error {
+		return in.s.read("tracing.ingest", func(v *traces.TraceView) error {
 			run, ok, err := v.Run(in.tenant, lookup)
 			if ok {
 				parent = run
@@ -445,14 +445,14 @@ func (in *ingest) queue(o *Op, traceID string) error {
 		if err != nil {
 			return engine.E(engine.Op("tracing.ingest"), engine.Unavailable, "The trace object store is unavailable.", err)
 		}
-		data, _ = json.Marshal(projections.RunData{Blob: &projections.Blob{Name: objectName(in.tenant, digest), Size: int64(len(run))}})
+		data, _ = json.Marshal(traces.RunData{Blob: &traces.Blob{Name: objectName(in.tenant, digest), Size: int64(len(run))}})
 	} else {
 		data = make([]byte, 0, len(run)+8)
 		data = append(append(append(data, `{"run":`...), run...), '}')
 	}
-	typ := projections.RunPosted
+	typ := traces.RunPosted
 	if o.Kind == trace.KindPatch {
-		typ = projections.RunPatched
+		typ = traces.RunPatched
 	}
 	in.add(traceID, typ, data)
 	return nil

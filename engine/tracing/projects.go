@@ -9,29 +9,29 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
-// A project's id is derived from its name (projections.ProjectID): runs create their project on
+// A project's id is derived from its name (traces.ProjectID): runs create their project on
 // first use by name, on any process and in any order, and a rebuild after the events that
 // created a project have expired gives it the same id. An id a client proposes is ignored.
 
 // CreateProject creates a project, or with upsert returns the existing project of that name
 // (without upsert, an existing name is an Exists error). It answers once the projection has it.
-func (s *Service) CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (projections.Project, error) {
+func (s *Service) CreateProject(ctx context.Context, name string, description *string, extra map[string]any, upsert bool) (trace.Project, error) {
 	const op = "tracing.create_project"
 	tenant := engine.TenantFrom(ctx)
 	if strings.TrimSpace(name) == "" {
-		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
+		return trace.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "Field required", Type: "missing"}}.Err(op)
 	}
 	if e := engine.ProjectNameViolation(name, "body", "name"); e != nil {
-		return projections.Project{}, engine.Violations{*e}.Err(op)
+		return trace.Project{}, engine.Violations{*e}.Err(op)
 	}
 	// Another process may have created it a moment ago: read the projection as of now.
 	if err := s.catchUp(ctx, op); err != nil {
-		return projections.Project{}, err
+		return trace.Project{}, err
 	}
 	if p, ok, err := s.projectByName(tenant, name); err != nil || ok {
 		if err == nil && !upsert {
@@ -39,13 +39,13 @@ func (s *Service) CreateProject(ctx context.Context, name string, description *s
 		}
 		return p, err
 	}
-	agg := eventlog.Aggregate{Kind: projections.TraceProjectKind, Tenant: tenant, ID: projections.ProjectID(tenant, name)}
-	e, err := eventlog.New(agg, projections.ProjectCreated, projections.ProjectData{Name: name, Description: description, Extra: extra})
+	agg := eventlog.Aggregate{Kind: traces.TraceProjectKind, Tenant: tenant, ID: traces.ProjectID(tenant, name)}
+	e, err := eventlog.New(agg, traces.ProjectCreated, traces.ProjectData{Name: name, Description: description, Extra: extra})
 	if err != nil {
-		return projections.Project{}, engine.E(engine.Op(op), err)
+		return trace.Project{}, engine.E(engine.Op(op), err)
 	}
 	if err := s.commit(ctx, op, e); err != nil {
-		return projections.Project{}, err
+		return trace.Project{}, err
 	}
 	p, _, err := s.projectByName(tenant, name)
 	return p, err
@@ -62,20 +62,20 @@ type ProjectUpdate struct {
 
 // UpdateProject changes a project (PATCH /sessions/{id}) and returns it as it is then. A name
 // another project has is an Exists error.
-func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate) (projections.Project, error) {
+func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate) (trace.Project, error) {
 	const op = "tracing.update_project"
 	tenant := engine.TenantFrom(ctx)
 	id = strings.ToLower(id)
 	if u.Name != nil && strings.TrimSpace(*u.Name) == "" {
-		return projections.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
+		return trace.Project{}, engine.Violations{{Loc: []any{"body", "name"}, Msg: "String should not be empty", Type: "string_too_short"}}.Err(op)
 	}
 	if u.Name != nil {
 		if e := engine.ProjectNameViolation(*u.Name, "body", "name"); e != nil {
-			return projections.Project{}, engine.Violations{*e}.Err(op)
+			return trace.Project{}, engine.Violations{*e}.Err(op)
 		}
 	}
 	if err := s.catchUp(ctx, op); err != nil {
-		return projections.Project{}, err
+		return trace.Project{}, err
 	}
 	p, err := s.GetProject(ctx, id)
 	if err != nil {
@@ -89,12 +89,12 @@ func (s *Service) UpdateProject(ctx context.Context, id string, u ProjectUpdate)
 			return p, err
 		}
 	}
-	d := projections.ProjectUpdateData{Name: u.Name, Description: u.Description, Extra: u.Extra}
+	d := traces.ProjectUpdateData{Name: u.Name, Description: u.Description, Extra: u.Extra}
 	if u.EndTime != nil {
 		t := engine.At(*u.EndTime)
 		d.EndTime = &t
 	}
-	e, err := eventlog.New(eventlog.Aggregate{Kind: projections.TraceProjectKind, Tenant: tenant, ID: p.ID}, projections.ProjectUpdated, d)
+	e, err := eventlog.New(eventlog.Aggregate{Kind: traces.TraceProjectKind, Tenant: tenant, ID: p.ID}, traces.ProjectUpdated, d)
 	if err != nil {
 		return p, engine.E(engine.Op(op), err)
 	}
@@ -119,7 +119,7 @@ func (s *Service) DeleteProjects(ctx context.Context, ids ...string) error {
 		if err != nil {
 			return err
 		}
-		e, err := eventlog.New(eventlog.Aggregate{Kind: projections.TraceProjectKind, Tenant: tenant, ID: p.ID}, projections.ProjectDeleted, struct{}{})
+		e, err := eventlog.New(eventlog.Aggregate{Kind: traces.TraceProjectKind, Tenant: tenant, ID: p.ID}, traces.ProjectDeleted, struct{}{})
 		if err != nil {
 			return engine.E(engine.Op(op), err)
 		}
@@ -133,8 +133,8 @@ func (s *Service) DeleteProjects(ctx context.Context, ids ...string) error {
 	return nil
 }
 
-func (s *Service) projectByName(tenant, name string) (p projections.Project, ok bool, err error) {
-	err = s.read("tracing.project", func(v *projections.TraceView) error {
+func (s *Service) projectByName(tenant, name string) (p trace.Project, ok bool, err error) {
+	err = s.read("tracing.project", func(v *traces.TraceView) error {
 		p, ok, err = v.ProjectByName(tenant, name)
 		return err
 	})
@@ -142,9 +142,9 @@ func (s *Service) projectByName(tenant, name string) (p projections.Project, ok 
 }
 
 // GetProject returns a project by id.
-func (s *Service) GetProject(ctx context.Context, id string) (projections.Project, error) {
-	var p projections.Project
-	err := s.read("tracing.get_project", func(v *projections.TraceView) error {
+func (s *Service) GetProject(ctx context.Context, id string) (trace.Project, error) {
+	var p trace.Project
+	err := s.read("tracing.get_project", func(v *traces.TraceView) error {
 		var ok bool
 		var err error
 		if p, ok, err = v.Project(engine.TenantFrom(ctx), strings.ToLower(id)); err == nil && !ok {
@@ -165,9 +165,9 @@ type ProjectQuery struct {
 }
 
 // ListProjects returns a page of the tenant's projects matching q, the newest first.
-func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]projections.Project, error) {
-	var all []projections.Project
-	err := s.read("tracing.list_projects", func(v *projections.TraceView) error {
+func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]trace.Project, error) {
+	var all []trace.Project
+	err := s.read("tracing.list_projects", func(v *traces.TraceView) error {
 		var err error
 		all, err = v.Projects(engine.TenantFrom(ctx))
 		return err
@@ -175,7 +175,7 @@ func (s *Service) ListProjects(ctx context.Context, q ProjectQuery) ([]projectio
 	if err != nil {
 		return nil, err
 	}
-	out := []projections.Project{}
+	out := []trace.Project{}
 	for _, p := range all {
 		switch {
 		case q.Name != "" && p.Name != q.Name,
@@ -203,8 +203,8 @@ func page[T any](items []T, offset, limit int) []T {
 // ProjectStats summarises a project from its roll-ups, kept current on every event: the
 // statistics of its traces, the same as RunStats of {session: [id], is_root: true}.
 func (s *Service) ProjectStats(ctx context.Context, id string) (trace.Stats, error) {
-	var ps projections.ProjectStats
-	err := s.read("tracing.project_stats", func(v *projections.TraceView) error {
+	var ps traces.ProjectStats
+	err := s.read("tracing.project_stats", func(v *traces.TraceView) error {
 		ps = v.ProjectStats(engine.TenantFrom(ctx), strings.ToLower(id))
 		return nil
 	})

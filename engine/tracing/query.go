@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // DefaultQueryLimit is the page size of a run query that gives none.
@@ -47,7 +47,7 @@ type matcher struct {
 	q                     Query
 	filter, traceF, treeF trace.Filter
 	sessions, ids         map[string]bool
-	v                     *projections.TraceView
+	v                     *traces.TraceView
 	tenant                string
 	rootMatch, treeMatch  map[string]bool
 }
@@ -73,7 +73,7 @@ func parseFilters(q Query, errs *engine.Violations) (filter, traceF, treeF trace
 	return parse("filter", q.Filter), parse("trace_filter", q.TraceFilter), parse("tree_filter", q.TreeFilter)
 }
 
-func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
+func (s *Service) compile(q Query) (*matcher, *traces.Position, error) {
 	var errs engine.Violations
 	m := &matcher{q: q, rootMatch: map[string]bool{}, treeMatch: map[string]bool{}}
 	m.filter, m.traceF, m.treeF = parseFilters(q, &errs)
@@ -100,7 +100,7 @@ func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
 		}
 	}
 	m.q.Trace, m.q.ParentRun = strings.ToLower(q.Trace), strings.ToLower(q.ParentRun)
-	var after *projections.Position
+	var after *traces.Position
 	if q.Cursor != "" {
 		p, err := decodeCursor(q.Cursor)
 		if err != nil {
@@ -112,11 +112,11 @@ func (s *Service) compile(q Query) (*matcher, *projections.Position, error) {
 }
 
 // EncodeCursor and decodeCursor turn a position into the opaque text clients pass back.
-func encodeCursor(p projections.Position) string {
+func encodeCursor(p traces.Position) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(p.Start, 10) + ":" + p.ID))
 }
 
-func decodeCursor(s string) (*projections.Position, error) {
+func decodeCursor(s string) (*traces.Position, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return nil, err
@@ -126,11 +126,11 @@ func decodeCursor(s string) (*projections.Position, error) {
 	if !ok || err != nil {
 		return nil, fmt.Errorf("bad cursor")
 	}
-	return &projections.Position{Start: n, ID: id}, nil
+	return &traces.Position{Start: n, ID: id}, nil
 }
 
-func position(r *trace.Run) projections.Position {
-	return projections.Position{Start: r.StartTime.UnixNano(), ID: r.ID}
+func position(r *trace.Run) traces.Position {
+	return traces.Position{Start: r.StartTime.UnixNano(), ID: r.ID}
 }
 
 // match reports whether a run meets every criterion.
@@ -186,7 +186,7 @@ func (m *matcher) match(r *trace.Run) (bool, error) {
 
 // collect returns the matching runs after the position after, newest first, at most limit of
 // them (limit <= 0: all).
-func (m *matcher) collect(after *projections.Position, limit int) ([]*trace.Run, error) {
+func (m *matcher) collect(after *traces.Position, limit int) ([]*trace.Run, error) {
 	var out []*trace.Run
 	keep := func(r *trace.Run) (bool, error) {
 		if after != nil && !after.Before(position(r)) {
@@ -231,7 +231,7 @@ func (m *matcher) collect(after *projections.Position, limit int) ([]*trace.Run,
 
 // scanProjects walks the projects' start-time indexes, each newest first, stopping each at
 // limit matches: the page is among them.
-func (m *matcher) scanProjects(after *projections.Position, limit int, keep func(*trace.Run) (bool, error)) ([]*trace.Run, error) {
+func (m *matcher) scanProjects(after *traces.Position, limit int, keep func(*trace.Run) (bool, error)) ([]*trace.Run, error) {
 	projects := m.q.Sessions
 	if len(projects) == 0 {
 		all, err := m.v.Projects(m.tenant)
@@ -245,7 +245,7 @@ func (m *matcher) scanProjects(after *projections.Position, limit int, keep func
 	var out []*trace.Run
 	for _, p := range projects {
 		n := 0
-		err := m.v.ScanProject(m.tenant, strings.ToLower(p), after, func(id string, _ projections.Position) (bool, error) {
+		err := m.v.ScanProject(m.tenant, strings.ToLower(p), after, func(id string, _ traces.Position) (bool, error) {
 			r, ok, err := m.v.Run(m.tenant, id)
 			if err != nil || !ok {
 				return err == nil, err
@@ -292,7 +292,7 @@ func (s *Service) QueryRuns(ctx context.Context, q Query) (Page, error) {
 		limit = DefaultQueryLimit
 	}
 	var page Page
-	err = s.read("tracing.query", func(v *projections.TraceView) error {
+	err = s.read("tracing.query", func(v *traces.TraceView) error {
 		m.v, m.tenant = v, engine.TenantFrom(ctx)
 		runs, err := m.collect(after, limit+1)
 		if err != nil {
@@ -322,7 +322,7 @@ func (s *Service) RunStats(ctx context.Context, q Query) (trace.Stats, error) {
 		return trace.Stats{}, err
 	}
 	var runs []*trace.Run
-	err = s.read("tracing.stats", func(v *projections.TraceView) error {
+	err = s.read("tracing.stats", func(v *traces.TraceView) error {
 		m.v, m.tenant = v, engine.TenantFrom(ctx)
 		runs, err = m.collect(nil, 0)
 		return err

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // Presigned feedback tokens are what the clients' createPresignedFeedbackToken and
@@ -33,14 +33,14 @@ type TokenRequest struct {
 
 // CreateFeedbackTokens records tokens, one event each on the trace of its run, and returns them
 // once the projection has them.
-func (s *Service) CreateFeedbackTokens(ctx context.Context, reqs []TokenRequest) ([]projections.FeedbackToken, error) {
+func (s *Service) CreateFeedbackTokens(ctx context.Context, reqs []TokenRequest) ([]trace.FeedbackToken, error) {
 	const op = "tracing.create_feedback_token"
 	tenant := engine.TenantFrom(ctx)
-	out := make([]projections.FeedbackToken, 0, len(reqs))
+	out := make([]trace.FeedbackToken, 0, len(reqs))
 	for _, r := range reqs {
-		tok := projections.FeedbackToken{ID: uuid.NewString(), Tenant: tenant, RunID: strings.ToLower(r.RunID), Key: r.Key,
+		tok := trace.FeedbackToken{ID: uuid.NewString(), Tenant: tenant, RunID: strings.ToLower(r.RunID), Key: r.Key,
 			FeedbackID: strings.ToLower(r.FeedbackID), Config: r.Config, ExpiresAt: engine.At(r.ExpiresAt)}
-		e, err := eventlog.New(traceAggregate(tenant, s.traceOfRun(tenant, tok.RunID)), projections.FeedbackTokenCreated, tok)
+		e, err := eventlog.New(traceAggregate(tenant, s.traceOfRun(tenant, tok.RunID)), traces.FeedbackTokenCreated, tok)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
@@ -56,7 +56,7 @@ func (s *Service) CreateFeedbackTokens(ctx context.Context, reqs []TokenRequest)
 // run): where feedback on a run goes.
 func (s *Service) traceOfRun(tenant, runID string) string {
 	traceID := runID
-	_ = s.read("tracing.trace_of_run", func(v *projections.TraceView) error {
+	_ = s.read("tracing.trace_of_run", func(v *traces.TraceView) error {
 		if t, ok, _ := v.TraceOf(tenant, runID); ok {
 			traceID = t
 		}
@@ -71,8 +71,8 @@ func (s *Service) traceOfRun(tenant, runID string) string {
 func (s *Service) FeedbackWithToken(ctx context.Context, tokenID string, fields map[string]any, metadata map[string]any) (trace.Feedback, error) {
 	const op = "tracing.feedback_with_token"
 	tokenID = strings.ToLower(tokenID)
-	find := func() (tok projections.FeedbackToken, ok bool, err error) {
-		err = s.read(op, func(v *projections.TraceView) error {
+	find := func() (tok trace.FeedbackToken, ok bool, err error) {
+		err = s.read(op, func(v *traces.TraceView) error {
 			tok, ok, err = v.FeedbackToken(tokenID)
 			return err
 		})

@@ -16,9 +16,10 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 // Defaults of Config.
@@ -55,7 +56,7 @@ type Config struct {
 type Service struct {
 	log     *eventlog.Log
 	proj    *projections.Projector
-	view    *projections.Traces
+	view    *traces.Traces
 	objects *Objects
 	cfg     Config
 	logger  *slog.Logger
@@ -68,7 +69,7 @@ type Service struct {
 
 // New returns the service appending to l, reading view (kept by proj), and storing attachments
 // and large payloads in objects.
-func New(l *eventlog.Log, proj *projections.Projector, view *projections.Traces, objects *Objects, cfg Config) *Service {
+func New(l *eventlog.Log, proj *projections.Projector, view *traces.Traces, objects *Objects, cfg Config) *Service {
 	if cfg.SizeLimit <= 0 {
 		cfg.SizeLimit = DefaultSizeLimit
 	}
@@ -206,7 +207,7 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
 }
 
 // view runs f on the projection, wrapping a failure.
-func (s *Service) read(op string, f func(v *projections.TraceView) error) error {
+func (s *Service) read(op string, f func(v *traces.TraceView) error) error {
 	if err := s.view.View(f); err != nil {
 		var ee *engine.Error
 		if errors.As(err, &ee) {
@@ -220,7 +221,7 @@ func (s *Service) read(op string, f func(v *projections.TraceView) error) error 
 // GetRun returns a run, with its descendants' tokens and costs rolled up into it.
 func (s *Service) GetRun(ctx context.Context, id string) (*trace.Run, error) {
 	var run *trace.Run
-	err := s.read("tracing.get_run", func(v *projections.TraceView) error {
+	err := s.read("tracing.get_run", func(v *traces.TraceView) error {
 		r, ok, err := v.Run(engine.TenantFrom(ctx), id)
 		if err != nil {
 			return err
@@ -239,5 +240,5 @@ func (s *Service) GetRun(ctx context.Context, id string) (*trace.Run, error) {
 
 // traceAggregate names a trace in the log.
 func traceAggregate(tenant, traceID string) eventlog.Aggregate {
-	return eventlog.Aggregate{Kind: projections.TraceKind, Tenant: tenant, ID: traceID}
+	return eventlog.Aggregate{Kind: traces.TraceKind, Tenant: tenant, ID: traceID}
 }

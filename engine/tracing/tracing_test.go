@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetgraph/jetgraph/engine/trace"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
-	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/traces"
 )
 
 func TestRunJSONSplicesRawFields(t *testing.T) {
@@ -94,7 +94,7 @@ func TestSetFieldProblems(t *testing.T) {
 }
 
 func TestCursorRoundTrip(t *testing.T) {
-	p := projections.Position{Start: time.Now().UnixNano(), ID: "0195f0c2-aaaa-7bbb-8ccc-0123456789ab"}
+	p := traces.Position{Start: time.Now().UnixNano(), ID: "0195f0c2-aaaa-7bbb-8ccc-0123456789ab"}
 	got, err := decodeCursor(encodeCursor(p))
 	if err != nil || *got != p {
 		t.Errorf("cursor round trip = %v, %v", got, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/webhooks"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 	"github.com/jetgraph/jetgraph/projections"
 )
 
@@ -93,7 +94,7 @@ func serve(ctx context.Context, o *options) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	deps := httpapi.Deps{
-		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: p.Tracing,
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": version,

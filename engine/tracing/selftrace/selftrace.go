@@ -1,0 +1,228 @@
+// Package selftrace makes jetgraph trace itself: every run the scheduler executes becomes a
+// trace in jetgraph's own tracing service, in the format the langsmith clients send, so that the
+// runs of served graphs show up beside the traces applications send.
+//
+// A Tracer is a runs.Streamer. Begin opens a root chain span per run attempt (name: the graph
+// id; inputs: the run's input) and returns the sink that turns the run's graph events into spans:
+//   - a chain span per node task, from the "tasks" start and result events, under the root or,
+//     in a subgraph, under the span of the task that runs the subgraph (the event's NS);
+//   - an llm span per model call, from the graphs' internal trace/llm_start and trace/llm_end
+//     events (engine/graphs): inputs and outputs in the native message format of
+//     spec/3-trace-format.md, the usage in the output message's usage_metadata, the model in
+//     extra.metadata ls_provider / ls_model_name, and a new_token event at the first chunk;
+//   - a tool span per tool call (trace/tool_start, trace/tool_end).
+//
+// End closes the root span with the run's final values (the last root "values" event) or its
+// error. Spans carry UUIDv7 ids, the trace_id, the parent_run_id and a dotted_order; they go to
+// the project Config.Project ("default" unless set).
+//
+// The root span's id is the run's id, so the trace of a run is found from the run itself (its
+// run_id, which the API, the stream's metadata event and the run's checkpoints carry): no link
+// needs to be written into the run record, whose metadata is fixed at creation. A run taken over
+// after a crash posts the same root again (an upsert) and adds the new attempt's spans to it.
+//
+// Spans are buffered per run and appended through the tracing service's ingestion path
+// (tracing.Service.Ingest, as a batch of posts with trace ids: what /runs/batch does), when the
+// run ends and every Config.FlushInterval while it runs (Run). Tracing never fails a run: an
+// append that fails is logged and its spans dropped.
+package selftrace
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
+)
+
+// Defaults of Config.
+const (
+	DefaultProject       = "default"
+	DefaultFlushInterval = 2 * time.Second
+	// flushTimeout bounds one append.
+	flushTimeout = 10 * time.Second
+)
+
+// Config tunes a Tracer.
+type Config struct {
+	// Project is the tracing project of the runs' traces (default DefaultProject).
+	Project string
+	// FlushInterval is how often the spans of running runs are appended (default
+	// DefaultFlushInterval); a run's remaining spans are appended when it ends.
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Ingester appends traced runs: *tracing.Service.
+type Ingester interface {
+	Ingest(ctx context.Context, b *tracing.Batch) (tracing.Result, error)
+}
+
+// Tracer traces the runs executed in this process. It implements runs.Streamer.
+type Tracer struct {
+	ing Ingester
+	cfg Config
+
+	mu   sync.Mutex
+	runs map[string]*active // run id -> its trace, while it executes
+
+	// ending counts the final appends of ended runs, made in the background so that a worker is
+	// free for its next run at once; slots bounds how many are under way (a full set makes End
+	// wait: tracing falls behind no further than that).
+	ending sync.WaitGroup
+	slots  chan struct{}
+}
+
+// maxEnding bounds the final appends under way at once.
+const maxEnding = 64
+
+// active is the trace of an executing run, with what its appends need.
+type active struct {
+	ctx   context.Context // the worker's, without its cancellation: it carries the tenant
+	trace *runTrace
+	// flushing serialises the appends of the run, so that they land in order.
+	flushing sync.Mutex
+}
+
+// New returns a Tracer appending to ing.
+func New(ing Ingester, cfg Config) *Tracer {
+	if cfg.Project == "" {
+		cfg.Project = DefaultProject
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = DefaultFlushInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, slots: make(chan struct{}, maxEnding)}
+}
+
+// Project is the project the runs' traces go to.
+func (t *Tracer) Project() string { return t.cfg.Project }
+
+// Begin is runs.Streamer.Begin: it opens the run's root span and returns the sink of its graph
+// events.
+func (t *Tracer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
+	start := time.Now()
+	if rec.Attempt > 1 && !rec.StartedAt.IsZero() {
+		start = rec.StartedAt.Time // keep the root where the first attempt put it
+	}
+	a := &active{ctx: context.WithoutCancel(ctx), trace: newRunTrace(t.cfg.Project, rootSpan(rec, start))}
+	t.mu.Lock()
+	prev := t.runs[rec.RunID]
+	t.runs[rec.RunID] = a
+	t.mu.Unlock()
+	if prev != nil {
+		// An earlier attempt here that never ended (its lease was lost): keep what it did, its
+		// open steps ended; the new attempt posts the root again.
+		prev.trace.closeOpen("run attempt abandoned", time.Now())
+		t.flush(prev)
+	}
+	return a.trace.handle
+}
+
+// Flush is runs.Streamer.Flush: nothing to do, spans are appended at the end and every
+// FlushInterval.
+func (t *Tracer) Flush(context.Context, engine.RunRecord) {}
+
+// End is runs.Streamer.End: it closes the run's spans and appends what is left of them in the
+// background (Wait waits for those appends).
+func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFinishedData) {
+	t.mu.Lock()
+	a := t.runs[rec.RunID]
+	delete(t.runs, rec.RunID)
+	t.mu.Unlock()
+	if a == nil {
+		return // cancelled before it began here
+	}
+	a.trace.finish(fin, time.Now())
+	t.slots <- struct{}{}
+	t.ending.Add(1)
+	go func() {
+		defer func() { <-t.slots; t.ending.Done() }()
+		t.flush(a)
+	}()
+}
+
+// Wait returns once the spans of every run that has ended are appended (or dropped).
+func (t *Tracer) Wait() { t.ending.Wait() }
+
+// Run appends the spans of the executing runs every FlushInterval until ctx ends, then waits
+// for the appends of ended runs.
+func (t *Tracer) Run(ctx context.Context) {
+	tick := time.NewTicker(t.cfg.FlushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			t.Wait()
+			return
+		case <-tick.C:
+			t.mu.Lock()
+			list := make([]*active, 0, len(t.runs))
+			for _, a := range t.runs {
+				list = append(list, a)
+			}
+			t.mu.Unlock()
+			for _, a := range list {
+				t.flush(a)
+			}
+		}
+	}
+}
+
+// flush appends the spans of a run that changed since its last append.
+func (t *Tracer) flush(a *active) {
+	a.flushing.Lock()
+	defer a.flushing.Unlock()
+	posts := a.trace.take()
+	if len(posts) == 0 {
+		return
+	}
+	b := &tracing.Batch{Ops: posts, RequireIDs: true}
+	ctx, cancel := context.WithTimeout(a.ctx, flushTimeout)
+	defer cancel()
+	res, err := t.ing.Ingest(ctx, b)
+	switch {
+	case err != nil:
+		t.cfg.Logger.Warn("selftrace: spans not appended; dropped", "trace_id", a.trace.traceID, "spans", len(b.Ops), "err", err)
+	case len(res.Errors) > 0:
+		t.cfg.Logger.Warn("selftrace: spans refused", "trace_id", a.trace.traceID, "problems", res.Errors)
+	}
+}
+
+// rootSpan is the root chain span of a run attempt: its id is the run's.
+func rootSpan(rec engine.RunRecord, start time.Time) *span {
+	k := rec.Kwargs
+	graphID := k.GraphID()
+	name := graphID
+	if name == "" {
+		name = rec.AssistantID
+	}
+	// Traces show what a client configured as answers do: its secrets masked.
+	md := engine.MaskMap(rec.Metadata)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["run_id"], md["thread_id"], md["assistant_id"], md["graph_id"], md["run_attempt"] =
+		rec.RunID, rec.ThreadID, rec.AssistantID, graphID, max(rec.Attempt, 1)
+	inputs := object(k.Input, "input")
+	if inputs == nil && k.Command != nil {
+		inputs = wrapped("command", encoded(k.Command))
+	}
+	s := &span{id: rec.RunID, name: name, runType: trace.RunChain, start: start, inputs: inputs,
+		extra: map[string]any{"metadata": md}}
+	if tags, ok := plain(k.Config["tags"]).([]any); ok {
+		for _, tag := range tags {
+			if tag, ok := tag.(string); ok {
+				s.tags = append(s.tags, tag)
+			}
+		}
+	}
+	return s
+}

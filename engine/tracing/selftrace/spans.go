@@ -1,0 +1,360 @@
+package selftrace
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
+)
+
+// span is one traced run (a "span", not to be confused with the graph run it belongs to), as
+// it will be posted: fields in the wire terms of contract/tracing.md.
+type span struct {
+	id, parent, dotted, name, runType string
+	start                             time.Time
+	end                               *time.Time
+	inputs, outputs                   json.RawMessage // JSON objects
+	err                               *string
+	events                            []map[string]any
+	extra                             map[string]any
+	tags                              []string
+	// dirty: changed since it was last posted.
+	dirty bool
+}
+
+// runTrace turns the graph events of one run attempt into spans. Its methods are safe for
+// concurrent use: the tasks of a step run, and emit, in parallel.
+type runTrace struct {
+	mu      sync.Mutex
+	traceID string
+	project string
+	root    *span
+	open    map[string]*span  // spans not yet posted in their final state, by id
+	order   []string          // ids of open, in creation order
+	dotted  map[string]string // span id -> dotted_order, for children
+	tasks   map[string]string // graph task id -> its span id
+	values  any               // the root graph's last values
+}
+
+// newRunTrace starts the trace of a run attempt with its root chain span.
+func newRunTrace(project string, root *span) *runTrace {
+	rt := &runTrace{traceID: root.id, project: project, root: root,
+		open: map[string]*span{}, dotted: map[string]string{}, tasks: map[string]string{}}
+	root.dotted = trace.FormatSegment(root.start, root.id)
+	rt.add(root)
+	return rt
+}
+
+// add registers a new span (its parent and dotted_order set).
+func (r *runTrace) add(s *span) {
+	s.dirty = true
+	r.open[s.id] = s
+	r.order = append(r.order, s.id)
+	r.dotted[s.id] = s.dotted
+}
+
+// child returns a new span under the span an event's namespace names: the task of its last
+// element ("node:task_id"), or the root.
+func (r *runTrace) child(id string, ns []string, name, runType string, start time.Time) *span {
+	parent := r.root.id
+	if len(ns) > 0 {
+		last := ns[len(ns)-1]
+		if _, task, ok := strings.Cut(last, ":"); ok {
+			if sid, ok := r.tasks[task]; ok {
+				parent = sid
+			}
+		}
+	}
+	s := &span{id: id, parent: parent, name: name, runType: runType, start: start,
+		extra: map[string]any{"metadata": map[string]any{}}}
+	s.dotted = r.dotted[parent] + "." + trace.FormatSegment(start, id)
+	r.add(s)
+	return s
+}
+
+// handle folds one graph event into the trace.
+func (r *runTrace) handle(e graph.Event) {
+	switch e.Mode {
+	case "tasks", "values", graphs.TraceLLMStart, graphs.TraceLLMEnd, graphs.TraceToolStart, graphs.TraceToolEnd:
+	default:
+		return
+	}
+	d, _ := e.Data.(map[string]any)
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e.Mode {
+	case "values":
+		if len(e.NS) == 0 {
+			r.values = e.Data
+		}
+	case "tasks":
+		r.task(e.NS, d, now)
+	case graphs.TraceLLMStart:
+		id := str(d["id"])
+		if !trace.IsUUID(id) {
+			return
+		}
+		model := str(d["model"])
+		name := model
+		if name == "" {
+			name = "ChatModel"
+		}
+		s := r.child(id, e.NS, name, trace.RunLLM, timeOr(d["time"], now))
+		s.inputs = encoded(map[string]any{"messages": nativeMessages(d["messages"])})
+		md := s.extra["metadata"].(map[string]any)
+		md["ls_provider"], md["ls_model_name"], md["ls_model_type"] = str(d["provider"]), model, "chat"
+		s.extra["invocation_params"] = map[string]any{"model": model, "tools": plain(d["tools"])}
+	case graphs.TraceLLMEnd:
+		s := r.open[str(d["id"])]
+		if s == nil {
+			return
+		}
+		end := timeOr(d["time"], now)
+		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
+		if m, ok := d["message"].(engine.Message); ok && (m.ID != "" || m.Content != nil) {
+			s.outputs = encoded(map[string]any{"messages": nativeMessages([]engine.Message{m})})
+		}
+		if ft, ok := d["first_token_time"].(*time.Time); ok && ft != nil {
+			s.events = append(s.events, map[string]any{"name": "new_token", "time": timeText(*ft)})
+		}
+	case graphs.TraceToolStart:
+		id := str(d["id"])
+		if !trace.IsUUID(id) {
+			return
+		}
+		s := r.child(id, e.NS, str(d["name"]), trace.RunTool, timeOr(d["time"], now))
+		s.inputs = object(d["input"], "input")
+		if c := str(d["tool_call_id"]); c != "" {
+			s.extra["metadata"].(map[string]any)["tool_call_id"] = c
+		}
+	case graphs.TraceToolEnd:
+		s := r.open[str(d["id"])]
+		if s == nil {
+			return
+		}
+		end := timeOr(d["time"], now)
+		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
+		s.outputs = wrapped("output", encoded(d["output"]))
+	}
+}
+
+// task handles a "tasks" event: a task's start ({id, name, input, triggers}) opens a chain span,
+// its result ({id, name, result, error}) ends it. The graph's own start task is not traced.
+func (r *runTrace) task(ns []string, d map[string]any, now time.Time) {
+	taskID, name := str(d["id"]), str(d["name"])
+	if taskID == "" || name == graph.Start {
+		return
+	}
+	if _, done := d["result"]; !done {
+		s := r.child(uuid.Must(uuid.NewV7()).String(), ns, name, trace.RunChain, now)
+		s.inputs = object(d["input"], "input")
+		md := s.extra["metadata"].(map[string]any)
+		md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = name, taskID, plain(d["triggers"])
+		md["langgraph_checkpoint_ns"] = strings.Join(append(append([]string(nil), ns...), name+":"+taskID), "|")
+		r.tasks[taskID] = s.id
+		return
+	}
+	s := r.open[r.tasks[taskID]]
+	if s == nil {
+		return
+	}
+	s.end, s.dirty = &now, true
+	s.outputs = object(d["result"], "output")
+	if e, ok := d["error"].(map[string]any); ok {
+		msg := fmt.Sprintf("%s: %s", str(e["error"]), str(e["message"]))
+		s.err = &msg
+	}
+}
+
+// closeOpen ends every span but the root that is still open, with error msg.
+func (r *runTrace) closeOpen(msg string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range r.order {
+		if s := r.open[id]; s != nil && s.end == nil && s != r.root {
+			s.end, s.err, s.dirty = &now, &msg, true
+		}
+	}
+}
+
+// finish ends the root span (and any span still open) at the run's end.
+func (r *runTrace) finish(fin engine.RunFinishedData, now time.Time) {
+	// A task that was interrupted, or cut short by a cancellation, never reported back.
+	msg := "GraphInterrupt"
+	if fin.Status != engine.RunInterrupted {
+		msg = "run ended (" + fin.Status + ") before this step did"
+	}
+	r.closeOpen(msg, now)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	root := r.root
+	root.end, root.dirty = &now, true
+	root.outputs = object(r.values, "output")
+	if fin.Error != nil {
+		msg := fin.Error.Error + ": " + fin.Error.Message
+		root.err = &msg
+	}
+	root.extra["metadata"].(map[string]any)["run_status"] = fin.Status
+}
+
+// take returns the posts of the spans that changed since the last call, and forgets the spans
+// that ended (their dotted_order is kept for late children).
+func (r *runTrace) take() []*tracing.Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracing.Op
+	keep := r.order[:0]
+	for _, id := range r.order {
+		s := r.open[id]
+		if s.dirty {
+			out = append(out, r.post(s, len(out)))
+			s.dirty = false
+		}
+		if s.end != nil {
+			delete(r.open, id)
+			continue
+		}
+		keep = append(keep, id)
+	}
+	r.order = keep
+	return out
+}
+
+// post is the ingestion op of a span's post, the i-th of its batch. Its fields are built as
+// decoding them from a client's JSON would give them (strings, lists and objects of those;
+// ingestion checks them as it checks a client's), inputs and outputs as JSON objects: what
+// ingestion keeps as text. A span's values are copied, so that the op shares nothing the run
+// goes on changing.
+func (r *runTrace) post(s *span, i int) *tracing.Op {
+	run := map[string]any{
+		"id": s.id, "trace_id": r.traceID, "dotted_order": s.dotted, "name": s.name, "run_type": s.runType,
+		"start_time": timeText(s.start), "session_name": r.project, "extra": engine.CloneValue(s.extra),
+	}
+	if s.parent != "" {
+		run["parent_run_id"] = s.parent
+	}
+	if s.end != nil {
+		run["end_time"] = timeText(*s.end)
+	}
+	if s.err != nil {
+		run["error"] = *s.err
+	}
+	if s.events != nil {
+		events := make([]any, len(s.events))
+		for i, e := range s.events {
+			events[i] = engine.CloneMap(e)
+		}
+		run["events"] = events
+	}
+	if s.tags != nil {
+		tags := make([]any, len(s.tags))
+		for i, t := range s.tags {
+			tags[i] = t
+		}
+		run["tags"] = tags
+	}
+	raw := map[string]json.RawMessage{}
+	if s.inputs != nil {
+		raw["inputs"] = s.inputs
+	}
+	if s.outputs != nil {
+		raw["outputs"] = s.outputs
+	}
+	return &tracing.Op{Kind: trace.KindPost, Where: []any{"post", i}, Run: run, Raw: raw}
+}
+
+// timeText is a time as the API writes it.
+func timeText(t time.Time) string { return t.UTC().Format(engine.TimeLayout) }
+
+// nativeMessages converts messages (LangChain dicts or engine.Message values) to the native
+// message format of spec/3-trace-format.md; what does not convert is kept as it is. The problems
+// Normalize notes are left to the read model, which derives them again.
+func nativeMessages(v any) any {
+	p := plain(v)
+	if msgs, ok := trace.Normalize(map[string]any{"messages": p}); ok {
+		for i := range msgs {
+			msgs[i].Problem = ""
+		}
+		return plain(msgs)
+	}
+	return p
+}
+
+// object is v as a run's inputs or outputs, encoded: v itself when it is an object, else
+// {key: v}; nil for nil.
+//
+// The values are kept encoded: a span's inputs and outputs are only ever encoded again, and a
+// decoded copy of every value (then encoded for the post) cost more than the rest of the span.
+func object(v any, key string) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	raw := encoded(v)
+	if raw[0] == '{' {
+		return raw
+	}
+	return wrapped(key, raw)
+}
+
+// wrapped is the JSON object {key: raw}.
+func wrapped(key string, raw json.RawMessage) json.RawMessage {
+	return encoded(map[string]json.RawMessage{key: raw})
+}
+
+// encoded is v's JSON, which shares no memory with v; null when it does not encode.
+func encoded(v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return raw
+}
+
+// plain is v as decoded JSON (maps, lists, strings, numbers), so that what is stored does not
+// share memory with the graph's values; nil when it does not encode.
+func plain(v any) any {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(raw, &out) != nil {
+		return nil
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// strPtr is v as an error text: a *string or string that is not empty, else nil.
+func strPtr(v any) *string {
+	switch s := v.(type) {
+	case *string:
+		if s != nil && *s != "" {
+			return s
+		}
+	case string:
+		if s != "" {
+			return &s
+		}
+	}
+	return nil
+}
+
+// timeOr is v as a time (a time.Time), else def.
+func timeOr(v any, def time.Time) time.Time {
+	if t, ok := v.(time.Time); ok && !t.IsZero() {
+		return t
+	}
+	return def
+}

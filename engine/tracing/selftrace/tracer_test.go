@@ -1,0 +1,153 @@
+package selftrace
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/trace"
+)
+
+// fakeIngester merges what it is given into runs, as the trace projection would.
+type fakeIngester struct {
+	mu   sync.Mutex
+	runs map[string]*trace.Run
+}
+
+func (f *fakeIngester) Ingest(_ context.Context, b *tracing.Batch) (tracing.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, op := range b.Ops {
+		fields := map[string]any{}
+		for k, v := range op.Run {
+			fields[k] = v
+		}
+		for k, raw := range op.Raw {
+			var v any
+			_ = json.Unmarshal(raw, &v)
+			fields[k] = v
+		}
+		r := f.runs[op.ID()]
+		if r == nil {
+			r = &trace.Run{}
+		}
+		if err := trace.Apply(r, op.Kind, fields, b.RequireIDs); err != nil {
+			return tracing.Result{}, err
+		}
+		trace.Derive(r, trace.DefaultPrices())
+		f.runs[r.ID] = r
+	}
+	return tracing.Result{Accepted: len(b.Ops)}, nil
+}
+
+// snapshot returns the runs so far by name.
+func (f *fakeIngester) snapshot() map[string]trace.Run {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]trace.Run{}
+	for _, r := range f.runs {
+		out[r.Name] = *r
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// A long run's spans are appended while it runs; its end closes them. Ids are UUIDv7, parents
+// follow the events' namespaces.
+func TestTracerFlushesWhileRunning(t *testing.T) {
+	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	tr := New(ing, Config{FlushInterval: 10 * time.Millisecond, Project: "p"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tr.Run(ctx)
+
+	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th", AssistantID: "as",
+		Kwargs: engine.RunKwargs{Input: map[string]any{"q": "hi"},
+			Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
+	sink := tr.Begin(ctx, rec)
+	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t0", "name": graph.Start, "input": map[string]any{}}})
+	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "input": map[string]any{"q": "hi"}}})
+	sink(graph.Event{Mode: "tasks", NS: []string{"node:t1"}, Data: map[string]any{"id": "t2", "name": "inner", "input": "x"}})
+	llm := uuid.Must(uuid.NewV7()).String()
+	sink(graph.Event{Mode: graphs.TraceLLMStart, NS: []string{"node:t1", "inner:t2"}, Data: map[string]any{"id": llm,
+		"provider": "openai", "model": "gpt-4o-mini", "time": time.Now(),
+		"messages": []engine.Message{engine.NewMessage(engine.MessageHuman, "hi")}}})
+	waitFor(t, "the open spans", func() bool {
+		runs := ing.snapshot()
+		return runs["g"].Status == trace.StatusPending && runs["gpt-4o-mini"].Status == trace.StatusPending
+	})
+	if _, ok := ing.snapshot()[graph.Start]; ok {
+		t.Error("the start task is traced")
+	}
+
+	first := time.Now()
+	ai := engine.NewMessage(engine.MessageAI, "hello")
+	ai.UsageMetadata = &engine.UsageMetadata{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}
+	sink(graph.Event{Mode: graphs.TraceLLMEnd, NS: []string{"node:t1", "inner:t2"}, Data: map[string]any{"id": llm,
+		"message": ai, "first_token_time": &first, "error": (*string)(nil), "time": time.Now()}})
+	sink(graph.Event{Mode: "tasks", NS: []string{"node:t1"}, Data: map[string]any{"id": "t2", "name": "inner", "result": map[string]any{"a": 1}, "error": nil}})
+	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "result": nil,
+		"error": map[string]any{"error": "ValueError", "message": "bad"}}})
+	sink(graph.Event{Mode: "values", Data: map[string]any{"q": "hi", "a": 1}})
+	sink(graph.Event{Mode: "values", NS: []string{"node:t1"}, Data: map[string]any{"sub": true}})
+	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunFailed, Error: &engine.RunError{Error: "ValueError", Message: "bad"}})
+	tr.Wait()
+
+	runs := ing.snapshot()
+	root, node, inner, model := runs["g"], runs["node"], runs["inner"], runs["gpt-4o-mini"]
+	if root.ID != rec.RunID || root.Status != trace.StatusError || *root.Error != "ValueError: bad" ||
+		root.Outputs["a"] != float64(1) || root.Inputs["q"] != "hi" || root.SessionName != "p" || len(root.Tags) != 1 {
+		t.Errorf("root %+v", root)
+	}
+	if *node.ParentRunID != root.ID || *inner.ParentRunID != node.ID || *model.ParentRunID != inner.ID {
+		t.Errorf("parents: node %v inner %v model %v", *node.ParentRunID, *inner.ParentRunID, *model.ParentRunID)
+	}
+	if node.Status != trace.StatusError || inner.Outputs["a"] != float64(1) || inner.Inputs["input"] != "x" {
+		t.Errorf("node %+v inner %+v", node, inner)
+	}
+	for _, r := range []trace.Run{node, inner, model} {
+		if id := uuid.MustParse(r.ID); id.Version() != 7 || r.TraceID != root.ID {
+			t.Errorf("span %s: id version %d, trace %s", r.Name, id.Version(), r.TraceID)
+		}
+	}
+	if model.TotalTokens != 12 || model.TotalCost == nil || model.FirstTokenTime == nil || model.Provider != "openai" ||
+		len(model.InputMessages) != 1 || model.InputMessages[0].Role != trace.RoleUser ||
+		len(model.OutputMessages) != 1 || model.OutputMessages[0].Role != trace.RoleAssistant {
+		t.Errorf("llm span %+v", model)
+	}
+}
+
+// A second Begin of a run (an attempt taken over) keeps the first attempt's spans and root.
+func TestTracerSecondAttempt(t *testing.T) {
+	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	tr := New(ing, Config{})
+	ctx := context.Background()
+	started := time.Now().Add(-time.Minute).UTC()
+	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), AssistantID: "as"}}
+	sink := tr.Begin(ctx, rec)
+	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "input": map[string]any{}}})
+	rec.Attempt, rec.StartedAt = 2, engine.At(started)
+	tr.Begin(ctx, rec)
+	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	tr.Wait()
+	runs := ing.snapshot()
+	if runs["node"].Status != trace.StatusError || runs["as"].Status != trace.StatusSuccess || !runs["as"].StartTime.Equal(started.Truncate(time.Microsecond)) {
+		t.Errorf("runs %+v", runs)
+	}
+}
