@@ -21,6 +21,10 @@ import (
 //go:embed openapi.json
 var openapiJSON []byte
 
+// OpenAPI returns the OpenAPI document of every route, the one /openapi.json serves: the contract
+// tests of handler packages check their exchanges against it (see httpapitest).
+func OpenAPI() []byte { return slices.Clone(openapiJSON) }
+
 func (s *Server) docsRoutes() {
 	s.echo.GET("/openapi.json", s.openapi)
 	s.echo.GET("/docs", s.docs)

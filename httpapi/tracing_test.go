@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"strings"
 	"testing"
@@ -40,8 +39,7 @@ func startTracing(t testing.TB, tc platform.TracingConfig) *traceStack {
 	quiet := slog.New(slog.DiscardHandler)
 	p := platformtest.Start(t, platform.Config{Tracing: tc, Logger: quiet}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Tracing: p.Tracing, Logger: quiet})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, srv.Handler())
 	return &traceStack{URL: ts.URL + "/tracing", P: p}
 }
 
