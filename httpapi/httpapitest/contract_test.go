@@ -67,6 +67,8 @@ func TestCheck(t *testing.T) {
 		status               int
 		header               http.Header
 		response             string
+		requestUnknown       bool   // Exchange.RequestBodyUnknown
+		unchecked            bool   // Exchange.BodyUnchecked
 		want                 string // a part of the one problem; "" for none
 	}{
 		{name: "conforms", method: "POST", target: "/pets", body: `{"name":"rex"}`, status: 200, header: jsonCT,
@@ -104,6 +106,14 @@ func TestCheck(t *testing.T) {
 			header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}},
 		{name: "an event stream where JSON is documented", method: "GET", target: "/pets", status: 200,
 			header: http.Header{"Content-Type": {"text/event-stream"}}, want: "is not listed"},
+		{name: "a request body not to be checked", method: "POST", target: "/pets", body: `{"name":""}`,
+			requestUnknown: true, status: 200, header: jsonCT, response: pet},
+		{name: "a response body not kept", method: "POST", target: "/pets", body: `{"name":"rex"}`, status: 200,
+			header: jsonCT, unchecked: true},
+		{name: "a response body not kept, of an unlisted type", method: "POST", target: "/pets", body: `{"name":"rex"}`,
+			status: 200, header: http.Header{"Content-Type": {"text/plain"}}, unchecked: true, want: "is not listed"},
+		{name: "a response body not kept where the document has none", method: "DELETE", target: "/pets/" + petID,
+			status: 204, unchecked: true, want: "has no body"},
 		{name: "an undocumented route", method: "PUT", target: "/pets", status: 200, want: "no operation"},
 		{name: "an unknown route answered 404", method: "GET", target: "/cats", status: 404},
 	} {
@@ -118,7 +128,8 @@ func TestCheck(t *testing.T) {
 				tc.header = http.Header{}
 			}
 			problems := c.Check(context.Background(), httpapitest.Exchange{Request: req, RequestBody: []byte(tc.body),
-				Status: tc.status, Header: tc.header, Body: []byte(tc.response)})
+				RequestBodyUnknown: tc.requestUnknown, Status: tc.status, Header: tc.header, Body: []byte(tc.response),
+				BodyUnchecked: tc.unchecked})
 			switch {
 			case tc.want == "" && len(problems) > 0:
 				t.Errorf("problems %q, want none", problems)

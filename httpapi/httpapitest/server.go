@@ -14,10 +14,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// maxDecoded bounds what a compressed request body is inflated to for its check: a larger (or
-// undecodable) one is checked without its body, as the server refuses it anyway.
-const maxDecoded = 64 << 20
-
 // NewServer starts a test server for h whose every exchange is checked against the OpenAPI
 // document, and closes it when the test ends. Benchmarks get h unchecked: they measure the
 // handlers, not the checks.
@@ -58,7 +54,8 @@ func Handler(t testing.TB, document []byte, h http.Handler) http.Handler {
 			// question to the CORS middleware, which answers it for every route.
 			return
 		}
-		x := Exchange{Request: sent, Status: rec.status, Header: rec.Header().Clone(), Body: rec.body.Bytes()}
+		x := Exchange{Request: sent, Status: rec.status, Header: rec.Header().Clone(), Body: rec.body.Bytes(),
+			BodyUnchecked: rec.unkept}
 		x.RequestBody, x.RequestBodyUnknown = decoded(sent.Header.Get("Content-Encoding"), body)
 		for _, p := range c.Check(sent.Context(), x) {
 			t.Errorf("OpenAPI contract: %s %s -> %d: %s", sent.Method, pathOf(sent.URL), rec.status, p)
@@ -71,12 +68,13 @@ func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
 }
 
-// decoded returns a request body as its Content-Encoding says, and whether that failed.
+// decoded returns a request body as its Content-Encoding says, and whether it is not to be
+// checked: undecodable, or over MaxCheckedBody.
 func decoded(encoding string, body []byte) ([]byte, bool) {
 	var r io.Reader
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
-		return body, false
+		return body, len(body) > MaxCheckedBody
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
@@ -93,22 +91,22 @@ func decoded(encoding string, body []byte) ([]byte, bool) {
 	default:
 		return nil, true
 	}
-	out, err := io.ReadAll(io.LimitReader(r, maxDecoded+1))
-	if err != nil || len(out) > maxDecoded {
+	out, err := io.ReadAll(io.LimitReader(r, MaxCheckedBody+1))
+	if err != nil || len(out) > MaxCheckedBody {
 		return nil, true
 	}
 	return out, false
 }
 
 // recorder passes a response through to the client and keeps its status, and its body unless
-// it is an event stream.
+// it is an event stream or over MaxCheckedBody.
 type recorder struct {
 	http.ResponseWriter
 	ctx         context.Context // the request's: done once the client has left
 	late        bool            // the status was written after the client left
 	status      int
 	wroteHeader bool
-	stream      bool
+	unkept      bool // the body is not kept: a stream, or over MaxCheckedBody
 	body        bytes.Buffer
 }
 
@@ -116,7 +114,7 @@ func (r *recorder) WriteHeader(code int) {
 	if !r.wroteHeader {
 		r.wroteHeader, r.status, r.late = true, code, r.ctx.Err() != nil
 		ct, _, _ := mime.ParseMediaType(r.Header().Get("Content-Type"))
-		r.stream = ct == MIMEEventStream
+		r.unkept = ct == MIMEEventStream
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -125,7 +123,12 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if !r.wroteHeader {
 		r.WriteHeader(http.StatusOK)
 	}
-	if !r.stream {
+	switch {
+	case r.unkept:
+	case r.body.Len()+len(b) > MaxCheckedBody:
+		r.unkept = true
+		r.body = bytes.Buffer{}
+	default:
 		r.body.Write(b)
 	}
 	return r.ResponseWriter.Write(b)
