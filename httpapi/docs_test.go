@@ -264,7 +264,7 @@ func TestDocsServe(t *testing.T) {
 		t.Errorf("the page loads %v, want %v", assets, want)
 	}
 	start := get("/docs/assets/docs.js", "", 200).Body.String()
-	for _, want := range []string{`url: "/openapi.json"`, "validatorUrl: null"} {
+	for _, want := range []string{`fetch("/openapi.json")`, "validatorUrl: null"} {
 		if !strings.Contains(start, want) {
 			t.Errorf("docs.js lacks %s", want)
 		}
