@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"testing"
@@ -23,8 +22,7 @@ func startGraphStack(t testing.TB) *stack {
 	p := platformtest.Start(t, platform.Config{Graphs: reg}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
 		Health: p.Health, Graphs: reg})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, srv.Handler())
 	return &stack{URL: ts.URL, P: p}
 }
 

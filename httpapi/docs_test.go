@@ -1,16 +1,21 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
 )
 
 // openapiMethods are the operation keys of an OpenAPI path item.
@@ -116,18 +121,21 @@ func resolves(doc map[string]any, ref string) bool {
 	return true
 }
 
-// TestDocsServe checks that GET /docs and GET /openapi.json answer.
+// TestDocsServe checks that GET /docs and GET /openapi.json answer, and that the page is Swagger UI
+// served from the binary: it refers to no other server, and each of its assets answers with its
+// content type.
 func TestDocsServe(t *testing.T) {
-	h := New(Deps{Logger: slog.New(slog.DiscardHandler)}).Handler()
-	get := func(path, accept string) *httptest.ResponseRecorder {
+	h := httpapitest.Handler(t, openapiJSON, New(Deps{Logger: slog.New(slog.DiscardHandler)}).Handler())
+	get := func(path, accept string, want int) *httptest.ResponseRecorder {
+		t.Helper()
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		if accept != "" {
 			req.Header.Set(echo.HeaderAccept, accept)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("GET %s (Accept %q) = %d, want 200: %s", path, accept, rec.Code, rec.Body)
+		if rec.Code != want {
+			t.Fatalf("GET %s (Accept %q) = %d, want %d: %s", path, accept, rec.Code, want, rec.Body)
 		}
 		return rec
 	}
@@ -144,21 +152,53 @@ func TestDocsServe(t *testing.T) {
 		}
 	}
 
-	isSpec("GET /openapi.json", get("/openapi.json", ""))
-	isSpec("GET /docs (no Accept)", get("/docs", ""))
-	isSpec("GET /docs (Accept JSON)", get("/docs", "application/json"))
-	isSpec("GET /docs?format=json", get("/docs?format=json", "text/html"))
+	isSpec("GET /openapi.json", get("/openapi.json", "", 200))
+	isSpec("GET /docs (no Accept)", get("/docs", "", 200))
+	isSpec("GET /docs (Accept JSON)", get("/docs", "application/json", 200))
+	isSpec("GET /docs?format=json", get("/docs?format=json", "text/html", 200))
 
-	rec := get("/docs", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	rec := get("/docs", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", 200)
 	if ct := rec.Header().Get(echo.HeaderContentType); !strings.HasPrefix(ct, echo.MIMETextHTML) {
 		t.Errorf("GET /docs (browser): Content-Type %q, want text/html", ct)
 	}
 	page := rec.Body.String()
-	for _, want := range []string{"<title>jetgraph API</title>", "createThread", "/threads/{thread_id}", "ValidationError"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("GET /docs (browser): page lacks %q", want)
+	if !strings.Contains(page, "<title>jetgraph API</title>") || !strings.Contains(page, `id="swagger-ui"`) {
+		t.Errorf("GET /docs (browser): not the Swagger UI page:\n%s", page)
+	}
+	wantTypes := map[string]string{".js": "text/javascript", ".css": "text/css"}
+	refs := regexp.MustCompile(`(?:src|href)\s*=\s*"([^"]*)"`).FindAllStringSubmatch(page, -1)
+	var assets []string
+	for _, m := range refs {
+		ref := m[1]
+		name, ok := strings.CutPrefix(ref, "/docs/assets/")
+		if !ok {
+			t.Errorf("GET /docs: the page refers to %q, not to an asset of the binary", ref)
+			continue
+		}
+		assets = append(assets, name)
+		rec := get(ref, "", 200)
+		if ct := rec.Header().Get(echo.HeaderContentType); !strings.HasPrefix(ct, wantTypes[path.Ext(name)]) || wantTypes[path.Ext(name)] == "" {
+			t.Errorf("GET %s: Content-Type %q", ref, ct)
+		}
+		if want, _ := docsFiles.ReadFile("docs/assets/" + name); rec.Body.Len() == 0 || !bytes.Equal(rec.Body.Bytes(), want) {
+			t.Errorf("GET %s: %d bytes, not the embedded file", ref, rec.Body.Len())
 		}
 	}
+	slices.Sort(assets)
+	if want := []string{"docs.js", "swagger-ui-bundle.js", "swagger-ui.css"}; !slices.Equal(assets, want) {
+		t.Errorf("the page loads %v, want %v", assets, want)
+	}
+	start := get("/docs/assets/docs.js", "", 200).Body.String()
+	for _, want := range []string{`fetch("/openapi.json")`, "validatorUrl: null"} {
+		if !strings.Contains(start, want) {
+			t.Errorf("docs.js lacks %s", want)
+		}
+	}
+	if ct := get("/docs/assets/LICENSE", "", 200).Header().Get(echo.HeaderContentType); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("GET /docs/assets/LICENSE: Content-Type %q, want text/plain", ct)
+	}
+	get("/docs/assets/nope.js", "", 404)
+	get("/docs/assets/..%2Findex.html", "", 404)
 }
 
 func TestDocsAcceptsHTML(t *testing.T) {

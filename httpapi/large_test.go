@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -127,9 +126,8 @@ func TestLargeStatesRoundTrip(t *testing.T) {
 	// A new projection file on the same log replays every event, references included.
 	discard := slog.New(slog.DiscardHandler)
 	p2 := platformtest.Start(t, platform.Config{Graphs: streamGraphs(), Logger: discard}, s.P.Log)
-	ts2 := httptest.NewServer(httpapi.New(httpapi.Deps{Threads: p2.Threads, Assistants: p2.Assistants, Store: p2.Store,
+	ts2 := serve(t, httpapi.New(httpapi.Deps{Threads: p2.Threads, Assistants: p2.Assistants, Store: p2.Store,
 		Runner: p2.Runner, Graphs: p2.Graphs, Runs: p2.Runs, Streams: p2.Streams, Logger: discard}).Handler())
-	t.Cleanup(ts2.Close)
 	state(&streamStack{URL: ts2.URL, P: p2, client: s.client}, "rebuilt")
 	t.Logf("%v rebuilt", time.Since(start))
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -29,8 +28,7 @@ func startRunStack(t *testing.T, mutate func(*httpapi.Deps)) *stack {
 	if mutate != nil {
 		mutate(&d)
 	}
-	ts := httptest.NewServer(httpapi.New(d).Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, httpapi.New(d).Handler())
 	return &stack{URL: ts.URL, P: p}
 }
 

@@ -16,7 +16,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-
 )
 
 // Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of

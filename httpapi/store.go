@@ -179,6 +179,9 @@ func (s *Server) searchItems(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if items == nil {
+		items = []engine.Item{} // a list, never null, whatever the service returns for none
+	}
 	return ok(c, map[string]any{"items": items})
 }
 

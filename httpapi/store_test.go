@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -51,8 +50,7 @@ func startStoreAPI(t *testing.T) *storeAPI {
 	api := &storeAPI{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	svc := store.New(&command.Runner{Log: l, Projector: proj}, view, nil)
 	svc.SetClock(api.clock)
-	ts := httptest.NewServer(httpapi.New(httpapi.Deps{Store: svc}).Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, httpapi.New(httpapi.Deps{Store: svc}).Handler())
 	api.url = ts.URL
 	return api
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -52,8 +51,7 @@ func startStreamStackWith(t testing.TB, retention time.Duration, before func(*pl
 	p := platformtest.StartWith(t, platform.Config{Graphs: streamGraphs(), Logger: discard}, l, before)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Runner: p.Runner,
 		Graphs: p.Graphs, Runs: p.Runs, Streams: p.Streams, Logger: discard})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, srv.Handler())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
 	t.Cleanup(client.CloseIdleConnections)
 	return &streamStack{URL: ts.URL, P: p, client: client}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -37,8 +36,7 @@ func startStackWith(t testing.TB, reg *graphs.Registry) *stack {
 	t.Helper()
 	p := platformtest.Start(t, platform.Config{Graphs: reg}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health, Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, srv.Handler())
 	return &stack{URL: ts.URL, P: p}
 }
 

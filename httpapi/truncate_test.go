@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,8 +17,7 @@ func startDevStack(t *testing.T) *stack {
 	p := platformtest.Start(t, platform.Config{Graphs: graphs.Examples()}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health,
 		Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs, Truncate: p.Truncate})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := serve(t, srv.Handler())
 	return &stack{URL: ts.URL, P: p}
 }
 

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
 	"strings"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 )
 
@@ -41,8 +41,7 @@ func startTracing(t testing.TB, tc platform.TracingConfig) *traceStack {
 	quiet := slog.New(slog.DiscardHandler)
 	p := platformtest.Start(t, platform.Config{Tracing: tc, Logger: quiet}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Tracing: tracingapi.New(p.Tracing), Logger: quiet})
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
 	return &traceStack{URL: ts.URL + "/tracing", P: p}
 }
 
