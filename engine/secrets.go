@@ -96,8 +96,8 @@ func MaskURL(s string) string {
 }
 
 // urlPattern finds the URLs in a text: a scheme, "://", and what follows up to a space or a
-// quote (error texts quote the URLs they failed on).
-var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+// quote (error texts quote the URLs they failed on), without the punctuation that ends it.
+var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]*[^\s"'<>.,;:!?)\]]`)
 
 // MaskURLs returns text with the credentials of every URL in it masked (see MaskURL).
 func MaskURLs(text string) string {

@@ -52,6 +52,7 @@ func TestMaskURLs(t *testing.T) {
 		`Post "https://u:p@h.example.com/v1/chat?api_key=k": dial tcp: refused`: `Post "https://u:` + MaskedValue + `@h.example.com/v1/chat?api_key=` + MaskedValue + `": dial tcp: refused`,
 		"calling http://h:8080/v1 and https://tok@other/x failed":               "calling http://h:8080/v1 and https://" + MaskedValue + "@other/x failed",
 		"no url here: a :// alone":                                              "no url here: a :// alone",
+		"GET https://h/x?token=t1234: refused (see http://h/doc).":              "GET https://h/x?token=" + MaskedValue + ": refused (see http://h/doc).",
 	} {
 		if got := MaskURLs(in); got != want {
 			t.Errorf("MaskURLs(%q) = %q, want %q", in, got, want)
