@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/model"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/threads"
@@ -71,6 +73,22 @@ func leakyGraph() *graph.Graph {
 func TestFailedRunLogsItsCause(t *testing.T) {
 	reg := graphs.Examples()
 	reg.MustRegister(graphs.Entry{ID: "leaky", Build: graphs.Static(leakyGraph())})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	modelURL := "http://" + ln.Addr().String() + "/v1"
+	_ = ln.Close() // nothing listens there now
+	noRetries := 0
+	m, err := model.NewOpenAI(model.Config{BaseURL: "http://someone:hunter2-pw@" + ln.Addr().String() + "/v1", Model: "m", MaxRetries: &noRetries})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unreachable, err := graphs.NewReact(graphs.ReactSettings{Name: "unreachable", Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.MustRegister(graphs.Entry{ID: "unreachable", Build: graphs.Static(unreachable)})
 	logs := &logLines{}
 	cfg := quickTakeover()
 	cfg.Graphs = reg
@@ -90,6 +108,9 @@ func TestFailedRunLogsItsCause(t *testing.T) {
 		{graph: "leaky", class: "Exception", message: "the weather service failed", node: "fetch",
 			chain:   []string{"tools.weather: the weather service failed: GET https://weather.example/now?api_key=" + engine.MaskedValue + ": refused the key " + engine.MaskedValue},
 			secrets: []string{apiKey, "url-secret-77"}},
+		{graph: "unreachable", class: "Exception", message: "the model server at " + modelURL + " could not be reached or sent a broken stream",
+			node: "agent", chain: []string{"model.openai: the model server at " + modelURL + " could not be reached", "connection refused"},
+			secrets: []string{"hunter2-pw"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.graph, func(t *testing.T) {
