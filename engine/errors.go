@@ -16,14 +16,15 @@ type Kind int
 // The kinds of error. Other is the zero value so an unclassified error is never mistaken for a
 // client mistake.
 const (
-	Other       Kind = iota // an unexpected failure: 500
-	Invalid                 // the request is malformed or violates a rule: 422
-	NotFound                // the resource does not exist: 404
-	Exists                  // create of something that already exists: 409
-	Conflict                // a concurrent change or a busy resource won: 409
-	TooLarge                // the request or a value is over a size limit: 413
-	Unavailable             // a dependency (log, projection) is not ready: 503
-	BadRequest              // the request cannot be understood at all: 400
+	Other        Kind = iota // an unexpected failure: 500
+	Invalid                  // the request is malformed or violates a rule: 422
+	NotFound                 // the resource does not exist: 404
+	Exists                   // create of something that already exists: 409
+	Conflict                 // a concurrent change or a busy resource won: 409
+	TooLarge                 // the request or a value is over a size limit: 413
+	Unavailable              // a dependency (log, projection) is not ready: 503
+	BadRequest               // the request cannot be understood at all: 400
+	Unauthorized             // the caller did not prove who it is (no or a wrong credential): 401
 )
 
 func (k Kind) String() string {
@@ -42,6 +43,8 @@ func (k Kind) String() string {
 		return "unavailable"
 	case BadRequest:
 		return "bad request"
+	case Unauthorized:
+		return "unauthorized"
 	}
 	return "internal error"
 }

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -91,6 +93,73 @@ func MaskURL(s string) string {
 	out := u.String()
 	// url.String escapes the mask's asterisks in user info; show them plainly.
 	return strings.ReplaceAll(out, url.QueryEscape(MaskedValue), MaskedValue)
+}
+
+// urlPattern finds the URLs in a text: a scheme, "://", and what follows up to a space or a
+// quote (error texts quote the URLs they failed on), without the punctuation that ends it.
+var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]*[^\s"'<>.,;:!?)\]]`)
+
+// MaskURLs returns text with the credentials of every URL in it masked (see MaskURL).
+func MaskURLs(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	return urlPattern.ReplaceAllStringFunc(text, MaskURL)
+}
+
+// minSecretLen is the shortest secret MaskText looks for: a shorter value under a secret-looking
+// key ("", "no", a flag) would mask ordinary words rather than protect anything.
+const minSecretLen = 4
+
+// MaskText returns text (an error's, for a log line) as answers would show what it quotes: the
+// values that MaskSecrets masks in each of sources (JSON values: decoded, or anything that
+// encodes to JSON) are replaced by MaskedValue wherever they appear, and the credentials of
+// every URL are masked. A node that fails quoting the API key of its config logs no key.
+func MaskText(text string, sources ...any) string {
+	var secrets []string
+	for _, src := range sources {
+		secrets = appendSecrets(secrets, decoded(src), false)
+	}
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) }) // the longest first
+	for _, s := range secrets {
+		text = strings.ReplaceAll(text, s, MaskedValue)
+	}
+	return MaskURLs(text)
+}
+
+// decoded is v as encoding/json decodes JSON into an any (nil when it does not encode).
+func decoded(v any) any {
+	switch v.(type) {
+	case nil, map[string]any, []any, string:
+		return v
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	_ = json.Unmarshal(raw, &out)
+	return out
+}
+
+// appendSecrets adds to out the strings of v that MaskSecrets would mask: every string under a
+// secret-looking key (secret: v is under one), at any depth.
+func appendSecrets(out []string, v any, secret bool) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			out = appendSecrets(out, val, secret || SecretKey(k))
+		}
+	case []any:
+		for _, val := range x {
+			out = appendSecrets(out, val, secret)
+		}
+	case string:
+		if secret && len(x) >= minSecretLen {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // secretParam reports whether a URL query parameter carries a credential.

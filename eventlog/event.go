@@ -23,7 +23,8 @@ import (
 	"github.com/oklog/ulid/v2"
 )
 
-// SchemaVersion is the envelope version written by this build. Readers accept every older version.
+// SchemaVersion is the first version of every event type: the `v` of its first data form. A
+// type moves on from it with the upcasters registered for it (see Event, Upcasters).
 const SchemaVersion = 1
 
 // DefaultTenant is the tenant of a single-user installation.
@@ -47,6 +48,22 @@ func (a Aggregate) String() string { return a.Key() }
 // Event is the envelope stored for every change. Data is the event's own JSON payload, stored as
 // given (New marshals it; a writer building Data itself must make it valid JSON: it is not
 // parsed on append); Seq is filled in when an event is read back from the log.
+//
+// Version (`v`) is the version of Data's form for the event's Type, which changes over time
+// like this:
+//   - A change every reader folds as before (a new optional field) keeps the version.
+//   - A change an older reader could not fold (a field renamed, moved, retyped or made
+//     required) bumps it: the type's data struct takes its new form, and one Upcaster is
+//     registered in Upcasts for the type and the version it lifts from (1 to 2), next to the
+//     struct. Writers then stamp the new version (New does; a writer building an Event itself
+//     sets Upcasts.Current(type)).
+//   - Readers that fold events (the projectors, a thread's copy) upcast every event on read,
+//     step by step up to the current version (v1 to v2 to v3), before decoding its data. An
+//     event newer than the build, or one an upcaster refuses, halts the projection there: it
+//     never skips an event.
+//   - The log is never rewritten: the stored events keep the form and version they were
+//     written with, `jetgraph events` and GET /events show them so, and a rebuild upcasts them
+//     again. An upcaster is therefore kept for as long as the log holds events of its version.
 type Event struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
@@ -74,14 +91,15 @@ func NewID(t time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(t), entropy).String()
 }
 
-// New builds an event for agg with data marshalled to JSON, stamped now with a fresh ULID.
+// New builds an event for agg with data marshalled to JSON, stamped now with a fresh ULID and
+// the current version of its type.
 func New(agg Aggregate, typ string, data any) (Event, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("eventlog: marshal %s data: %w", typ, err)
 	}
 	now := time.Now().UTC()
-	return Event{ID: NewID(now), Type: typ, Aggregate: agg, Time: now, Version: SchemaVersion, Data: raw}, nil
+	return Event{ID: NewID(now), Type: typ, Aggregate: agg, Time: now, Version: Upcasts.Current(typ), Data: raw}, nil
 }
 
 // MaxTokenBytes bounds one subject token (an aggregate id, a tenant): far above a UUID or a

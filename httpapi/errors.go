@@ -24,6 +24,8 @@ func status(k engine.Kind) int {
 		return http.StatusServiceUnavailable
 	case engine.BadRequest:
 		return http.StatusBadRequest
+	case engine.Unauthorized:
+		return http.StatusUnauthorized
 	}
 	return http.StatusInternalServerError
 }

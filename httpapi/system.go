@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -15,14 +14,14 @@ func (s *Server) systemRoutes() {
 	s.docsRoutes()
 }
 
-// health answers {"ok": true}, or 500 with the reason when the log or a projection is unhealthy.
+// health answers {"ok": true}, or the health check's error through the one error mapping (see
+// errorHandler): the status its kind maps to, {"detail": the reason}.
 func (s *Server) health(c echo.Context) error {
 	if s.deps.Health != nil {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 5*time.Second)
 		defer cancel()
 		if err := s.deps.Health(ctx); err != nil {
-			s.log.Warn("health check failed", "err", err)
-			return c.JSON(http.StatusInternalServerError, map[string]any{"ok": false, "detail": err.Error()})
+			return err
 		}
 	}
 	return ok(c, map[string]any{"ok": true})

@@ -324,7 +324,7 @@ func TestHealthAndMetrics(t *testing.T) {
 func TestHealthFailsWhenTheLogIsDown(t *testing.T) {
 	s := startStack(t)
 	s.P.Log.Close()
-	if code, _, body := s.call(t, "GET", "/ok", ""); code != 500 || field(body, "ok") != false {
+	if code, _, body := s.call(t, "GET", "/ok", ""); code != 503 || field(body, "detail") == nil {
 		t.Fatalf("/ok with the log closed: %d %v", code, body)
 	}
 }

@@ -240,6 +240,10 @@ type Projector struct {
 	// applied only under concurrent load: when a batch holds several messages at once, and for
 	// as long as waiting brings more. A lone writer is never delayed.
 	BusyLinger time.Duration
+	// Upcasters, when set before Run, are the versions of the event types the folds read: every
+	// event is upcast to its type's current version before it is prepared and folded (see
+	// upcast.go). Nil means eventlog.Upcasts, this build's.
+	Upcasters *eventlog.Upcasters
 }
 
 // NewProjector prepares projections of stream into db. Call Run to start it.
@@ -462,6 +466,7 @@ func (p *Projector) Run(ctx context.Context) error {
 type preparedBatch struct {
 	events   []eventlog.Event
 	prepared [][]any
+	refused  []error // by event, why it could not be upcast; nil when every one was
 }
 
 // linger adds to batch the events that arrive within d, until it is full; never part of a
@@ -547,7 +552,8 @@ func drain(sub *eventlog.Subscription, batch []eventlog.Event, max int) []eventl
 // extend adds events to a prepared batch, preparing them.
 func (p *Projector) extend(b preparedBatch, events []eventlog.Event) preparedBatch {
 	more := p.prepareBatch(events)
-	b.events = append(b.events, events...)
+	b.refused = joinRefused(b.refused, len(b.events), more.refused, len(more.events))
+	b.events = append(b.events, more.events...)
 	for i := range b.prepared {
 		if b.prepared[i] != nil {
 			b.prepared[i] = append(b.prepared[i], more.prepared[i]...)
@@ -561,7 +567,8 @@ var prepareWorkers = runtime.GOMAXPROCS(0)
 
 // prepareBatch runs the Preparers of the projections on a batch, spread over prepareWorkers.
 func (p *Projector) prepareBatch(batch []eventlog.Event) preparedBatch {
-	b := preparedBatch{events: batch, prepared: make([][]any, len(p.projections))}
+	batch, refused := p.upcast(batch)
+	b := preparedBatch{events: batch, prepared: make([][]any, len(p.projections)), refused: refused}
 	var preparers []int
 	for i, pr := range p.projections {
 		if _, ok := pr.(Preparer); ok {
@@ -648,6 +655,9 @@ func (p *Projector) apply(batch preparedBatch) error {
 // prefix is the first n events of b with what was prepared of them.
 func (b preparedBatch) prefix(n int) preparedBatch {
 	out := preparedBatch{events: b.events[:n], prepared: make([][]any, len(b.prepared))}
+	if b.refused != nil {
+		out.refused = b.refused[:n]
+	}
 	for i, pr := range b.prepared {
 		if pr != nil {
 			out.prepared[i] = pr[:n]
@@ -695,6 +705,9 @@ func (p *Projector) applyTx(b preparedBatch) error {
 				var prepared any
 				if b.prepared[i] != nil {
 					prepared = b.prepared[i][j]
+				}
+				if b.refused != nil && b.refused[j] != nil {
+					return &poison{projection: pr.Name(), seq: e.Seq, err: b.refused[j]}
 				}
 				if err := applyOne(tx, pr, e, prepared); err != nil {
 					return &poison{projection: pr.Name(), seq: e.Seq, err: err}

@@ -1,6 +1,8 @@
 package projections
 
 import (
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"go.etcd.io/bbolt"
@@ -65,5 +67,46 @@ func TestMessagesCountsSequences(t *testing.T) {
 		if got := messages(events(tt.seqs...)); got != tt.want {
 			t.Errorf("messages(%v) = %d, want %d", tt.seqs, got, tt.want)
 		}
+	}
+}
+
+// TestExtendKeepsRefusalsBesideTheirEvents: what could not be upcast stays beside its event as a
+// batch grows and is cut, and the events that were upcast replace their stored form in the batch
+// only, never in what was read.
+func TestExtendKeepsRefusalsBesideTheirEvents(t *testing.T) {
+	up := eventlog.NewUpcasters()
+	up.Register("x", 1, func(data json.RawMessage) (json.RawMessage, error) {
+		if string(data) == `"bad"` {
+			return nil, errors.New("refused")
+		}
+		return json.RawMessage(`"v2"`), nil
+	})
+	p := &Projector{projections: []Projection{seqPreparer{}}, Upcasters: up}
+	ev := func(seq uint64, data string) eventlog.Event {
+		return eventlog.Event{Type: "x", Version: 1, Seq: seq, Data: json.RawMessage(data)}
+	}
+	read := []eventlog.Event{ev(1, `"ok"`), ev(2, `"bad"`)}
+	b := p.prepareBatch(read)
+	if string(read[0].Data) != `"ok"` || read[0].Version != 1 {
+		t.Fatalf("the events read were changed: %+v", read[0])
+	}
+	b = p.extend(b, []eventlog.Event{ev(3, `"ok"`)})
+	b = p.extend(b, []eventlog.Event{ev(4, `"bad"`), ev(5, `"ok"`)})
+	if len(b.refused) != len(b.events) {
+		t.Fatalf("%d refusals for %d events", len(b.refused), len(b.events))
+	}
+	for j, e := range b.events {
+		if refused := b.refused[j] != nil; refused != (e.Seq == 2 || e.Seq == 4) {
+			t.Errorf("event %d (seq %d): refusal %v", j, e.Seq, b.refused[j])
+		}
+		if b.refused[j] == nil && (e.Version != 2 || string(e.Data) != `"v2"`) {
+			t.Errorf("event %d (seq %d) not upcast: v%d %s", j, e.Seq, e.Version, e.Data)
+		}
+	}
+	if cut := b.prefix(3); len(cut.refused) != 3 || cut.refused[1] == nil {
+		t.Errorf("prefix refusals: %v", cut.refused)
+	}
+	if clean := p.extend(p.prepareBatch([]eventlog.Event{ev(6, `"ok"`)}), []eventlog.Event{ev(7, `"ok"`)}); clean.refused != nil {
+		t.Errorf("refusals where there are none: %v", clean.refused)
 	}
 }

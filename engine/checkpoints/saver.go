@@ -219,6 +219,12 @@ func (s *Saver) Copy(ctx context.Context, fromThread, toThread string) error {
 	}
 	var copied []eventlog.Event
 	for _, e := range events[start:] {
+		// The copies are written in the current version of their types: read the stored
+		// events so too.
+		e, err := eventlog.Upcasts.Upcast(e)
+		if err != nil {
+			return fmt.Errorf("checkpoints: copy %s: %w", fromThread, err)
+		}
 		ne, ok, err := Rethread(e, toThread)
 		if err != nil {
 			return err

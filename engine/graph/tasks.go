@@ -197,10 +197,13 @@ func (l *loop) run(ctx context.Context, t *task) {
 		if errors.As(err, &ne) && ne.Node == "" {
 			ne.Node = t.name
 		}
-		t.err = err
+		t.err = l.failed(t, err)
 		return
 	}
-	t.update, t.writes, t.err = l.g.writesFor(ctx, l, t.name, out)
+	t.update, t.writes, err = l.g.writesFor(ctx, l, t.name, out)
+	if err != nil {
+		t.err = l.failed(t, err)
+	}
 }
 
 // startUpdate is the input, restricted to the graph's input keys.

@@ -18,6 +18,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // Names with a meaning to the runtime.
@@ -83,7 +85,8 @@ func Errorf(class, format string, args ...any) error {
 	return &NodeError{Class: class, Message: fmt.Sprintf(format, args...)}
 }
 
-// ClassOf returns the error class of err: a NodeError's class, or a generic one.
+// ClassOf returns the error class of err and the message clients see: a NodeError's class, or a
+// generic one. An engine error shows its detail only: its cause is for the server's log.
 func ClassOf(err error) (class, message string) {
 	var ne *NodeError
 	if errors.As(err, &ne) {
@@ -92,6 +95,10 @@ func ClassOf(err error) (class, message string) {
 	var iu *InvalidUpdateError
 	if errors.As(err, &iu) {
 		return "InvalidUpdateError", iu.Msg
+	}
+	var ee *engine.Error
+	if errors.As(err, &ee) && ee.Detail != "" {
+		return "Exception", ee.Detail
 	}
 	return "Exception", err.Error()
 }

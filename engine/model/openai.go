@@ -22,6 +22,9 @@ const DefaultOpenAIModel = "gpt-4o-mini"
 
 const openAIOp = engine.Op("model.openai")
 
+// openAIBaseURL is the root of OpenAI's own API, named in errors when Config.BaseURL is empty.
+const openAIBaseURL = "https://api.openai.com/v1"
+
 // Config configures an OpenAI model.
 type Config struct {
 	// BaseURL is the API's root, up to but not including "/chat/completions"
@@ -67,6 +70,7 @@ type OpenAI struct {
 	model       string
 	temperature *float64
 	apiKey      string // only to scrub it from error text
+	server      string // the base URL without credentials, named in errors
 }
 
 // NewOpenAI returns a model that calls the server cfg describes. It reads no environment
@@ -77,6 +81,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		return nil, engine.E(openAIOp, engine.Invalid, "no model name is configured")
 	}
 	opts := []option.RequestOption{}
+	server := openAIBaseURL
 	if cfg.BaseURL == "" {
 		if cfg.APIKey == "" {
 			return nil, engine.E(openAIOp, engine.Invalid, "no API key is configured for the OpenAI API (set OPENAI_API_KEY)")
@@ -88,6 +93,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 			return nil, engine.E(openAIOp, engine.Invalid, "the base URL must be an http or https URL")
 		}
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+		server = withoutCredentials(u)
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -106,6 +112,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		model:       cfg.Model,
 		temperature: cfg.Temperature,
 		apiKey:      cfg.APIKey,
+		server:      server,
 	}, nil
 }
 
@@ -177,8 +184,8 @@ func (o *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
-// fail turns an error of the client library into an engine error, keeping the API key out of
-// its text.
+// fail turns an error of the client library into an engine error that names the server's URL,
+// keeping the API key out of its text.
 func (o *OpenAI) fail(ctx context.Context, err error) error {
 	var apiErr *openai.Error
 	var streamErr *ssestream.StreamError
@@ -192,7 +199,7 @@ func (o *OpenAI) fail(ctx context.Context, err error) error {
 		case code >= 400:
 			kind = engine.Invalid
 		}
-		detail := strings.TrimSpace(fmt.Sprintf("the model server answered %d %s", code, http.StatusText(code)))
+		detail := strings.TrimSpace(fmt.Sprintf("the model server at %s answered %d %s", o.server, code, http.StatusText(code)))
 		if msg := strings.TrimSpace(apiErr.Message); msg != "" {
 			detail += ": " + msg
 		}
@@ -205,18 +212,27 @@ func (o *OpenAI) fail(ctx context.Context, err error) error {
 		}
 		return engine.E(openAIOp, kind, "the model call was canceled", ctx.Err())
 	case errors.As(err, &streamErr):
-		return engine.E(openAIOp, engine.Unavailable, o.scrub("the model server failed mid-stream: "+streamErr.Message))
+		return engine.E(openAIOp, engine.Unavailable, o.scrub("the model server at "+o.server+" failed mid-stream: "+streamErr.Message))
 	}
-	return engine.E(openAIOp, engine.Unavailable, "the model server could not be reached or sent a broken stream",
+	return engine.E(openAIOp, engine.Unavailable, "the model server at "+o.server+" could not be reached or sent a broken stream",
 		errors.New(o.scrub(err.Error())))
 }
 
-// scrub removes the API key from s.
+// scrub removes the API key from s, and the credentials of the URLs in it.
 func (o *OpenAI) scrub(s string) string {
+	s = engine.MaskURLs(s)
 	if len(o.apiKey) < 4 {
 		return s
 	}
 	return strings.ReplaceAll(s, o.apiKey, "[redacted]")
+}
+
+// withoutCredentials is u without its user info, query and fragment: where a credential could
+// be, and nothing that says which server it is.
+func withoutCredentials(u *url.URL) string {
+	c := *u
+	c.User, c.RawQuery, c.ForceQuery, c.Fragment, c.RawFragment = nil, "", false, "", ""
+	return c.String()
 }
 
 // partialCall is a tool call being streamed.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,8 +43,8 @@ func TestOpenAIHTTPErrors(t *testing.T) {
 			if strings.Contains(text, testKey) {
 				t.Errorf("the error shows the API key: %s", text)
 			}
-			if !strings.HasPrefix(text, "model.openai: ") || !strings.Contains(text, http.StatusText(tt.status)) {
-				t.Errorf("error text %q lacks the operation or the status", text)
+			if !strings.HasPrefix(text, "model.openai: ") || !strings.Contains(text, http.StatusText(tt.status)) || !strings.Contains(text, srv.URL) {
+				t.Errorf("error text %q lacks the operation, the status or the server's URL", text)
 			}
 			rec.mu.Lock()
 			n := len(rec.reqs)
@@ -183,5 +184,38 @@ func TestConfigFromEnv(t *testing.T) {
 		if got.APIKey != tt.want.APIKey || got.BaseURL != tt.want.BaseURL || got.Model != tt.want.Model {
 			t.Errorf("ConfigFromEnv(%v) = %+v, want %+v", tt.env, got, tt.want)
 		}
+	}
+}
+
+// TestOpenAIUnreachableNamesItsURL checks that a model server nothing listens on is named in the
+// error a client sees (its detail), without the credentials its URL may carry.
+func TestOpenAIUnreachableNamesItsURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ln.Addr().String()
+	_ = ln.Close() // nothing listens there now
+	want := "http://" + host + "/v1"
+	for _, base := range []string{
+		"http://" + host + "/v1",
+		"http://someone:hunter2-pw@" + host + "/v1",
+		"http://" + host + "/v1?api_key=query-secret-42",
+	} {
+		t.Run(base, func(t *testing.T) {
+			_, err := newTestOpenAI(t, base, testKey).Stream(context.Background(), Request{}, nil)
+			var e *engine.Error
+			if !errors.As(err, &e) || e.Kind != engine.Unavailable {
+				t.Fatalf("err = %v, want an Unavailable engine error", err)
+			}
+			if !strings.Contains(e.Detail, "the model server at "+want+" could not be reached") {
+				t.Errorf("detail %q does not name %s", e.Detail, want)
+			}
+			for _, secret := range []string{testKey, "hunter2-pw", "query-secret-42"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows a credential %q: %v", secret, err)
+				}
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
 	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
@@ -203,9 +204,20 @@ func systemGraphs(r *graphs.Registry) []assistants.SystemGraph {
 	return out
 }
 
-// Health returns nil when the log answers and the projector is healthy.
+// Health returns nil when the log answers and the projectors are healthy. Its error names the
+// reason and has a kind (GET /ok answers through the one error mapping): Other (500) when a
+// projector halted at an event it cannot fold, which only an operator can mend; Unavailable
+// (503) when the log does not answer or a projector failed to read it, which passes by itself.
 func (p *Platform) Health(ctx context.Context) error {
-	return errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy(), p.tracingHealth())
+	err := errors.Join(p.Log.Healthy(ctx), p.Runtime.Healthy(), p.tracingHealth())
+	if err == nil {
+		return nil
+	}
+	kind := engine.Unavailable
+	if p.Runtime.Halted() != nil || p.TraceProjector != nil && p.TraceProjector.Halted() != nil {
+		kind = engine.Other
+	}
+	return engine.E(engine.Op("health"), kind, err.Error(), err)
 }
 
 // runtimeBusyLinger is the runtime projector's BusyLinger. Under concurrent load a millisecond

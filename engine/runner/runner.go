@@ -79,7 +79,8 @@ func (o Outcome) Status() string {
 	return engine.RunSuccess
 }
 
-// Run executes req to its end (finished, interrupted or failed).
+// Run executes req to its end (finished, interrupted or failed). When it fails after resolving
+// the assistant, the outcome still names it (for the failure's log line).
 func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	const op = "runs.execute"
 	a, err := r.assistants.Resolve(ctx, req.AssistantID)
@@ -137,7 +138,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	out := Outcome{Values: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts, Assistant: a}
 	if err != nil {
 		if engine.KindOf(err) != engine.Other {
-			return Outcome{}, err // a bad request (unknown checkpoint, resume without interrupt)
+			return Outcome{Assistant: a}, err // a bad request (unknown checkpoint, resume without interrupt)
 		}
 		out.Err = err
 	}

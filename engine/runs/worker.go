@@ -340,6 +340,9 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	case out.Interrupted:
 		fin.Status = engine.RunInterrupted
 	}
+	if fin.Status == engine.RunFailed {
+		s.logFailure(ctx, rec, out.Assistant, context.Cause(runCtx), runErr, out.Err)
+	}
 	kept, err := deferred.Take(ctx, finishBudget)
 	if err != nil {
 		return 0, err
