@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,10 +18,9 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/internal/goldentest"
 	"github.com/jetgraph/jetgraph/projections"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // counter counts the events it folds, so double or missed application shows.
 type counter struct{}
@@ -268,22 +266,10 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 	return b.String()
 }
 
-// checkGolden compares got with testdata/name, which -update rewrites.
+// checkGolden compares got with testdata/name (goldentest rewrites it).
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	golden := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestThreadsGoldenAndRebuildEqualsLive(t *testing.T) {
