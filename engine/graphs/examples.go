@@ -134,21 +134,6 @@ func countAI(msgs []engine.Message) int {
 	return n
 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // needStore fails a node that uses the store when the run has none.
 func needStore(rt *graph.Runtime) error {
 	if rt.Store == nil {
@@ -194,7 +179,7 @@ var errorDelay = time.Second
 func errorGraph() *graph.Graph {
 	b := graph.NewBuilder("error").Channel("messages", graph.Messages())
 	b.Node("error_node", func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
-		if err := sleep(ctx, errorDelay); err != nil {
+		if err := engine.Sleep(ctx, errorDelay); err != nil {
 			return nil, err
 		}
 		return nil, graph.Errorf("CustomError", "Boo!")
@@ -208,7 +193,7 @@ func delayGraph() *graph.Graph {
 	b.Node("long_running", func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
 		st := stateOf(in)
 		ms, _ := engine.Number(st["delay"])
-		if err := sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
+		if err := engine.Sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
 			return nil, err
 		}
 		// What the reducer makes of the plain string "finished after ...", with a stable id.

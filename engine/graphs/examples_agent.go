@@ -96,7 +96,7 @@ func agentNode(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
 // times a custom event {"type": "sleep", "step": i} (i from 0) and a sleep of ms milliseconds.
 func agentSleep(ctx context.Context, rt *graph.Runtime, v any) error {
 	if secs, ok := engine.Number(v); ok {
-		return sleep(ctx, time.Duration(secs*float64(time.Second)))
+		return engine.Sleep(ctx, time.Duration(secs*float64(time.Second)))
 	}
 	m, ok := v.(map[string]any)
 	steps, okSteps := engine.Number(m["steps"])
@@ -106,7 +106,7 @@ func agentSleep(ctx context.Context, rt *graph.Runtime, v any) error {
 	}
 	for i := 0; i < int(steps); i++ {
 		rt.Write(map[string]any{"type": "sleep", "step": i})
-		if err := sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
+		if err := engine.Sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
 			return err
 		}
 	}
