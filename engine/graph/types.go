@@ -18,6 +18,8 @@ package graph
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // Names with a meaning to the runtime.
@@ -81,6 +83,15 @@ func (e *NodeError) Error() string {
 // Errorf returns an error of the given class, as a node raises an exception.
 func Errorf(class, format string, args ...any) error {
 	return &NodeError{Class: class, Message: fmt.Sprintf(format, args...)}
+}
+
+// RunErrorOf is the failure of a run that ended with err, classed as ClassOf does; nil for nil.
+func RunErrorOf(err error) *engine.RunError {
+	if err == nil {
+		return nil
+	}
+	class, msg := ClassOf(err)
+	return &engine.RunError{Class: class, Message: msg, Cause: err}
 }
 
 // ClassOf returns the error class of err: a NodeError's class, or a generic one.
