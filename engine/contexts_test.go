@@ -30,6 +30,7 @@ var contextOf = map[string]string{
 	"engine":                   kernel,
 	"eventlog":                 kernel,
 	"eventlog/":                kernel,
+	"engine/goldentest":        kernel, // the tests' golden files, whatever their context
 	"engine/graph":             runtime,
 	"engine/graphs":            runtime,
 	"engine/model":             runtime,
@@ -69,6 +70,7 @@ var allowedEdges = map[[2]string]string{
 // allowedTestEdges are the edges only tests take.
 var allowedTestEdges = map[[2]string]string{
 	{"projections/traces", "projections/projectionstest"}: "the helpers every context's fold tests share",
+	{"httpapi/tracingapi", "httpapi/httpapitest"}:         "the OpenAPI contract check every handler test's server goes through",
 	{"httpapi", "httpapi/tracingapi"}:                     "the docs test checks the one document against every route the server can mount",
 }
 

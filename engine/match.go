@@ -40,24 +40,11 @@ func Contains(doc, filter any) bool {
 }
 
 func scalarEqual(a, b any) bool {
-	if an, ok := number(a); ok {
-		bn, ok := number(b)
-		return ok && an == bn
+	if c, ok := CompareNumbers(a, b); ok {
+		return c == 0
+	}
+	if _, ok := Number(a); ok {
+		return false
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// number converts the numeric types JSON decoding produces to float64.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
 }

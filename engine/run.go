@@ -37,11 +37,21 @@ type Run struct {
 	MultitaskStrategy string         `json:"multitask_strategy"`
 }
 
-// RunError is how a failed run's error is shown: the error class and its message.
+// RunError is why a run failed, the one form every reader of a failure shares: the run's record
+// and its finished event, the stream's error event, the webhook, the trace and the logs. It
+// marshals as clients see it, {"error": Class, "message": Message}; Cause, when the run failed in
+// this process, is the error it failed with, for logging its chain (errors.As through Unwrap).
 type RunError struct {
-	Error   string `json:"error"`
+	Class   string `json:"error"`
 	Message string `json:"message"`
+	Cause   error  `json:"-"`
 }
+
+// Error is the class and the message, as a Python exception prints.
+func (e *RunError) Error() string { return e.Class + ": " + e.Message }
+
+// Unwrap is the error the run failed with, nil when the failure was read back from the log.
+func (e *RunError) Unwrap() error { return e.Cause }
 
 // RunRecord is a run as the projection keeps it: the API record and the scheduler's state.
 type RunRecord struct {

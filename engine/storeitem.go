@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -145,7 +144,7 @@ func CheckFilter(filter map[string]any, v *Violations, loc ...any) {
 			switch op {
 			case "$eq", "$ne":
 			case "$gt", "$gte", "$lt", "$lte":
-				if _, isNum := number(arg); !isNum {
+				if _, isNum := Number(arg); !isNum {
 					if _, isStr := arg.(string); !isStr {
 						v.Add("value_error", fmt.Sprintf("Operator %s compares numbers or strings", op), at(field, op)...)
 					}
@@ -223,17 +222,8 @@ func applyOp(op string, v, arg any) bool {
 
 // compare orders two numbers or two strings.
 func compare(a, b any) (int, bool) {
-	if an, ok := number(a); ok {
-		bn, ok := number(b)
-		switch {
-		case !ok:
-			return 0, false
-		case an < bn:
-			return -1, true
-		case an > bn:
-			return 1, true
-		}
-		return 0, true
+	if _, ok := Number(a); ok {
+		return CompareNumbers(a, b)
 	}
 	as, ok := a.(string)
 	if !ok {
@@ -273,9 +263,5 @@ func JSONEqual(a, b any) bool {
 		}
 		return true
 	}
-	if an, ok := number(a); ok {
-		bn, ok := number(b)
-		return ok && an == bn
-	}
-	return reflect.DeepEqual(a, b)
+	return scalarEqual(a, b)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -88,10 +89,8 @@ func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 		l.log.Debug("eventlog: publish unanswered, sending again", "subject", m.Subject, "err", err)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			// Refused at once (no responders: the stream has no leader yet): wait a little.
-			select {
-			case <-ctx.Done():
+			if engine.Sleep(ctx, wait) != nil {
 				return nil, err
-			case <-time.After(wait):
 			}
 			wait = min(2*wait, attemptTimeout/2)
 		}

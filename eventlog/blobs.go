@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -210,10 +211,8 @@ func Retry(ctx context.Context, f func() error) error {
 		if err == nil || ctx.Err() != nil || errors.Is(err, jetstream.ErrObjectNotFound) {
 			return err
 		}
-		select {
-		case <-ctx.Done():
+		if engine.Sleep(ctx, wait) != nil {
 			return err
-		case <-time.After(wait):
 		}
 		wait = min(2*wait, 2*time.Second)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,10 +42,8 @@ func (l *Log) Retry(ctx context.Context, what string, f func(context.Context) er
 		if attempt == 1 || attempt%10 == 0 {
 			l.log.Warn("eventlog: the cluster is not ready, retrying", "what", what, "attempt", attempt, "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("eventlog: %s: %w (last error: %w)", what, ctx.Err(), err)
-		case <-time.After(wait):
+		if serr := engine.Sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("eventlog: %s: %w (last error: %w)", what, serr, err)
 		}
 		wait = min(2*wait, retryMax)
 	}

@@ -2,12 +2,13 @@ package httpapi_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 )
 
 // The golden transcripts of testdata/stream/<graph>.sse: each shipped graph streamed in each
@@ -108,35 +109,8 @@ func TestStreamGoldenTranscripts(t *testing.T) {
 	}
 }
 
-// checkGolden compares got with the file, or rewrites it with UPDATE_GOLDEN=1.
+// checkGolden compares got with the file (goldentest rewrites it).
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d:\ngot:  %s\nwant: %s\n(UPDATE_GOLDEN=1 rewrites it)", path, i+1, g, w)
-			}
-		}
-	}
+	goldentest.Check(t, path, []byte(got))
 }

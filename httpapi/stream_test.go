@@ -570,12 +570,17 @@ func TestStreamJoinRunCancelledBeforeItStarts(t *testing.T) {
 	}
 	first := create(longRun(""))
 	queued := create(`{"assistant_id":"echo","input":` + fooInput + `}`)
+	// The join has its answer's headers, so it follows the run, before the run is cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp := s.open(t, ctx, "GET", "/threads/"+tid+"/runs/"+queued+"/stream", "", nil)
+	defer resp.Body.Close()
 	done := make(chan []sseEvent, 1)
 	go func() {
-		_, events := s.stream(t, "GET", "/threads/"+tid+"/runs/"+queued+"/stream", "", nil)
+		var events []sseEvent
+		_ = readSSE(resp.Body, func(e sseEvent) bool { events = append(events, e); return true })
 		done <- events
 	}()
-	time.Sleep(100 * time.Millisecond)
 	if code, out := s.status(t, "POST", "/threads/"+tid+"/runs/"+queued+"/cancel", "", nil); code != 202 {
 		t.Fatalf("cancel: %d %s", code, out)
 	}

@@ -29,6 +29,7 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -437,10 +438,8 @@ func (p *Projector) Run(ctx context.Context) error {
 			}
 			p.setHealth(err)
 			p.logger.Error("projections: apply failed, retrying", "stream", p.stream, "err", err)
-			select {
-			case <-ctx.Done():
+			if engine.Sleep(ctx, time.Second) != nil {
 				return nil
-			case <-time.After(time.Second):
 			}
 		}
 		p.setHealth(nil)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,11 +18,10 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 	"github.com/jetgraph/jetgraph/projections"
 	"github.com/jetgraph/jetgraph/projections/projectionstest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // counter counts the events it folds, so double or missed application shows.
 type counter struct{}
@@ -224,10 +222,10 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 	return projectionstest.Dump(t, db, nil, ps...)
 }
 
-// checkGolden compares got with testdata/name, which -update rewrites.
+// checkGolden compares got with testdata/name (goldentest rewrites it).
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	projectionstest.CheckGolden(t, filepath.Join("testdata", name), got, *update)
+	goldentest.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestThreadsGoldenAndRebuildEqualsLive(t *testing.T) {

@@ -142,13 +142,24 @@ func TestDeferredAsyncFlushes(t *testing.T) {
 func TestDeferredDiscard(t *testing.T) {
 	ctx := context.Background()
 	e := open(t)
-	d := e.saver.Defer(time.Millisecond)
+	// The flush delay is long enough never to pass during the test: with a short one, a loaded
+	// machine fired the timer before Discard and the flush appended legitimately (the flake).
+	d := e.saver.Defer(time.Hour)
 	cp := newCP(map[string]string{"n": `1`}, map[string]int64{"n": 1})
 	if err := d.PutWrites(ctx, graph.Ref{ThreadID: "gone", ID: cp.ID}, []graph.PendingWrite{{TaskID: "t", Channel: "n", Value: raw(`2`)}}); err != nil {
 		t.Fatal(err)
 	}
+	if !d.Armed() {
+		t.Fatal("no background flush scheduled after a put")
+	}
 	d.Discard()
-	time.Sleep(20 * time.Millisecond) // past the flush delay: a timer still armed would append now
+	if d.Armed() {
+		t.Error("Discard left the background flush scheduled")
+	}
+	// A timer that fired while Discard ran calls Flush afterwards: it must append nothing.
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if evs := e.events(t, engine.DefaultTenant, "gone"); len(evs) != 0 {
 		t.Fatalf("%d events after Discard, want 0", len(evs))
 	}

@@ -95,12 +95,8 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 			if cerr := r.Projector.CatchUp(ctx); cerr != nil {
 				return 0, engine.E(engine.Op(op), engine.Unavailable, cerr)
 			}
-			t := time.NewTimer(backoff(attempt))
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return 0, engine.E(engine.Op(op), engine.Unavailable, ctx.Err())
-			case <-t.C:
+			if err := engine.Sleep(ctx, backoff(attempt)); err != nil {
+				return 0, engine.E(engine.Op(op), engine.Unavailable, err)
 			}
 			continue
 		}

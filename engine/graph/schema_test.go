@@ -1,46 +1,20 @@
 package graph
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 )
 
-// update rewrites the golden files of testdata/ from what the code gives:
-// go test ./engine/graph -run 'Schemas|Drawable' -update
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares v, as indented JSON, with testdata/<name>.json.
+// golden compares v, as indented JSON, with testdata/<name>.json (goldentest rewrites it).
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update to accept):\n%s", path, got)
-	}
+	goldentest.JSON(t, filepath.Join("testdata", name+".json"), v)
 }
 
 func noop(context.Context, any, *Runtime) (any, error) { return nil, nil }

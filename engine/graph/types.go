@@ -85,6 +85,15 @@ func Errorf(class, format string, args ...any) error {
 	return &NodeError{Class: class, Message: fmt.Sprintf(format, args...)}
 }
 
+// RunErrorOf is the failure of a run that ended with err, classed as ClassOf does; nil for nil.
+func RunErrorOf(err error) *engine.RunError {
+	if err == nil {
+		return nil
+	}
+	class, msg := ClassOf(err)
+	return &engine.RunError{Class: class, Message: msg, Cause: err}
+}
+
 // ClassOf returns the error class of err and the message clients see: a NodeError's class, or a
 // generic one. An engine error shows its detail only: its cause is for the server's log.
 func ClassOf(err error) (class, message string) {

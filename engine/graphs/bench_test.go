@@ -87,7 +87,7 @@ func BenchmarkSequential10(b *testing.B) {
 	for i := range 10 {
 		name := fmt.Sprintf("n%d", i)
 		bl.Node(name, func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
-			n, _ := number(stateOf(in)["count"])
+			n, _ := engine.Number(stateOf(in)["count"])
 			return map[string]any{"count": n + 1}, nil
 		})
 		bl.Edge(prev, name)

@@ -134,39 +134,6 @@ func countAI(msgs []engine.Message) int {
 	return n
 }
 
-// number reads a JSON number (or a Go number) as a float64.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case interface{ Float64() (float64, error) }: // json.Number
-		f, err := x.Float64()
-		return f, err == nil
-	}
-	return 0, false
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // needStore fails a node that uses the store when the run has none.
 func needStore(rt *graph.Runtime) error {
 	if rt.Store == nil {
@@ -212,7 +179,7 @@ var errorDelay = time.Second
 func errorGraph() *graph.Graph {
 	b := graph.NewBuilder("error").Channel("messages", graph.Messages())
 	b.Node("error_node", func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
-		if err := sleep(ctx, errorDelay); err != nil {
+		if err := engine.Sleep(ctx, errorDelay); err != nil {
 			return nil, err
 		}
 		return nil, graph.Errorf("CustomError", "Boo!")
@@ -225,8 +192,8 @@ func delayGraph() *graph.Graph {
 		Channel("delay", graph.LastValue().WithSchema(typed("number")))
 	b.Node("long_running", func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
 		st := stateOf(in)
-		ms, _ := number(st["delay"])
-		if err := sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
+		ms, _ := engine.Number(st["delay"])
+		if err := engine.Sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
 			return nil, err
 		}
 		// What the reducer makes of the plain string "finished after ...", with a stable id.
@@ -289,7 +256,7 @@ func simpleRuntimeGraph() *graph.Graph {
 
 // counter reads a number state key that defaults to 0.
 func counter(st graph.State, key string) int {
-	f, _ := number(st[key])
+	f, _ := engine.Number(st[key])
 	return int(f)
 }
 

@@ -95,18 +95,18 @@ func agentNode(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
 // agentSleep sleeps as the agent's sleep key says: a number of seconds, or {steps, ms}: steps
 // times a custom event {"type": "sleep", "step": i} (i from 0) and a sleep of ms milliseconds.
 func agentSleep(ctx context.Context, rt *graph.Runtime, v any) error {
-	if secs, ok := number(v); ok {
-		return sleep(ctx, time.Duration(secs*float64(time.Second)))
+	if secs, ok := engine.Number(v); ok {
+		return engine.Sleep(ctx, time.Duration(secs*float64(time.Second)))
 	}
 	m, ok := v.(map[string]any)
-	steps, okSteps := number(m["steps"])
-	ms, okMS := number(m["ms"])
+	steps, okSteps := engine.Number(m["steps"])
+	ms, okMS := engine.Number(m["ms"])
 	if !ok || !okSteps || !okMS {
 		return graph.Errorf("ValueError", "sleep must be a number of seconds or {\"steps\": n, \"ms\": n}")
 	}
 	for i := 0; i < int(steps); i++ {
 		rt.Write(map[string]any{"type": "sleep", "step": i})
-		if err := sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
+		if err := engine.Sleep(ctx, time.Duration(ms*float64(time.Millisecond))); err != nil {
 			return err
 		}
 	}

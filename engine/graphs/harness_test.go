@@ -1,12 +1,9 @@
 package graphs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // memStore is an in-memory graph.Store for tests. Values are copied in and out, as a real store
 // serializes them.
@@ -242,42 +238,8 @@ func normalize(t *testing.T, v any) []byte {
 
 func itoa(n int) string { raw, _ := json.Marshal(n); return string(raw) }
 
-// golden compares got with testdata/<name>.golden.json, or rewrites it with -update.
+// golden compares got with testdata/<name>.golden.json (goldentest rewrites it).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden.json")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", path, diff(string(want), string(got)))
-	}
-}
-
-// diff shows the first lines where want and got differ.
-func diff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n want: " + a + "\n  got: " + b
-		}
-	}
-	return ""
+	goldentest.Check(t, filepath.Join("testdata", name+".golden.json"), got)
 }

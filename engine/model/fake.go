@@ -197,7 +197,7 @@ func (f *Fake) Stream(ctx context.Context, req Request, onChunk func(engine.Mess
 	last.ResponseMetadata = map[string]any{"model_name": name, "model_provider": "fake", "finish_reason": finish}
 
 	for _, c := range chunks {
-		if err := wait(ctx, delay); err != nil {
+		if err := engine.Sleep(ctx, delay); err != nil {
 			return engine.Message{}, engine.E(fakeOp, "the model call was canceled", err)
 		}
 		if onChunk != nil {
@@ -207,21 +207,6 @@ func (f *Fake) Stream(ctx context.Context, req Request, onChunk func(engine.Mess
 		}
 	}
 	return out, nil
-}
-
-// wait sleeps d, or returns ctx's error when ctx is done first or already.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return ctx.Err()
-	}
 }
 
 // lastHumanText is the text of the last human message, what a Fake without answers echoes.

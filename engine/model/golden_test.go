@@ -3,38 +3,17 @@ package model
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares v, as indented JSON, with testdata/name, or rewrites the file under -update.
+// golden compares v, as indented JSON, with testdata/name (goldentest rewrites it).
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatalf("marshal %s: %v", name, err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldentest.JSON(t, filepath.Join("testdata", name), v)
 }
 
 // collect returns an onChunk that appends to *chunks.

@@ -172,10 +172,7 @@ func (p *Platform) Start(ctx context.Context) error {
 		for runCtx.Err() == nil {
 			if err := p.Runtime.Run(runCtx); err != nil {
 				p.logger.Error("projector stopped, restarting", "err", err)
-				select {
-				case <-runCtx.Done():
-				case <-time.After(time.Second):
-				}
+				_ = engine.Sleep(runCtx, time.Second)
 			}
 		}
 	}()

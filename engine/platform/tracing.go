@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/tracing/selftrace"
@@ -104,10 +105,7 @@ func (p *Platform) startTracing(ctx context.Context) {
 		for ctx.Err() == nil {
 			if err := p.TraceProjector.Run(ctx); err != nil && ctx.Err() == nil {
 				p.logger.Error("trace projector stopped, restarting", "err", err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
+				_ = engine.Sleep(ctx, time.Second)
 			}
 		}
 	}()

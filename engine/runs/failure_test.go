@@ -128,7 +128,7 @@ func TestFailedRunLogsItsCause(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The client's answer is the sanitised one.
-			if rec.Status != engine.RunFailed || rec.Error == nil || rec.Error.Error != tt.class || rec.Error.Message != tt.message {
+			if rec.Status != engine.RunFailed || rec.Error == nil || rec.Error.Class != tt.class || rec.Error.Message != tt.message {
 				t.Fatalf("the client sees %s %+v, want error %s: %s", rec.Status, rec.Error, tt.class, tt.message)
 			}
 			// The server's log has the cause.

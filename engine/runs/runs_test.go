@@ -183,7 +183,7 @@ func TestCancelAndFailure(t *testing.T) {
 	}
 	e, _ := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{}})
 	rec, _ := p.Runs.Wait(ctx, th.ThreadID, e.RunID)
-	if rec.Status != engine.RunFailed || rec.Error == nil || rec.Error.Error != "CustomError" || rec.Error.Message != "Boo!" {
+	if rec.Status != engine.RunFailed || rec.Error == nil || rec.Error.Class != "CustomError" || rec.Error.Message != "Boo!" {
 		t.Fatalf("failed run: %+v", rec)
 	}
 	if got, _ := p.Threads.Get(ctx, th.ThreadID); got.Status != engine.ThreadError {

@@ -327,16 +327,14 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	fin := engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess}
 	switch {
 	case errors.Is(cause, errTimeout):
-		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: "TimeoutError", Message: fmt.Sprintf("Run exceeded its timeout of %s", s.cfg.RunTimeout)}
+		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Class: "TimeoutError", Message: fmt.Sprintf("Run exceeded its timeout of %s", s.cfg.RunTimeout), Cause: cause}
 	case runErr != nil:
-		class, msg := graph.ClassOf(runErr)
+		fin.Status, fin.Error = engine.RunFailed, graph.RunErrorOf(runErr)
 		if e := new(engine.Error); errors.As(runErr, &e) && e.Detail != "" {
-			msg = e.Detail
+			fin.Error.Message = e.Detail
 		}
-		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: class, Message: msg}
 	case out.Err != nil:
-		class, msg := graph.ClassOf(out.Err)
-		fin.Status, fin.Error = engine.RunFailed, &engine.RunError{Error: class, Message: msg}
+		fin.Status, fin.Error = engine.RunFailed, graph.RunErrorOf(out.Err)
 	case out.Interrupted:
 		fin.Status = engine.RunInterrupted
 	}
@@ -544,7 +542,7 @@ func (s *Service) deliver(ctx context.Context, rec engine.RunRecord, fin engine.
 		p.ThreadID = ""
 	}
 	if fin.Error != nil {
-		p.Error = &webhooks.RunError{Error: fin.Error.Error, Message: fin.Error.Message}
+		p.Error = fin.Error
 	}
 	res := s.cfg.Webhooks.Deliver(ctx, rec.Webhook, p)
 	events, err := webhooks.Events(threads.Aggregate(ctx, rec.ThreadID), res)

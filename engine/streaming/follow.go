@@ -208,7 +208,7 @@ func (f *Follower) endWait(ctx context.Context, lastSeq uint64, first bool) <-ch
 // "end".
 func (f *Follower) endHere(w *writer, final engine.RunRecord, sawError bool) error {
 	if final.Error != nil && !sawError {
-		data := mustJSON(map[string]any{"error": final.Error.Error, "message": Sanitize(final.Error.Message)})
+		data := mustJSON(errorData(final.Error))
 		if err := w.write(Frame{Event: "error", Data: data}); err != nil {
 			return err
 		}

@@ -23,19 +23,20 @@ type FrameSink interface {
 }
 
 // crlf removes carriage returns and line feeds, which would end an SSE field early (and let a
-// crafted value inject fields or events).
-var crlf = strings.NewReplacer("\r", "", "\n", "")
+// crafted value inject fields or events), and NUL, which makes a client ignore an id field (and
+// so lose its place for Last-Event-ID).
+var crlf = strings.NewReplacer("\r", "", "\n", "", "\x00", "")
 
-// clean strips CR and LF from s.
+// clean strips CR, LF and NUL from s.
 func clean(s string) string {
-	if strings.ContainsAny(s, "\r\n") {
+	if strings.ContainsAny(s, "\r\n\x00") {
 		return crlf.Replace(s)
 	}
 	return s
 }
 
 // AppendFrame appends f in SSE form to b: "event: <name>\ndata: <json>\nid: <id>\n\n", or
-// ": <comment>\n\n". The event and id are stripped of CR and LF; the data is made one line
+// ": <comment>\n\n". The event and id are stripped of CR, LF and NUL; the data is made one line
 // (JSON allows no line break inside strings, so compacting it removes them all).
 func AppendFrame(b []byte, f Frame) []byte {
 	if f.Comment != "" {

@@ -99,7 +99,7 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 		p.interrupts(ctx)
 	}
 	if fin.Error != nil {
-		p.publish("error", nil, map[string]any{"error": fin.Error.Error, "message": Sanitize(fin.Error.Message)}, nil)
+		p.publish("error", nil, errorData(fin.Error), nil)
 	}
 	p.publish("end", nil, nil, nil)
 	if p.s.js != nil {
@@ -377,4 +377,9 @@ func orEmptyList(l []graph.InterruptValue) []graph.InterruptValue {
 		return []graph.InterruptValue{}
 	}
 	return l
+}
+
+// errorData is the data of the error event that ends a failed run's stream.
+func errorData(e *engine.RunError) map[string]any {
+	return map[string]any{"error": e.Class, "message": Sanitize(e.Message)}
 }

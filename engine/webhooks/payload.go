@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/jetgraph/jetgraph/engine"
-	"github.com/jetgraph/jetgraph/engine/graph"
 )
 
 // Payload is the body POSTed to a run's webhook when the run ends. It follows the reference
@@ -33,26 +32,10 @@ type Payload struct {
 	Kwargs            *engine.RunKwargs // the run's kwargs (input, config, webhook, ...); nil: left out
 	MultitaskStrategy string            // "": left out
 	Values            any               // the final state values; nil: null
-	Error             *RunError         // nil unless the run failed
+	Error             *engine.RunError  // nil unless the run failed
 	// WebhookSentAt is stamped by Deliver when zero, once for every attempt of one delivery, so
 	// that every attempt sends the same body.
 	WebhookSentAt engine.Time
-}
-
-// RunError is a failed run's error as webhooks carry it: the error class and its message.
-type RunError struct {
-	Error   string `json:"error"`
-	Message string `json:"message"`
-}
-
-// ErrorOf is the webhook error of a run that failed with err (runner.Outcome.Err), classed as
-// the run stream's error event is; nil for nil.
-func ErrorOf(err error) *RunError {
-	if err == nil {
-		return nil
-	}
-	class, msg := graph.ClassOf(err)
-	return &RunError{Error: class, Message: msg}
 }
 
 // wirePayload is Payload in the order and shape of the wire.
@@ -69,7 +52,7 @@ type wirePayload struct {
 	Kwargs            *engine.RunKwargs `json:"kwargs,omitempty"`
 	MultitaskStrategy string            `json:"multitask_strategy,omitempty"`
 	Values            any               `json:"values"`
-	Error             *RunError         `json:"error,omitempty"`
+	Error             *engine.RunError  `json:"error,omitempty"`
 	WebhookSentAt     engine.Time       `json:"webhook_sent_at"`
 }
 

@@ -116,7 +116,7 @@ func New(cfg Config) (*Deliverer, error) {
 	if cfg.Fields != nil {
 		cfg.Fields = append([]string{}, cfg.Fields...)
 	}
-	d := &Deliverer{cfg: cfg, client: cfg.Client, log: cfg.Logger, now: time.Now, sleep: sleep}
+	d := &Deliverer{cfg: cfg, client: cfg.Client, log: cfg.Logger, now: time.Now, sleep: engine.Sleep}
 	if d.client == nil {
 		d.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
@@ -289,19 +289,4 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

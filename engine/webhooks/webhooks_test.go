@@ -145,7 +145,7 @@ func TestDeliverSuccess(t *testing.T) {
 
 func TestPayloadShape(t *testing.T) {
 	p := Payload{RunID: "r1", AssistantID: "a1", Status: "error",
-		Error: ErrorOf(&graph.NodeError{Class: "ValueError", Message: "boom"})}
+		Error: graph.RunErrorOf(&graph.NodeError{Class: "ValueError", Message: "boom"})}
 	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +167,11 @@ func TestPayloadShape(t *testing.T) {
 			t.Errorf("%s present though unset", k)
 		}
 	}
-	if ErrorOf(nil) != nil {
-		t.Error("ErrorOf(nil) != nil")
+	if graph.RunErrorOf(nil) != nil {
+		t.Error("graph.RunErrorOf(nil) != nil")
 	}
-	if e := ErrorOf(errors.New("plain")); e.Error != "Exception" || e.Message != "plain" {
-		t.Errorf("ErrorOf(plain) = %+v", e)
+	if e := graph.RunErrorOf(errors.New("plain")); e.Class != "Exception" || e.Message != "plain" {
+		t.Errorf("graph.RunErrorOf(plain) = %+v", e)
 	}
 }
 
@@ -338,7 +338,7 @@ func TestFieldFiltering(t *testing.T) {
 	rc := newReceiver(t, status(http.StatusOK))
 	d := newDeliverer(t, Config{Fields: []string{"run_id", "status", "error", "values"}})
 	p := samplePayload()
-	p.Status, p.Error = "error", &RunError{Error: "ValueError", Message: "bad"}
+	p.Status, p.Error = "error", &engine.RunError{Class: "ValueError", Message: "bad"}
 	if res := d.Deliver(context.Background(), rc.URL, p); !res.Delivered {
 		t.Fatalf("result %+v", res)
 	}

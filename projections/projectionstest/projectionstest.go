@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -93,21 +92,4 @@ func Dump(t testing.TB, db *projections.DB, text RecordText, ps ...projections.P
 		t.Fatal(err)
 	}
 	return b.String()
-}
-
-// CheckGolden compares got with the golden file at path, which update rewrites first.
-func CheckGolden(t testing.TB, path, got string, update bool) {
-	t.Helper()
-	if update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("projection differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
 }

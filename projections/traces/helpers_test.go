@@ -1,16 +1,14 @@
 package traces_test
 
 import (
-	"flag"
 	"path/filepath"
 	"testing"
 
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 	"github.com/jetgraph/jetgraph/projections"
 	"github.com/jetgraph/jetgraph/projections/projectionstest"
 	"github.com/jetgraph/jetgraph/projections/traces"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func openDB(t *testing.T, path string) *projections.DB {
 	t.Helper()
@@ -34,8 +32,8 @@ func dump(t *testing.T, db *projections.DB, ps ...projections.Projection) string
 	return projectionstest.Dump(t, db, traces.TraceRecordText, ps...)
 }
 
-// checkGolden compares got with testdata/name, which -update rewrites.
+// checkGolden compares got with testdata/name (goldentest rewrites it).
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	projectionstest.CheckGolden(t, filepath.Join("testdata", name), got, *update)
+	goldentest.Check(t, filepath.Join("testdata", name), []byte(got))
 }

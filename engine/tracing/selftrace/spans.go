@@ -201,7 +201,7 @@ func (r *runTrace) finish(fin engine.RunFinishedData, now time.Time) {
 	root.end, root.dirty = &now, true
 	root.outputs = object(r.values, "output")
 	if fin.Error != nil {
-		msg := fin.Error.Error + ": " + fin.Error.Message
+		msg := fin.Error.Error()
 		root.err = &msg
 	}
 	root.extra["metadata"].(map[string]any)["run_status"] = fin.Status

@@ -106,7 +106,7 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 		"error": map[string]any{"error": "ValueError", "message": "bad"}}})
 	sink(graph.Event{Mode: "values", Data: map[string]any{"q": "hi", "a": 1}})
 	sink(graph.Event{Mode: "values", NS: []string{"node:t1"}, Data: map[string]any{"sub": true}})
-	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunFailed, Error: &engine.RunError{Error: "ValueError", Message: "bad"}})
+	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunFailed, Error: &engine.RunError{Class: "ValueError", Message: "bad"}})
 	tr.Wait()
 
 	runs := ing.snapshot()

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -224,7 +225,7 @@ func compileNumber(op, field string, spec fieldSpec, v value) (node, string) {
 		if !ok {
 			return op == "neq"
 		}
-		return ordered(op, cmpFloat(n, want))
+		return ordered(op, cmp.Compare(n, want))
 	}), ""
 }
 
@@ -345,7 +346,7 @@ func compareScalar(x any, v value) (int, bool) {
 		return 1, true
 	case vNumber:
 		if f, ok := number(x); ok {
-			return cmpFloat(f, v.f), true
+			return cmp.Compare(f, v.f), true
 		}
 		return 0, false
 	}
@@ -370,16 +371,6 @@ func scalarText(x any) (string, bool) {
 		return strconv.FormatFloat(f, 'f', -1, 64), true
 	}
 	return "", false
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // likeRegexp compiles a SQL LIKE pattern, case-insensitive.

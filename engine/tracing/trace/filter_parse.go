@@ -50,7 +50,7 @@ func (e *FilterError) Error() string { return fmt.Sprintf("filter: %s at positio
 //
 // An error is an *engine.Error (Invalid) wrapping a *FilterError that gives the position.
 func ParseFilter(s string) (Filter, error) {
-	if strings.TrimSpace(s) == "" {
+	if strings.Trim(s, filterBlanks) == "" {
 		return filter{n: matchAll{}, src: s}, nil
 	}
 	toks, err := lex(s)
@@ -116,13 +116,16 @@ func (t token) String() string {
 	return fmt.Sprintf("%q", t.text)
 }
 
+// filterBlanks are the characters between tokens; a filter of only these matches every run.
+const filterBlanks = " \t\n\r"
+
 func lex(s string) ([]token, error) {
 	var toks []token
 	i := 0
 	for i < len(s) {
 		c := s[i]
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case strings.IndexByte(filterBlanks, c) >= 0:
 			i++
 		case strings.IndexByte("(),[]", c) >= 0:
 			kind := map[byte]tokKind{'(': tLParen, ')': tRParen, ',': tComma, '[': tLBrack, ']': tRBrack}[c]

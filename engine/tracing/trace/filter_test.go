@@ -12,7 +12,7 @@ import (
 
 // filterRuns is a small project: a root chain "agent" with an llm child "ChatOpenAI" and a
 // failing tool "search", and a second root llm run "ChatAnthropic" still pending.
-func filterRuns(t *testing.T) []*Run {
+func filterRuns(t testing.TB) []*Run {
 	t.Helper()
 	end := func(d time.Duration) *time.Time { e := t0.Add(d); return &e }
 	parent := rootID

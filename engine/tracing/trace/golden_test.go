@@ -1,43 +1,17 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 )
 
-// update rewrites the golden files of testdata/ from what the code gives:
-// go test ./engine/tracing/trace -update
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares v, as indented JSON, with testdata/<name>.json.
+// golden compares v, as indented JSON, with testdata/<name>.json (goldentest rewrites it).
 func golden(t *testing.T, name string, v any) {
 	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldentest.JSON(t, filepath.Join("testdata", name+".json"), v)
 }
 
 // decode parses JSON test input, failing the test on error.

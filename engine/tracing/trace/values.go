@@ -1,12 +1,13 @@
 package trace
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // isoLayouts are the ISO 8601 forms ParseTime accepts besides RFC 3339: without a zone (read as
@@ -44,25 +45,14 @@ func ParseTime(v any) (time.Time, error) {
 	return time.UnixMicro(int64(math.Round(ms * 1000))).UTC(), nil
 }
 
-// number converts the numeric forms a decoded JSON value may take to float64; a string of digits
-// counts too.
+// number reads a number as engine.Number does (the one reading the store's filters share) and,
+// as the langsmith clients send some as text, a string of digits too.
 func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
+	if f, ok := engine.Number(v); ok {
+		return f, true
+	}
+	if s, ok := v.(string); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		return f, err == nil
 	}
 	return 0, false
