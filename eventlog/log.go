@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/jetgraph/jetgraph/eventlog/internal/raw"
 )
 
 // Stream names. Streams are split by bounded context so that heavy traffic in one (traces) never
@@ -336,9 +338,6 @@ func (l *Log) ClientURL() string {
 	return l.srv.ClientURL()
 }
 
-// JetStream exposes the JetStream context for the parts of jetgraph that need KV or object stores.
-func (l *Log) JetStream() jetstream.JetStream { return l.js }
-
 // Healthy returns nil when the connection is up and JetStream answers.
 func (l *Log) Healthy(ctx context.Context) error {
 	if l.nc == nil || !l.nc.IsConnected() {
@@ -405,3 +404,5 @@ func (l *Log) MaxPayload() int {
 
 // Replicas is the replica count of the log's streams, for other JetStream resources to match.
 func (l *Log) Replicas() int { return l.cfg.Replicas }
+
+func init() { raw.JetStream = func(l any) jetstream.JetStream { return l.(*Log).js } }
