@@ -161,8 +161,7 @@ func (q *sender) take() ([]byte, int, int) {
 		body, n, size := q.take()
 		return body, n - 1, size - len(rec)
 	}
-	limit := maxPackBytes
-	limit = min(limit, q.s.bus.MaxPayload())
+	limit := min(maxPackBytes, q.s.bus.MaxPayload())
 	n, size, packed := 1, len(q.queue[0]), len(packVersion)+1+len(q.queue[0])+lengthLine
 	for n < len(q.queue) && n < maxPackRecords {
 		next := packed + len(q.queue[n]) + lengthLine
