@@ -201,14 +201,14 @@ func (l *Log) getBlobRetrying(ctx context.Context, r BlobRef) ([]byte, error) {
 	return body, err
 }
 
-// Retry calls f until it succeeds, ctx ends or f finds no object (jetstream.ErrObjectNotFound),
+// Retry calls f until it succeeds, ctx ends or f finds no object (ErrNoObject),
 // with a backoff from 50 ms to 2 s between calls, and returns f's last error: for reads of
 // objects that exist, whose failures (a timeout on a loaded server) pass.
 func Retry(ctx context.Context, f func() error) error {
 	wait := 50 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || ctx.Err() != nil || errors.Is(err, jetstream.ErrObjectNotFound) {
+		if err == nil || ctx.Err() != nil || errors.Is(err, ErrNoObject) || errors.Is(err, jetstream.ErrObjectNotFound) {
 			return err
 		}
 		if engine.Sleep(ctx, wait) != nil {

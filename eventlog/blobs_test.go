@@ -67,7 +67,7 @@ func TestLargeMessagesByReference(t *testing.T) {
 	}
 
 	// The stored messages are small: the bodies are in the stream's object store.
-	js := l.JetStream()
+	js := eventlogtest.JetStream(l)
 	st, err := js.Stream(ctx, eventlog.RuntimeStream)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestBlobBucketsFollowStreams(t *testing.T) {
 			if got, err := l.GetBlob(ctx, ref); err != nil || string(got) != "x" {
 				t.Fatalf("GetBlob = %q, %v", got, err)
 			}
-			js := l.JetStream()
+			js := eventlogtest.JetStream(l)
 			obs, err := js.ObjectStore(ctx, eventlog.BlobBucket(stream))
 			if err != nil {
 				t.Fatal(err)

@@ -228,7 +228,7 @@ func TestClusterReplicas3(t *testing.T) {
 	}
 	l := eventlogtest.OpenURLs(t, strings.Join(urls, ","), 3)
 
-	stream, err := l.JetStream().Stream(ctx, eventlog.RuntimeStream)
+	stream, err := eventlogtest.JetStream(l).Stream(ctx, eventlog.RuntimeStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestClusterReplicas3(t *testing.T) {
 
 	// Lose one server. To exercise both the client's reconnect and the stream's leader failover,
 	// the server the client is connected to is made the stream's leader first, then shut down.
-	nc := l.JetStream().Conn()
+	nc := eventlogtest.JetStream(l).Conn()
 	victimName := nc.ConnectedServerName()
 	var victim *server.Server
 	for _, s := range servers {

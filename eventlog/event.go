@@ -1,6 +1,8 @@
 // Package eventlog is jetgraph's event log on NATS JetStream: it starts an embedded server or
 // connects to a cluster, creates the streams, appends events with optimistic concurrency (one
-// aggregate, one subject family) and atomic batches, and reads them back.
+// aggregate, one subject family) and atomic batches, and reads them back. It is the only package
+// that uses JetStream: what else the services need of it comes as small capabilities (Leases,
+// DispatchQueue, OutputBus, Objects), which each service holds through an interface of its own.
 //
 // Invariants:
 //   - An event's subject is <kind>.<tenant>.<aggregate id>.<type>; every event of one aggregate

@@ -71,7 +71,7 @@ func TestMessageFormsReadBack(t *testing.T) {
 		}
 		m := nats.NewMsg(events[0].Subject())
 		m.Data = raw
-		ack, err := l.JetStream().PublishMsg(ctx, m)
+		ack, err := eventlogtest.JetStream(l).PublishMsg(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func BenchmarkDecodeMessage(b *testing.B) {
 	if _, err := l.AppendBatch(context.Background(), pend); err != nil {
 		b.Fatal(err)
 	}
-	raw, err := l.JetStream().Stream(context.Background(), eventlog.RuntimeStream)
+	raw, err := eventlogtest.JetStream(l).Stream(context.Background(), eventlog.RuntimeStream)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
+
+	"github.com/jetgraph/jetgraph/eventlog/internal/raw"
 )
 
 // Stream names. Streams are split by bounded context so that heavy traffic in one (traces) never
@@ -104,7 +106,7 @@ type Log struct {
 	// appendObserver, when set, is told the duration of each append (metrics).
 	appendObserver atomic.Pointer[func(time.Duration)]
 
-	// bnc and bjs carry the object stores' traffic (blobs.go, ObjectStore).
+	// bnc and bjs carry the object stores' traffic (blobs.go, objects.go).
 	bnc *nats.Conn
 	bjs jetstream.JetStream
 
@@ -336,24 +338,6 @@ func (l *Log) ClientURL() string {
 	return l.srv.ClientURL()
 }
 
-// JetStream exposes the JetStream context for the parts of jetgraph that need KV or object stores.
-func (l *Log) JetStream() jetstream.JetStream { return l.js }
-
-// ObjectStore returns the object store bucket, creating it (file storage, the log's replicas) if
-// it does not exist yet. Creating an existing bucket with the same config changes nothing. Its
-// traffic goes on the log's connection for large bodies.
-func (l *Log) ObjectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	obs, err := l.bjs.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket:   bucket,
-		Storage:  jetstream.FileStorage,
-		Replicas: l.cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: object store %s: %w", bucket, err)
-	}
-	return obs, nil
-}
-
 // Healthy returns nil when the connection is up and JetStream answers.
 func (l *Log) Healthy(ctx context.Context) error {
 	if l.nc == nil || !l.nc.IsConnected() {
@@ -409,5 +393,16 @@ func (l *Log) Close() {
 	}
 }
 
+// MaxPayload is the largest message the server takes, in bytes (NATS's default, 1 MiB, until
+// the connection knows).
+func (l *Log) MaxPayload() int {
+	if mp := l.nc.MaxPayload(); mp > 0 {
+		return int(mp)
+	}
+	return 1 << 20
+}
+
 // Replicas is the replica count of the log's streams, for other JetStream resources to match.
 func (l *Log) Replicas() int { return l.cfg.Replicas }
+
+func init() { raw.JetStream = func(l any) jetstream.JetStream { return l.(*Log).js } }

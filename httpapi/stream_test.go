@@ -21,6 +21,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
 
@@ -372,7 +373,7 @@ func TestStreamDisconnectLeavesNothingBehind(t *testing.T) {
 	s.stream(t, "POST", "/threads/"+tid+"/runs/stream", `{"assistant_id":"echo","input":`+fooInput+`}`, nil) // warm up
 	s.client.CloseIdleConnections()
 	ctx := context.Background()
-	out, err := s.P.Log.JetStream().Stream(ctx, eventlog.OutputStream)
+	out, err := eventlogtest.JetStream(s.P.Log).Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)
 	}

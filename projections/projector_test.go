@@ -16,9 +16,9 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/goldentest"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
-	"github.com/jetgraph/jetgraph/engine/goldentest"
 	"github.com/jetgraph/jetgraph/projections"
 	"github.com/jetgraph/jetgraph/projections/projectionstest"
 )

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -21,12 +19,19 @@ const blobCacheBytes = 64 << 20
 // getTimeout bounds the tries to read a value.
 const getTimeout = time.Minute
 
+// objectStore is what the saver needs of an object store bucket (eventlog.Objects gives it).
+type objectStore interface {
+	Put(ctx context.Context, name string, data []byte) error
+	Get(ctx context.Context, name string) ([]byte, error)
+	Info(ctx context.Context, name string) (eventlog.ObjectInfo, error)
+}
+
 // blobStore puts and gets values in the BlobBucket object store, which it creates on first use.
 type blobStore struct {
 	log *eventlog.Log
 
 	mu  sync.Mutex
-	obs jetstream.ObjectStore
+	obs objectStore
 
 	cacheMu sync.Mutex
 	cache   map[string][]byte
@@ -38,11 +43,11 @@ func newBlobStore(l *eventlog.Log) *blobStore {
 	return &blobStore{log: l, cache: map[string][]byte{}}
 }
 
-func (b *blobStore) bucket(ctx context.Context) (jetstream.ObjectStore, error) {
+func (b *blobStore) bucket(ctx context.Context) (objectStore, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.obs == nil {
-		obs, err := b.log.ObjectStore(ctx, BlobBucket)
+		obs, err := b.log.OpenObjects(ctx, BlobBucket, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -61,11 +66,11 @@ func (b *blobStore) put(ctx context.Context, objs []Object) error {
 		if err != nil {
 			return err
 		}
-		info, err := obs.GetInfo(ctx, o.Digest)
+		_, err = obs.Info(ctx, o.Digest)
 		switch {
-		case err == nil && !info.Deleted:
-		case err == nil || errors.Is(err, jetstream.ErrObjectNotFound):
-			if _, err := obs.PutBytes(ctx, o.Digest, o.Data); err != nil {
+		case err == nil:
+		case errors.Is(err, eventlog.ErrNoObject):
+			if err := obs.Put(ctx, o.Digest, o.Data); err != nil {
 				return fmt.Errorf("checkpoints: put blob %s: %w", o.Digest, err)
 			}
 		default:
@@ -91,7 +96,7 @@ func (b *blobStore) get(ctx context.Context, digest string) ([]byte, error) {
 	defer cancel()
 	var data []byte
 	err = eventlog.Retry(rctx, func() error {
-		data, err = obs.GetBytes(rctx, digest)
+		data, err = obs.Get(rctx, digest)
 		return err
 	})
 	if err != nil {

@@ -134,11 +134,11 @@ func TestLargeValuesGoThroughTheObjectStore(t *testing.T) {
 	if refs != 2 {
 		t.Fatalf("three values of 300 KiB: %d went to the object store, want 2 (at most 512 KiB inline)", refs)
 	}
-	obs, err := e.log.ObjectStore(ctx, checkpoints.BlobBucket)
+	obs, err := e.log.OpenObjects(ctx, checkpoints.BlobBucket, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, err := obs.GetInfo(ctx, digest); err != nil || info.Size != uint64(len(doc)) {
+	if info, err := obs.Info(ctx, digest); err != nil || info.Size != uint64(len(doc)) {
 		t.Fatalf("object %s: %+v %v", digest, info, err)
 	}
 	// Read back through this saver (its cache) and a new one (the object store).

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/goldentest"
+	"github.com/jetgraph/jetgraph/engine/graph"
 )
 
 // memStore is an in-memory graph.Store for tests. Values are copied in and out, as a real store

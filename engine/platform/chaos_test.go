@@ -225,7 +225,7 @@ func (c *chaos) createdSince(ctx context.Context, from uint64) map[string]int {
 func (c *chaos) prepareVictim(kind string) *server.Server {
 	t := c.t
 	t.Helper()
-	nc := c.l.JetStream().Conn()
+	nc := eventlogtest.JetStream(c.l).Conn()
 	var victim string
 	waitUntil(t, "the stream leader where "+kind+" needs it", func() bool {
 		conn := nc.ConnectedServerName()
@@ -268,7 +268,7 @@ func (c *chaos) prepareVictim(kind string) *server.Server {
 func (c *chaos) leader() string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	s, err := c.l.JetStream().Stream(ctx, eventlog.RuntimeStream)
+	s, err := eventlogtest.JetStream(c.l).Stream(ctx, eventlog.RuntimeStream)
 	if err != nil {
 		return ""
 	}
@@ -294,7 +294,7 @@ func (c *chaos) stepDown(preferred string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, preferred)
-	_, _ = c.l.JetStream().Conn().RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+eventlog.RuntimeStream, []byte(req))
+	_, _ = eventlogtest.JetStream(c.l).Conn().RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+eventlog.RuntimeStream, []byte(req))
 }
 
 // restart brings victim back and waits until every replica of every stream is current again.
@@ -311,7 +311,7 @@ func (c *chaos) restart(victim *server.Server) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		for _, name := range []string{eventlog.RuntimeStream, eventlog.TraceStream, eventlog.OutputStream} {
-			s, err := c.l.JetStream().Stream(ctx, name)
+			s, err := eventlogtest.JetStream(c.l).Stream(ctx, name)
 			if err != nil {
 				return false
 			}

@@ -142,7 +142,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	if rc.Logger == nil {
 		rc.Logger = cfg.Logger
 	}
-	p.Streams = streaming.New(streaming.Config{Log: l, Runner: p.Runner, Runs: p.RunsView, Projector: p.Runtime, Logger: cfg.Logger})
+	p.Streams = streaming.New(streaming.Config{Bus: l.OutputBus(), Runner: p.Runner, Runs: p.RunsView, Projector: p.Runtime, Logger: cfg.Logger})
 	if err := p.openTracing(ctx); err != nil {
 		p.Close()
 		return nil, err

@@ -3,12 +3,19 @@ package runs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
+
+// leaseStore is what a worker needs of the lease bucket (eventlog.Leases gives it): exclusive,
+// expiring holds on threads, renewed and released only by their holder.
+type leaseStore interface {
+	Acquire(ctx context.Context, key, holder string) (uint64, error)
+	Renew(ctx context.Context, key, holder string, rev uint64) (uint64, error)
+	Release(ctx context.Context, key string, rev uint64) error
+}
 
 // lease is a worker's hold on a thread: a key in the lease bucket that expires LeaseTTL after its
 // last renewal. Only its holder may renew or delete it (compare-and-set on the revision).
@@ -21,7 +28,7 @@ type lease struct {
 // acquire takes the thread's lease, or fails when another worker holds it.
 func (s *Service) acquire(ctx context.Context, tenant, thread string) (*lease, error) {
 	key := tenant + "." + thread
-	rev, err := s.leases.Create(ctx, key, []byte(s.cfg.Worker))
+	rev, err := s.leases.Acquire(ctx, key, s.cfg.Worker)
 	if err != nil {
 		return nil, err
 	}
@@ -43,18 +50,13 @@ func (l *lease) keep(ctx context.Context, cancel context.CancelCauseFunc) {
 		case <-t.C:
 		}
 		rctx, c := context.WithTimeout(ctx, l.s.cfg.LeaseTTL/3)
-		rev, err := l.s.leases.Update(rctx, l.key, []byte(l.s.cfg.Worker), l.rev.Load())
+		rev, err := l.s.leases.Renew(rctx, l.key, l.s.cfg.Worker, l.rev.Load())
 		c()
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			// A renewal stored while its answer was lost (the cluster failed over) left the key
-			// at a newer revision that is still this worker's.
-			rev, err = l.adopt(ctx)
-		}
 		switch {
 		case err == nil:
 			l.rev.Store(rev)
 			lastOK = time.Now()
-		case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyNotFound),
+		case errors.Is(err, eventlog.ErrLeaseHeld), errors.Is(err, eventlog.ErrLeaseGone),
 			time.Since(lastOK) > l.s.cfg.LeaseTTL:
 			cancel(errLeaseLost)
 			return
@@ -62,24 +64,9 @@ func (l *lease) keep(ctx context.Context, cancel context.CancelCauseFunc) {
 	}
 }
 
-// adopt returns the lease's current revision if the key still holds this worker's name, and an
-// error wrapping jetstream.ErrKeyExists if another worker holds it.
-func (l *lease) adopt(ctx context.Context) (uint64, error) {
-	rctx, cancel := context.WithTimeout(ctx, l.s.cfg.LeaseTTL/3)
-	defer cancel()
-	e, err := l.s.leases.Get(rctx, l.key)
-	if err != nil {
-		return 0, err
-	}
-	if string(e.Value()) != l.s.cfg.Worker {
-		return 0, fmt.Errorf("runs: lease of %s held by %s: %w", l.key, e.Value(), jetstream.ErrKeyExists)
-	}
-	return e.Revision(), nil
-}
-
 // release gives the lease up if it is still this worker's.
 func (l *lease) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = l.s.leases.Delete(ctx, l.key, jetstream.LastRevision(l.rev.Load()))
+	_ = l.s.leases.Release(ctx, l.key, l.rev.Load())
 }

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
@@ -105,9 +104,9 @@ type Service struct {
 	running  map[string]context.CancelCauseFunc // run id -> cancel of its execution here
 	wg       sync.WaitGroup
 	stop     context.CancelFunc
-	msgs     jetstream.MessagesContext // the current pull of the dispatch consumer
-	stopping atomic.Bool               // Shutdown began
-	leases   jetstream.KeyValue
+	msgs     *eventlog.DispatchPull // the current pull of the dispatch queue
+	stopping atomic.Bool            // Shutdown began
+	leases   leaseStore
 }
 
 // New returns the run service. Call Start to make this process a worker.

@@ -319,7 +319,7 @@ func TestStreamsAreFlushedBeforeTheRunEnds(t *testing.T) {
 func TestOutputIsStoredBeforeTheRunEnds(t *testing.T) {
 	p := start(t)
 	ctx := waitCtx(t)
-	out, err := p.Log.JetStream().Stream(ctx, eventlog.OutputStream)
+	out, err := eventlogtest.JetStream(p.Log).Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestLeaseRenewalStoredWithoutAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitStatus(t, p, th.ThreadID, r.RunID, engine.RunRunning)
-	kv, err := p.Log.JetStream().KeyValue(ctx, runs.LeaseBucket)
+	kv, err := eventlogtest.JetStream(p.Log).KeyValue(ctx, runs.LeaseBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
@@ -31,44 +29,21 @@ var (
 	errTimeout   = errors.New("runs: run timed out")
 )
 
-// Start makes this process a worker: it consumes the dispatch consumer (one durable consumer
-// shared by every process, filtered on run creations) and drains threads under leases until
-// Shutdown.
+// Start makes this process a worker: it pulls the dispatch queue (one durable consumer shared by
+// every process, filtered on run creations) and drains threads under leases until Shutdown.
 func (s *Service) Start(ctx context.Context) error {
-	js := s.log.JetStream()
-	// A cluster that is still forming (or failing over) is waited for, as long as ctx lets.
-	var kv jetstream.KeyValue
-	err := s.log.Retry(ctx, "runs: lease bucket", func(ctx context.Context) error {
-		var err error
-		kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: LeaseBucket, TTL: s.cfg.LeaseTTL, Storage: jetstream.FileStorage, Replicas: s.log.Replicas(),
-		})
-		return err
+	leases, err := s.log.OpenLeases(ctx, LeaseBucket, s.cfg.LeaseTTL)
+	if err != nil {
+		return fmt.Errorf("runs: %w", err)
+	}
+	s.leases = leases
+	queue, err := s.log.OpenDispatch(ctx, eventlog.DispatchConfig{
+		Name: DispatchConsumer, Filter: "thread.*.*." + engine.RunCreatedEvent, AckWait: s.cfg.AckWait,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("runs: %w", err)
 	}
-	s.leases = kv
-	var cons jetstream.Consumer
-	err = s.log.Retry(ctx, "runs: dispatch consumer", func(ctx context.Context) error {
-		stream, err := js.Stream(ctx, eventlog.RuntimeStream)
-		if err != nil {
-			return err
-		}
-		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       DispatchConsumer,
-			FilterSubject: "thread.*.*." + engine.RunCreatedEvent,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       s.cfg.AckWait,
-			MaxAckPending: 10_000,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-			Replicas:      s.log.Replicas(),
-		})
-		return err
-	})
-	if err != nil {
-		return err
-	}
+	cons := dispatchQueue(queue)
 	msgs, err := s.pull(cons)
 	if err != nil {
 		return fmt.Errorf("runs: consume: %w", err)
@@ -106,23 +81,32 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Pulls of the dispatch consumer last dispatchExpiry and are kept alive by a heartbeat every
-// dispatchHeartbeat: a pull lost with its server (a failover) is noticed after two missed.
-const (
-	dispatchExpiry    = 10 * time.Second
-	dispatchHeartbeat = 2 * time.Second
-)
+// dispatchQueue is what a worker needs of the dispatch queue (eventlog.DispatchQueue gives it):
+// pulls of run creations, each delivered to one worker at a time until it acknowledges it.
+type dispatchQueue interface {
+	Pull(batch int) (*eventlog.DispatchPull, error)
+}
+
+// delivery is a delivered message of the dispatch queue (an *eventlog.Dispatch), as the worker
+// settles it.
+type delivery interface {
+	Subject() string
+	Seq() (uint64, error)
+	Ack() error
+	Nak(delay time.Duration) error
+	InProgress() error
+	Term() error
+}
 
 // pull starts pulling dispatch messages from cons, as many as there are workers. It is what
 // Shutdown stops.
-func (s *Service) pull(cons jetstream.Consumer) (jetstream.MessagesContext, error) {
+func (s *Service) pull(cons dispatchQueue) (*eventlog.DispatchPull, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopping.Load() {
 		return nil, errShutdown
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(s.cfg.Concurrency),
-		jetstream.PullExpiry(dispatchExpiry), jetstream.PullHeartbeat(dispatchHeartbeat))
+	msgs, err := cons.Pull(s.cfg.Concurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +151,7 @@ func threadOf(subject string) (tenant, thread string, ok bool) {
 }
 
 // handle drains the thread of a dispatch message if it can take its lease.
-func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
+func (s *Service) handle(ctx context.Context, msg delivery) {
 	tenant, thread, ok := threadOf(msg.Subject())
 	if !ok {
 		_ = msg.Term()
@@ -177,7 +161,7 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 	lease, err := s.acquire(ctx, tenant, thread)
 	if err != nil {
 		// Another worker drains this thread: ask again soon, in case it finishes first.
-		_ = msg.NakWithDelay(250 * time.Millisecond)
+		_ = msg.Nak(250 * time.Millisecond)
 		return
 	}
 	defer func() {
@@ -205,8 +189,8 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 	// The run that sent the message must be in the local projection before the queue is read;
 	// later runs of the thread are there once they are the worker's own writes or come with
 	// messages of their own.
-	if md, err := msg.Metadata(); err != nil || s.projector.WaitFor(ctx, md.Sequence.Stream) != nil {
-		_ = msg.NakWithDelay(time.Second)
+	if seq, err := msg.Seq(); err != nil || s.projector.WaitFor(ctx, seq) != nil {
+		_ = msg.Nak(time.Second)
 		return
 	}
 	// The end of the run executed last (its id and the sequence of its end), which the local
@@ -217,7 +201,7 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 	for {
 		rec, ok, err := s.runs.Next(tenant, thread, ended)
 		if err != nil {
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			return
 		}
 		if !ok {
@@ -226,19 +210,19 @@ func (s *Service) handle(ctx context.Context, msg jetstream.Msg) {
 		}
 		if endSeq > 0 {
 			if err := s.projector.WaitFor(ctx, endSeq); err != nil {
-				_ = msg.NakWithDelay(time.Second)
+				_ = msg.Nak(time.Second)
 				return
 			}
 			ended, endSeq = "", 0
 			continue
 		}
 		if wait := time.Until(rec.RunAt.Time); !rec.RunAt.IsZero() && wait > 0 {
-			_ = msg.NakWithDelay(wait)
+			_ = msg.Nak(wait)
 			return
 		}
 		if endSeq, err = s.execute(ctx, lease, rec); err != nil {
 			s.logger.Warn("runs: run not finished here", "run_id", rec.RunID, "thread_id", thread, "err", err)
-			_ = msg.NakWithDelay(time.Second)
+			_ = msg.Nak(time.Second)
 			return
 		}
 		ended = rec.RunID

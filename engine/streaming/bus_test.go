@@ -19,6 +19,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // recorder is a FrameSink that keeps what it is sent.
@@ -69,7 +70,7 @@ func openBus(t testing.TB, retention time.Duration, logs io.Writer) (*eventlog.L
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Close)
-	return l, New(Config{Log: l, Logger: logger})
+	return l, New(Config{Bus: l.OutputBus(), Logger: logger})
 }
 
 func testRun(modes ...engine.StreamMode) engine.RunRecord {
@@ -164,7 +165,7 @@ func TestFollowerLeavesNothingBehind(t *testing.T) {
 	sink := s.Begin(ctx, rec)
 	sink(graph.Event{Mode: "custom", Data: 1})
 	s.Flush(ctx, rec) // the publisher's own goroutines (the client's first async publish starts one) are up
-	st, err := l.JetStream().Stream(ctx, eventlog.OutputStream)
+	st, err := eventlogtest.JetStream(l).Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,14 +279,14 @@ func TestPublishRetriedWhileTheStreamIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(l.Close)
-	s := New(Config{Log: l, Logger: logger})
+	s := New(Config{Bus: l.OutputBus(), Logger: logger})
 	defer func() {
 		if t.Failed() {
 			t.Log(logs.String())
 		}
 	}()
 	ctx := context.Background()
-	js := l.JetStream()
+	js := eventlogtest.JetStream(l)
 	st, err := js.Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)

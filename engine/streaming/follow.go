@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // RunRequest is a client's request to follow one run.
@@ -43,10 +42,10 @@ type Follower struct {
 // FollowRun prepares to follow a run's stream: it checks Last-Event-ID against the retention and
 // opens the reading. An error here means nothing was sent yet.
 func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, error) {
-	st, err := s.outStream(ctx)
-	if err != nil {
-		return nil, err
+	if s.bus == nil {
+		return nil, errNoLog
 	}
+	var err error
 	f := &Follower{s: s, tenant: tenantOf(ctx), run: r, modes: r.Modes}
 	if f.modes == nil {
 		f.modes = []engine.StreamMode{engine.StreamValues}
@@ -57,12 +56,12 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 		}
 	}
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, r.After); err != nil {
+		if f.notice, err = s.expired(ctx, r.After); err != nil {
 			return nil, err
 		}
 	}
 	// From the start of the run, also on resume: the derived shapes need the earlier messages.
-	if f.cons, err = s.consume(ctx, st, Subject(f.tenant, r.ThreadID, r.RunID), 1); err != nil {
+	if f.cons, err = s.consume(ctx, eventlog.OutputStream, Subject(f.tenant, r.ThreadID, r.RunID), 1); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -71,15 +70,15 @@ func (s *Streamer) FollowRun(ctx context.Context, r RunRequest) (*Follower, erro
 // expired returns a notice when the event after position pos may no longer be kept: the next
 // message is gone, or pos's own message is, and pos was not its last frame (a message may hold
 // several events).
-func expired(ctx context.Context, st jetstream.Stream, pos uint64) (string, error) {
-	info, err := st.Info(ctx)
+func (s *Streamer) expired(ctx context.Context, pos uint64) (string, error) {
+	b, err := s.bus.Bounds(ctx, eventlog.OutputStream)
 	if err != nil {
 		return "", fmt.Errorf("streaming: output stream: %w", err)
 	}
 	seq := messageOf(pos)
-	if seq+1 < info.State.FirstSeq || seq < info.State.FirstSeq && pos%frameSlots != frameSlots-1 {
+	if seq+1 < b.First || seq < b.First && pos%frameSlots != frameSlots-1 {
 		return fmt.Sprintf("Last-Event-ID %d is older than the stream's retention of %s: restarting from the oldest kept event",
-			seq, info.Config.MaxAge), nil
+			seq, b.MaxAge), nil
 	}
 	return "", nil
 }
@@ -187,17 +186,13 @@ func (f *Follower) consumerGone() error {
 // or everything it published was read and EndGrace passed — and otherwise a channel that fires
 // after EndGrace, to look again (an "end" may still be on its way).
 func (f *Follower) endWait(ctx context.Context, lastSeq uint64, first bool) <-chan time.Time {
-	st, err := f.s.outStream(ctx)
-	if err != nil {
-		return nil
-	}
-	last, err := st.GetLastMsgForSubject(ctx, Subject(f.tenant, f.run.ThreadID, f.run.RunID))
+	last, err := f.s.bus.Last(ctx, Subject(f.tenant, f.run.ThreadID, f.run.RunID))
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
+	case errors.Is(err, eventlog.ErrNoMessage):
 		return nil
 	case err != nil && ctx.Err() != nil:
 		return nil
-	case first || err != nil || last.Sequence > lastSeq:
+	case first || err != nil || last.Seq > lastSeq:
 		return time.After(f.s.EndGrace)
 	}
 	return nil
@@ -358,14 +353,13 @@ func decodeRecord(rest []byte, m *Msg) error {
 // Retained reports whether output of run is still kept, and the thread it is on; thread ""
 // looks on every thread (a run named by its id alone).
 func (s *Streamer) Retained(ctx context.Context, thread, run string) (string, bool) {
-	st, err := s.outStream(ctx)
-	if err != nil {
+	if s.bus == nil {
 		return "", false
 	}
 	if thread == "" {
 		thread = "*"
 	}
-	m, err := st.GetLastMsgForSubject(ctx, Subject(tenantOf(ctx), thread, run))
+	m, err := s.bus.Last(ctx, Subject(tenantOf(ctx), thread, run))
 	if err != nil {
 		return "", false
 	}

@@ -3,10 +3,9 @@ package streaming
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -43,11 +42,11 @@ func lostRecord(event, why string) []byte {
 // storeLarge returns rec, or a reference to it when it is too large for a message, after storing
 // it; an error record when it cannot be stored.
 func (p *runPub) storeLarge(event string, rec []byte) []byte {
-	l := p.s.cfg.Log
-	if l == nil || !l.Oversized(rec) {
+	b := p.s.bus
+	if b == nil || !b.Oversized(rec) {
 		return rec
 	}
-	ref, err := l.PutBlob(p.ctx, eventlog.OutputStream, rec)
+	ref, err := b.PutBlob(p.ctx, rec)
 	if err != nil {
 		p.s.log.Warn("streaming: a large event could not be stored; the stream says so", "run_id", p.rec.RunID,
 			"event", event, "bytes", len(rec), "err", err)
@@ -55,6 +54,9 @@ func (p *runPub) storeLarge(event string, rec []byte) []byte {
 	}
 	return eventlog.AppendBlobRef([]byte(refVersion+"\n"), ref)
 }
+
+// errNoPosition is why a message the log handed over without its stream position is not read.
+var errNoPosition = errors.New("streaming: output message without its stream position")
 
 // lostMsg is the "error" message a follower sends in place of what it could not read.
 func lostMsg(m Msg, why string) Msg {
@@ -67,24 +69,21 @@ func lostMsg(m Msg, why string) Msg {
 // decode reads an output message: its events, in order (see wireVersion, packVersion and
 // refVersion for its forms), fetching the records stored by reference. They share the message's
 // sequence and time. What cannot be read becomes an "error" event.
-func (s *Streamer) decode(ctx context.Context, jm jetstream.Msg, into []Msg) []Msg {
-	base := Msg{RunID: runOfSubject(jm.Subject())}
-	md, err := jm.Metadata()
-	if err == nil {
-		base.Seq, base.Time = md.Sequence.Stream, md.Timestamp
-	}
+func (s *Streamer) decode(ctx context.Context, jm eventlog.Message, into []Msg) []Msg {
+	base := Msg{RunID: runOfSubject(jm.Subject), Seq: jm.Seq, Time: jm.Time}
 	var recs [][]byte
-	if err == nil {
-		recs, err = records(jm.Data())
+	err := errNoPosition
+	if jm.Seq > 0 {
+		recs, err = records(jm.Data)
 	}
 	if err != nil {
-		s.log.Warn("streaming: undecodable output message; the client is told", "subject", jm.Subject(), "err", err)
+		s.log.Warn("streaming: undecodable output message; the client is told", "subject", jm.Subject, "err", err)
 		return append(into, lostMsg(base, err.Error()))
 	}
 	for _, r := range recs {
 		m := base
 		if err := s.decodeRecord(ctx, r, &m); err != nil {
-			s.log.Warn("streaming: unreadable output record; the client is told", "subject", jm.Subject(), "err", err)
+			s.log.Warn("streaming: unreadable output record; the client is told", "subject", jm.Subject, "err", err)
 			m = lostMsg(base, err.Error())
 		}
 		into = append(into, m)
@@ -102,14 +101,14 @@ func (s *Streamer) decodeRecord(ctx context.Context, r []byte, m *Msg) error {
 	if err != nil {
 		return err
 	}
-	if s.cfg.Log == nil {
+	if s.bus == nil {
 		return fmt.Errorf("a %d-byte event stored apart, and no log to read it from", ref.Size)
 	}
 	var full []byte
 	rctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	err = eventlog.Retry(rctx, func() (err error) {
-		full, err = s.cfg.Log.GetBlob(rctx, ref)
+		full, err = s.bus.GetBlob(rctx, ref)
 		return err
 	})
 	if err != nil {

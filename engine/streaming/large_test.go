@@ -11,6 +11,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // TestLargeEventsArriveWhole streams events past NATS's 1 MiB max payload (the "metadata" of a
@@ -65,7 +66,7 @@ func TestLostEventsAreTold(t *testing.T) {
 	sink(graph.Event{Mode: "custom", Data: strings.Repeat("x", 2<<20)})
 	s.Flush(ctx, rec)
 	// The large event's body disappears (as if expired).
-	obs, err := l.JetStream().ObjectStore(ctx, eventlog.BlobBucket(eventlog.OutputStream))
+	obs, err := eventlogtest.JetStream(l).ObjectStore(ctx, eventlog.BlobBucket(eventlog.OutputStream))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,15 +2,11 @@ package streaming
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -98,8 +94,9 @@ func (q *sender) add(rec []byte) {
 
 // flight is a message awaiting its acknowledgement.
 type flight struct {
-	ack           jetstream.PubAckFuture
-	msg           *nats.Msg
+	ack           eventlog.Published
+	id            string // the message's id: sent again, it is stored once
+	body          []byte
 	since         time.Time // when it was first sent
 	records, size int
 }
@@ -114,8 +111,8 @@ func (q *sender) run() {
 		if len(q.queue) > 0 && (len(inflight) == 0 || q.urgent) {
 			body, n, size := q.take()
 			q.mu.Unlock()
-			f := flight{msg: q.message(body), since: time.Now(), records: n, size: size}
-			if ack, err := q.send(f.msg, n); err == nil {
+			f := flight{id: eventlog.NewID(time.Now()), body: body, since: time.Now(), records: n, size: size}
+			if ack, err := q.send(&f); err == nil {
 				f.ack = ack
 				inflight = append(inflight, f)
 			} else {
@@ -164,10 +161,7 @@ func (q *sender) take() ([]byte, int, int) {
 		body, n, size := q.take()
 		return body, n - 1, size - len(rec)
 	}
-	limit := maxPackBytes
-	if max := q.s.js.Conn().MaxPayload(); max > 0 && int64(limit) > max {
-		limit = int(max)
-	}
+	limit := min(maxPackBytes, q.s.bus.MaxPayload())
 	n, size, packed := 1, len(q.queue[0]), len(packVersion)+1+len(q.queue[0])+lengthLine
 	for n < len(q.queue) && n < maxPackRecords {
 		next := packed + len(q.queue[n]) + lengthLine
@@ -194,20 +188,12 @@ func (q *sender) take() ([]byte, int, int) {
 	return body, n, size
 }
 
-// message is the output message of body. Its id makes a message sent again (its
-// acknowledgement was lost in a failover) stored once.
-func (q *sender) message(body []byte) *nats.Msg {
-	m := nats.NewMsg(q.subject)
-	m.Data = body
-	m.Header.Set(jetstream.MsgIDHeader, eventlog.NewID(time.Now()))
-	return m
-}
-
-// send publishes one message.
-func (q *sender) send(m *nats.Msg, records int) (jetstream.PubAckFuture, error) {
-	ack, err := q.s.js.PublishMsgAsync(m, jetstream.WithStallWait(ackWait))
+// send publishes f's message. Its id makes a message sent again (its acknowledgement was lost
+// in a failover) stored once.
+func (q *sender) send(f *flight) (eventlog.Published, error) {
+	ack, err := q.s.bus.Publish(q.subject, f.id, f.body)
 	if err != nil {
-		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", records, "err", err)
+		q.s.log.Warn("streaming: publish failed; events are lost", "run_id", q.runID, "events", f.records, "err", err)
 	}
 	return ack, err
 }
@@ -222,24 +208,14 @@ const resendFor = 30 * time.Second
 // or unacknowledged for resendFor, is settled with the failure, which the run's next message
 // announces to its clients.
 func (q *sender) await(f *flight, wake <-chan struct{}) (bool, error) {
-	t := time.NewTimer(ackWait)
-	defer t.Stop()
-	var failure error
-	select {
-	case <-f.ack.Ok():
-		return true, nil
-	case failure = <-f.ack.Err():
-	case <-t.C:
-		failure = context.DeadlineExceeded
-	case <-wake:
-		return false, nil
+	settled, failure := f.ack.Await(wake, ackWait)
+	if !settled || failure == nil {
+		return settled, nil
 	}
 	if eventlog.Unanswered(failure) && time.Since(f.since) < resendFor {
 		q.s.log.Debug("streaming: events of a run not acknowledged, sending them again", "run_id", q.runID, "err", failure)
 		time.Sleep(resendWait)
-		m := nats.NewMsg(f.msg.Subject)
-		m.Data, m.Header = f.msg.Data, f.msg.Header
-		if ack, err := q.send(m, f.records); err == nil {
+		if ack, err := q.send(f); err == nil {
 			f.ack = ack
 			return false, nil
 		}

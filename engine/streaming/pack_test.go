@@ -10,6 +10,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // TestPackedEventsFollowAndResume holds a run's sender busy while the run emits, so its events
@@ -36,7 +37,7 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 	p.q.run()        // sends what waits, packed
 	p.flush()
 
-	st, err := l.JetStream().Stream(ctx, eventlog.OutputStream)
+	st, err := eventlogtest.JetStream(l).Stream(ctx, eventlog.OutputStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 		p.publish("error", nil, errorData(fin.Error), nil)
 	}
 	p.publish("end", nil, nil, nil)
-	if p.s.js != nil {
+	if p.s.bus != nil {
 		p.q.hurry() // stored in the background: Wait drains it at shutdown
 	}
 }
@@ -238,7 +238,7 @@ func (p *runPub) interrupts(ctx context.Context) {
 // too large for a message is stored apart and sent by reference (see storeLarge); one that
 // cannot be encoded is replaced by an "error" event saying so.
 func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
-	if p.s.js == nil {
+	if p.s.bus == nil {
 		return
 	}
 	p.mu.Lock()
@@ -265,7 +265,7 @@ func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 		return
 	}
 	var body []byte
-	if p.s.cfg.Log != nil && p.s.cfg.Log.Oversized(p.buf.Bytes()) {
+	if p.s.bus.Oversized(p.buf.Bytes()) {
 		// Handed over rather than copied, and the buffer is not kept at this size.
 		body = p.storeLarge(event, p.buf.Bytes())
 		p.buf = bytes.Buffer{}
@@ -304,7 +304,7 @@ func (p *runPub) encode(v any) error {
 
 // flush waits until the run's messages published so far are stored (or ackWait passes).
 func (p *runPub) flush() {
-	if p.s.js != nil {
+	if p.s.bus != nil {
 		p.q.flush()
 	}
 }

@@ -35,15 +35,11 @@ package streaming
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/runner"
@@ -53,15 +49,37 @@ import (
 
 // Defaults of the Streamer's tunables.
 const (
-	DefaultHeartbeat   = 5 * time.Second
-	DefaultEndGrace    = 3 * time.Second
-	DefaultMaxInFlight = 4096
+	DefaultHeartbeat = 5 * time.Second
+	DefaultEndGrace  = 3 * time.Second
 )
+
+// Bus is what a Streamer needs of the log (eventlog.OutputBus gives it): publishing on the
+// output stream and reading it back, storing bodies too large for a message, and reading a
+// thread's state updates on the runtime stream.
+type Bus interface {
+	// Publish sends body on subject without waiting; a message sent again under the same id is
+	// stored once.
+	Publish(subject, id string, body []byte) (eventlog.Published, error)
+	MaxPayload() int
+	Oversized(body []byte) bool
+	PutBlob(ctx context.Context, body []byte) (eventlog.BlobRef, error)
+	GetBlob(ctx context.Context, ref eventlog.BlobRef) ([]byte, error)
+	// Bounds are the first and last sequences of a stream and its retention.
+	Bounds(ctx context.Context, stream string) (eventlog.Bounds, error)
+	// Last and First are the newest and the oldest output message on a subject, failing with
+	// eventlog.ErrNoMessage when there is none.
+	Last(ctx context.Context, subject string) (eventlog.Message, error)
+	First(ctx context.Context, subject string) (eventlog.Message, error)
+	// Read delivers a stream's messages on filter from a sequence on until stop; failed is
+	// called when it stops by itself.
+	Read(ctx context.Context, stream, filter string, from uint64, deliver func(eventlog.Message), failed func(error)) (stop func(), err error)
+	DecodeBody(ctx context.Context, body []byte) ([]eventlog.Event, error)
+}
 
 // Config says what a Streamer publishes to and reads from.
 type Config struct {
-	// Log is the event log whose output stream carries the runs' output.
-	Log *eventlog.Log
+	// Bus carries the runs' output (the log's output stream); nil publishes nothing.
+	Bus Bus
 	// Runner answers thread state: the final values and interrupts of an interrupted run, and
 	// the full shape of checkpoints for the checkpoints and debug modes. Nil leaves both out.
 	Runner *runner.Runner
@@ -70,10 +88,7 @@ type Config struct {
 	// active, End whether a run was cancelled.
 	Runs      *projections.Runs
 	Projector *projections.Projector
-	// MaxInFlight bounds the publishes awaiting their acknowledgement (default 4096). Each
-	// executing run has at most one at a time; its further events wait, packed (pack.go).
-	MaxInFlight int
-	Logger      *slog.Logger
+	Logger    *slog.Logger
 }
 
 // Streamer publishes the output of the runs executing in this process and follows the output of
@@ -87,11 +102,10 @@ type Streamer struct {
 	EndGrace time.Duration
 
 	cfg Config
-	js  jetstream.JetStream
+	bus Bus // nil: no log, nothing is published
 	log *slog.Logger
 
 	mu      sync.Mutex
-	stream  jetstream.Stream
 	runs    map[string]*runPub // run id -> publisher of an executing run
 	senders sync.WaitGroup     // the runs' senders that are sending
 }
@@ -110,48 +124,18 @@ func (s *Streamer) Wait(timeout time.Duration) bool {
 	}
 }
 
-// New returns a Streamer over cfg.Log's output stream.
+// New returns a Streamer over cfg.Bus. Each executing run has at most one message awaiting its
+// acknowledgement at a time; its further events wait, packed (pack.go).
 func New(cfg Config) *Streamer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = DefaultMaxInFlight
-	}
-	s := &Streamer{Heartbeat: DefaultHeartbeat, EndGrace: DefaultEndGrace, cfg: cfg, log: cfg.Logger,
+	return &Streamer{Heartbeat: DefaultHeartbeat, EndGrace: DefaultEndGrace, cfg: cfg, bus: cfg.Bus, log: cfg.Logger,
 		runs: map[string]*runPub{}}
-	if cfg.Log != nil {
-		js, err := jetstream.New(cfg.Log.JetStream().Conn(),
-			jetstream.WithPublishAsyncMaxPending(cfg.MaxInFlight),
-			jetstream.WithPublishAsyncErrHandler(func(_ jetstream.JetStream, m *nats.Msg, err error) {
-				s.log.Warn("streaming: publish failed; the event is lost", "subject", m.Subject, "bytes", len(m.Data), "err", err)
-			}))
-		if err != nil {
-			// jetstream.New fails only on bad options.
-			panic(fmt.Sprintf("streaming: %v", err))
-		}
-		s.js = js
-	}
-	return s
 }
 
-// outStream returns the output stream's handle, looked up on first use.
-func (s *Streamer) outStream(ctx context.Context) (jetstream.Stream, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stream != nil {
-		return s.stream, nil
-	}
-	if s.js == nil {
-		return nil, errors.New("streaming: no event log")
-	}
-	st, err := s.js.Stream(ctx, eventlog.OutputStream)
-	if err != nil {
-		return nil, fmt.Errorf("streaming: output stream: %w", err)
-	}
-	s.stream = st
-	return st, nil
-}
+// errNoLog is what a follower gets from a Streamer without a bus.
+var errNoLog = errors.New("streaming: no event log")
 
 // Subject is where the output of a run is published.
 func Subject(tenant, thread, run string) string { return "out." + tenant + "." + thread + "." + run }

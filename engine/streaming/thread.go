@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -46,33 +44,30 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 	if r.Modes == nil {
 		r.Modes = []engine.StreamMode{engine.StreamRunModes}
 	}
-	st, err := s.outStream(ctx)
-	if err != nil {
-		return nil, err
+	if s.bus == nil {
+		return nil, errNoLog
 	}
 	f := &Follower{s: s, tenant: tenantOf(ctx), thread: &threadFollow{req: r}}
 	var from uint64
+	var err error
 	if r.Resume {
-		if f.notice, err = expired(ctx, st, r.After); err != nil {
+		if f.notice, err = s.expired(ctx, r.After); err != nil {
 			return nil, err
 		}
 		from = max(messageOf(r.After), 1) // that message again: the client may lack its later frames
-	} else if from, err = s.threadStart(ctx, st, f.tenant, r.ThreadID); err != nil {
+	} else if from, err = s.threadStart(ctx, f.tenant, r.ThreadID); err != nil {
 		return nil, err
 	}
 	if slices.Contains(r.Modes, engine.StreamRunModes) || slices.Contains(r.Modes, engine.StreamLifecycle) {
-		if f.cons, err = s.consume(ctx, st, threadFilter(f.tenant, r.ThreadID), from); err != nil {
+		if f.cons, err = s.consume(ctx, eventlog.OutputStream, threadFilter(f.tenant, r.ThreadID), from); err != nil {
 			return nil, err
 		}
 	}
 	if slices.Contains(r.Modes, engine.StreamStateUpdate) {
-		rt, err := s.js.Stream(ctx, eventlog.RuntimeStream)
-		if err == nil {
-			var info *jetstream.StreamInfo
-			if info, err = rt.Info(ctx); err == nil {
-				filter := "thread." + f.tenant + "." + r.ThreadID + "." + engine.ThreadCheckpoint
-				f.thread.updates, err = s.consume(ctx, rt, filter, info.State.LastSeq+1)
-			}
+		var rt eventlog.Bounds
+		if rt, err = s.bus.Bounds(ctx, eventlog.RuntimeStream); err == nil {
+			filter := "thread." + f.tenant + "." + r.ThreadID + "." + engine.ThreadCheckpoint
+			f.thread.updates, err = s.consume(ctx, eventlog.RuntimeStream, filter, rt.Last+1)
 		}
 		if err != nil {
 			f.Close()
@@ -84,12 +79,12 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 
 // threadStart is where a thread stream without Last-Event-ID starts: at the first kept message
 // of its active runs, or after the last message of the output stream.
-func (s *Streamer) threadStart(ctx context.Context, st jetstream.Stream, tenant, thread string) (uint64, error) {
-	info, err := st.Info(ctx)
+func (s *Streamer) threadStart(ctx context.Context, tenant, thread string) (uint64, error) {
+	b, err := s.bus.Bounds(ctx, eventlog.OutputStream)
 	if err != nil {
 		return 0, err
 	}
-	from := info.State.LastSeq + 1
+	from := b.Last + 1
 	if s.cfg.Runs == nil {
 		return from, nil
 	}
@@ -98,9 +93,9 @@ func (s *Streamer) threadStart(ctx context.Context, st jetstream.Stream, tenant,
 		return 0, err
 	}
 	for _, r := range active {
-		m, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(Subject(tenant, thread, r.RunID)))
-		if err == nil && m.Sequence < from {
-			from = m.Sequence
+		m, err := s.bus.First(ctx, Subject(tenant, thread, r.RunID))
+		if err == nil && m.Seq < from {
+			from = m.Seq
 		}
 	}
 	return from, nil
@@ -118,7 +113,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 		}
 	}
 	shapers := map[string]*Shaper{}
-	var out, updates <-chan jetstream.Msg
+	var out, updates <-chan eventlog.Message
 	var outDone, updatesDone <-chan struct{}
 	if f.cons != nil {
 		out, outDone = f.cons.ch, f.cons.done
@@ -232,12 +227,8 @@ func (f *Follower) runModes(m Msg) []engine.StreamMode {
 
 // stateUpdates turns the checkpoints of a runtime stream message into state_update frames: one
 // per root checkpoint written by a state update (source update or fork), with the new state.
-func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
-	md, err := jm.Metadata()
-	if err != nil {
-		return nil
-	}
-	events, err := f.s.cfg.Log.DecodeBody(ctx, jm.Data())
+func (f *Follower) stateUpdates(ctx context.Context, jm eventlog.Message) []Frame {
+	events, err := f.s.bus.DecodeBody(ctx, jm.Data)
 	if err != nil {
 		return nil
 	}
@@ -256,7 +247,7 @@ func (f *Follower) stateUpdates(ctx context.Context, jm jetstream.Msg) []Frame {
 		var state any = map[string]any{"checkpoint_id": cp.Checkpoint.ID, "metadata": cp.Metadata}
 		if f.s.cfg.Runner != nil && f.s.cfg.Projector != nil {
 			ref := graph.Ref{ThreadID: f.thread.req.ThreadID, ID: cp.Checkpoint.ID}
-			if f.s.cfg.Projector.WaitFor(ctx, md.Sequence.Stream) == nil {
+			if f.s.cfg.Projector.WaitFor(ctx, jm.Seq) == nil {
 				if snap, err := f.s.cfg.Runner.State(engine.WithTenant(ctx, f.tenant), ref, false); err == nil && snap != nil {
 					state = CheckpointJSON(ref.ThreadID, snap)
 				}

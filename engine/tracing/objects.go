@@ -1,15 +1,12 @@
 package tracing
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -18,10 +15,17 @@ import (
 // ObjectBucket is the JetStream object store of attachments and oversized run payloads.
 const ObjectBucket = "JG_TRACE_OBJECTS"
 
+// objectStore is what Objects needs of an object store bucket (eventlog.Objects gives it).
+type objectStore interface {
+	Put(ctx context.Context, name string, data []byte) error
+	Get(ctx context.Context, name string) ([]byte, error)
+	Info(ctx context.Context, name string) (eventlog.ObjectInfo, error)
+}
+
 // Objects stores content-addressed blobs in the trace object store. Blobs expire with the
 // traces (the bucket's TTL is the trace retention).
 type Objects struct {
-	obs jetstream.ObjectStore
+	obs objectStore
 	ttl time.Duration
 }
 
@@ -32,15 +36,10 @@ func OpenObjects(ctx context.Context, l *eventlog.Log, retention time.Duration) 
 		retention = eventlog.DefaultTraceRetention
 	}
 	ttl := max(retention, 0)
-	var obs jetstream.ObjectStore
+	var obs *eventlog.Objects
 	err := l.Retry(ctx, "object store "+ObjectBucket, func(ctx context.Context) error {
 		var err error
-		obs, err = l.JetStream().CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket:   ObjectBucket,
-			Storage:  jetstream.FileStorage,
-			Replicas: max(l.Replicas(), 1),
-			TTL:      ttl,
-		})
+		obs, err = l.OpenObjects(ctx, ObjectBucket, ttl)
 		return err
 	})
 	if err != nil {
@@ -63,11 +62,10 @@ func objectName(tenant, digest string) string { return tenant + "/" + digest }
 func (o *Objects) Put(ctx context.Context, tenant string, data []byte) (string, error) {
 	digest := Digest(data)
 	name := objectName(tenant, digest)
-	if info, err := o.obs.GetInfo(ctx, name); err == nil && !info.Deleted &&
-		(o.ttl == 0 || time.Since(info.ModTime) < o.ttl/2) {
+	if info, err := o.obs.Info(ctx, name); err == nil && (o.ttl == 0 || time.Since(info.ModTime) < o.ttl/2) {
 		return digest, nil
 	}
-	if _, err := o.obs.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(data)); err != nil {
+	if err := o.obs.Put(ctx, name, data); err != nil {
 		return "", fmt.Errorf("tracing: store blob %s: %w", digest, err)
 	}
 	return digest, nil
@@ -75,8 +73,8 @@ func (o *Objects) Put(ctx context.Context, tenant string, data []byte) (string, 
 
 // Get returns the blob of an object name.
 func (o *Objects) Get(ctx context.Context, name string) ([]byte, error) {
-	data, err := o.obs.GetBytes(ctx, name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
+	data, err := o.obs.Get(ctx, name)
+	if errors.Is(err, eventlog.ErrNoObject) {
 		return nil, fmt.Errorf("tracing: blob %s: not found (expired?)", name)
 	}
 	return data, err

@@ -83,10 +83,7 @@ func New(l *eventlog.Log, proj *projections.Projector, view *traces.Traces, obje
 		cfg.Logger = slog.Default()
 	}
 	s := &Service{log: l, proj: proj, view: view, objects: objects, cfg: cfg, logger: cfg.Logger, clock: time.Now}
-	payload := 1 << 20 // the NATS default
-	if nc := l.JetStream().Conn(); nc != nil && nc.MaxPayload() > 0 {
-		payload = int(nc.MaxPayload())
-	}
+	payload := l.MaxPayload()
 	// Keep room for the envelopes, and keep events under the object-store threshold of the
 	// design (512 KiB) so that a message carries several of them.
 	s.maxEvent = min(512<<10, payload/2)

@@ -10,7 +10,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/internal/raw"
 )
 
 // Open starts an embedded log in t.TempDir() and closes it when the test ends.
@@ -32,6 +35,12 @@ func OpenDir(t testing.TB, dir string) *eventlog.Log {
 	t.Cleanup(l.Close)
 	return l
 }
+
+// JetStream is the JetStream context of l, on l's own connection, for tests that inspect or
+// break what the log keeps in JetStream (a stream's consumers, a lease, a stored body, the
+// leader a connection is on). Code above eventlog reaches JetStream only through eventlog's
+// capabilities.
+func JetStream(l *eventlog.Log) jetstream.JetStream { return raw.JetStream(l) }
 
 // Buffer is a strings.Builder safe for concurrent writes and reads: a test's log output, read
 // while the code under test writes to it.

@@ -1,0 +1,132 @@
+package eventlog_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+)
+
+// TestLeases checks the lease bucket's rules on real JetStream: one holder at a time, renewals
+// only by the holder at its revision (adopting a renewal whose answer was lost), release only
+// at the holder's revision, and expiry.
+func TestLeases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := eventlogtest.Open(t)
+	leases, err := l.OpenLeases(ctx, "TEST_LEASES", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := leases.Acquire(ctx, "default.t1", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leases.Acquire(ctx, "default.t1", "w2"); !errors.Is(err, eventlog.ErrLeaseHeld) {
+		t.Fatalf("second acquire: %v, want ErrLeaseHeld", err)
+	}
+	renewed, err := leases.Renew(ctx, "default.t1", "w1", rev)
+	if err != nil || renewed <= rev {
+		t.Fatalf("renew: revision %d after %d, %v", renewed, rev, err)
+	}
+	// The answer of that renewal lost: the holder renews at the revision it knows.
+	adopted, err := leases.Renew(ctx, "default.t1", "w1", rev)
+	if err != nil || adopted != renewed {
+		t.Fatalf("renew at a stale revision of its own: revision %d (want %d), %v", adopted, renewed, err)
+	}
+	if err := leases.Release(ctx, "default.t1", rev); err == nil {
+		t.Fatal("released at a stale revision")
+	}
+	if err := leases.Release(ctx, "default.t1", adopted); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := leases.Acquire(ctx, "default.t1", "w2")
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	if _, err := leases.Renew(ctx, "default.t1", "w1", adopted); !errors.Is(err, eventlog.ErrLeaseHeld) {
+		t.Fatalf("renew of a lease taken over: %v, want ErrLeaseHeld", err)
+	}
+	// Not renewed, the lease expires.
+	eventually(t, "lease expiry", func() error {
+		_, err := leases.Renew(ctx, "default.t1", "w2", taken)
+		if errors.Is(err, eventlog.ErrLeaseGone) {
+			return nil
+		}
+		if err == nil {
+			return errors.New("renewed a lease left to expire")
+		}
+		return err
+	})
+}
+
+// TestDispatchQueue checks the dispatch queue on real JetStream: the events of its filter only,
+// in order, with their sequences; a message neither acknowledged nor in progress comes back
+// after AckWait, one refused comes back at once, and an acknowledged one never.
+func TestDispatchQueue(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := eventlogtest.Open(t)
+	q, err := l.OpenDispatch(ctx, eventlog.DispatchConfig{Name: "TEST_DISPATCH", Filter: "thread.*.*.run_created", AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for _, e := range []eventlog.Event{
+		mustEvent(t, thread("a"), "run_created", nil),
+		mustEvent(t, thread("a"), "run_started", nil),
+		mustEvent(t, thread("b"), "run_created", nil),
+		mustEvent(t, thread("c"), "run_created", nil),
+	} {
+		seq, err := l.Append(ctx, e, eventlog.Any)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Type == "run_created" {
+			seqs = append(seqs, seq)
+		}
+	}
+	pull, err := q.Pull(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pull.Stop()
+	next := func(want uint64) *eventlog.Dispatch {
+		t.Helper()
+		d, err := pull.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, err := d.Seq()
+		if err != nil || seq != want {
+			t.Fatalf("delivered seq %d (%v), want %d", seq, err, want)
+		}
+		return d
+	}
+	if d := next(seqs[0]); d.Subject() != "thread.default.a.run_created" {
+		t.Fatalf("subject %s", d.Subject())
+	} else if err := d.Ack(); err != nil {
+		t.Fatal(err)
+	}
+	b := next(seqs[1])
+	if err := b.InProgress(); err != nil {
+		t.Fatal(err)
+	}
+	if err := next(seqs[2]).Nak(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := next(seqs[2]).Term(); err != nil {
+		t.Fatal(err)
+	}
+	// b was left unsettled: it comes back to another worker.
+	if err := next(seqs[1]).Ack(); err != nil {
+		t.Fatal(err)
+	}
+	pull.Stop()
+	if _, err := pull.Next(); err == nil {
+		t.Fatal("Next after Stop delivered")
+	}
+}
