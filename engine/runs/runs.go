@@ -428,7 +428,7 @@ func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecor
 func (s *Service) WaitEnd(ctx context.Context, rec engine.RunRecord) (engine.RunRecord, graph.State, error) {
 	s.results.expect(rec.RunID)
 	st, err := s.waitState(ctx, rec.ThreadID, rec.RunID)
-	values := s.results.take(rec.RunID)
+	values := s.results.take(ctx, rec.RunID)
 	if err != nil {
 		return rec, nil, err
 	}
