@@ -22,9 +22,10 @@ type results struct {
 	mu     sync.Mutex
 	slots  map[string]graph.State   // run id -> its final values; nil until offered
 	ending map[string]chan struct{} // run id -> closed when its worker settled the run's end
-	// taking and settling, when set (tests, under mu), are called as a wait starts taking its
-	// run's values and as a worker starts settling its run's end: they order the two.
-	taking, settling func(run string)
+	// taking, settling and settled, when set (tests, under mu), are called as a wait starts
+	// taking its run's values, as a worker starts settling its run's end and once it has: they
+	// order the two.
+	taking, settling, settled func(run string)
 }
 
 // expect registers a wait for run's values.
@@ -37,6 +38,13 @@ func (r *results) expect(run string) {
 	if _, ok := r.slots[run]; !ok {
 		r.slots[run] = nil
 	}
+}
+
+// forget ends a wait registered for run that will not take the values (its run was not created).
+func (r *results) forget(run string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.slots, run)
 }
 
 // end marks run as ending here: its worker is about to append the run's end. settle must follow.
@@ -62,6 +70,9 @@ func (r *results) settle(run string, values graph.State) {
 	if done, ok := r.ending[run]; ok {
 		close(done)
 		delete(r.ending, run)
+	}
+	if f := r.settled; f != nil {
+		defer f(run) // after the unlock
 	}
 }
 

@@ -382,13 +382,13 @@ func TestWaitEndHandsOverTheValues(t *testing.T) {
 	p := start(t)
 	ctx := waitCtx(t)
 	th, _ := p.Threads.Create(ctx, threads.Create{})
-	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitEndValues(t, ctx, p, rec)
 
-	failed, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{"messages": "x"}})
+	failed, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{"messages": "x"}, Await: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestWaitEndSeesTheEndBeforeItsWorker(t *testing.T) {
 	ctx := waitCtx(t)
 	th, _ := p.Threads.Create(ctx, threads.Create{})
 	taken := make(chan string, 1)
-	runs.SetEndHooks(p.Runs, func(run string) { taken <- run }, func(run string) {
+	runs.SetEndHooks(p.Runs, runs.EndHooks{Taking: func(run string) { taken <- run }, Settling: func(run string) {
 		select {
 		case got := <-taken:
 			if got != run {
@@ -414,10 +414,33 @@ func TestWaitEndSeesTheEndBeforeItsWorker(t *testing.T) {
 			}
 		case <-ctx.Done():
 		}
-	})
-	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}})
+	}})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	waitEndValues(t, ctx, p, rec)
+}
+
+// TestWaitEndAfterTheRunEnded: a run created with Await that ends and is settled before its
+// wait is even called (a fast run, a slow request) keeps its values for that wait.
+func TestWaitEndAfterTheRunEnded(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	settled := make(chan string, 1)
+	runs.SetEndHooks(p.Runs, runs.EndHooks{Settled: func(run string) { settled <- run }})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case run := <-settled:
+		if run != rec.RunID {
+			t.Fatalf("settled %s, created %s", run, rec.RunID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the run's end was never settled")
 	}
 	waitEndValues(t, ctx, p, rec)
 }
