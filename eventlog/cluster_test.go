@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -38,6 +40,64 @@ func eventually(t testing.TB, what string, f func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// moveLeader makes the server named to the leader of stream. A leadership transfer goes only to a replica
+// its leader heard from lately (else the leader steps down to any peer), and a request sent
+// while an election is under way is lost or undone, so each attempt waits for a leader whose
+// replicas are all current and recently active, asks it to step down for to, and then waits
+// for the election that request started to end (a leadership other than the one asked) before
+// it looks again.
+func moveLeader(t *testing.T, ctx context.Context, nc *nats.Conn, stream jetstream.Stream, to string) {
+	t.Helper()
+	const live = 2 * time.Second // under the 3 heartbeats (3s) in which a leader picks a preferred peer
+	name := stream.CachedInfo().Config.Name
+	leadership := func(c *jetstream.ClusterInfo) string {
+		if c.LeaderSince == nil {
+			return c.Leader
+		}
+		return c.Leader + " since " + c.LeaderSince.Format(time.RFC3339Nano)
+	}
+	asked := "" // the leadership a granted step-down was asked of, until another one is elected
+	stepDowns := 0
+	eventually(t, "move the stream leader to "+to, func() error {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		info, err := stream.Info(ictx)
+		if err != nil {
+			return err
+		}
+		c := info.Cluster
+		switch {
+		case c.Leader == to:
+			t.Logf("stream leader moved to %s after %d step-down(s)", to, stepDowns)
+			return nil
+		case c.Leader == "" || leadership(c) == asked:
+			return fmt.Errorf("electing a leader after %s stepped down", asked)
+		}
+		asked = ""
+		if len(c.Replicas) != 2 {
+			return fmt.Errorf("leader %s reports %d replicas", c.Leader, len(c.Replicas))
+		}
+		for _, r := range c.Replicas {
+			if !r.Current || r.Offline || r.Active > live {
+				return fmt.Errorf("replica %s not current (offline %v, active %s ago, lag %d)", r.Name, r.Offline, r.Active, r.Lag)
+			}
+		}
+		req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, to)
+		msg, err := nc.RequestWithContext(ictx, "$JS.API.STREAM.LEADER.STEPDOWN."+name, []byte(req))
+		if err != nil {
+			return fmt.Errorf("step-down request to %s: %w", c.Leader, err)
+		}
+		var resp struct {
+			Success bool `json:"success"`
+		}
+		if err := json.Unmarshal(msg.Data, &resp); err != nil || !resp.Success {
+			return fmt.Errorf("step-down refused by %s: %s (%v)", c.Leader, msg.Data, err)
+		}
+		asked, stepDowns = leadership(c), stepDowns+1
+		return fmt.Errorf("%s stepped down for %s", asked, to)
+	})
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -434,20 +494,7 @@ func TestClusterReplicas3(t *testing.T) {
 	if victim == nil {
 		t.Fatalf("client connected to unknown server %q", victimName)
 	}
-	eventually(t, "move the stream leader to "+victimName, func() error {
-		info, err := stream.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Cluster.Leader == victimName {
-			return nil
-		}
-		req := fmt.Sprintf(`{"placement":{"preferred":%q}}`, victimName)
-		if _, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+eventlog.RuntimeStream, []byte(req)); err != nil {
-			return err
-		}
-		return fmt.Errorf("leader is %s", info.Cluster.Leader)
-	})
+	moveLeader(t, ctx, nc, stream, victimName)
 	victim.Shutdown()
 	victim.WaitForShutdown()
 

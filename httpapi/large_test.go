@@ -127,7 +127,7 @@ func TestLargeStatesRoundTrip(t *testing.T) {
 	discard := slog.New(slog.DiscardHandler)
 	p2 := platformtest.Start(t, platform.Config{Graphs: streamGraphs(), Logger: discard}, s.P.Log)
 	ts2 := serve(t, httpapi.New(httpapi.Deps{Threads: p2.Threads, Assistants: p2.Assistants, Store: p2.Store,
-		Runner: p2.Runner, Graphs: p2.Graphs, Runs: p2.Runs, Streams: p2.Streams, Logger: discard}).Handler())
+		Runner: p2.Runner, Graphs: p2.Graphs, Runs: p2.Runs, Streams: httpapi.StreamsOf(p2.Streams), Logger: discard}).Handler())
 	state(&streamStack{URL: ts2.URL, P: p2, client: s.client}, "rebuilt")
 	t.Logf("%v rebuilt", time.Since(start))
 

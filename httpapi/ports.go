@@ -94,13 +94,57 @@ type GraphCatalog interface {
 	Build(id string, cfg graph.Config) (*graph.Graph, error)
 }
 
-// StreamService follows what runs and threads stream (*streaming.Streamer is one).
+// StreamService follows what runs and threads stream (StreamsOf(*streaming.Streamer) is one).
 type StreamService interface {
-	FollowRun(ctx context.Context, r streaming.RunRequest) (*streaming.Follower, error)
-	FollowThread(ctx context.Context, r streaming.ThreadRequest) (*streaming.Follower, error)
+	FollowRun(ctx context.Context, r streaming.RunRequest) (Follower, error)
+	FollowThread(ctx context.Context, r streaming.ThreadRequest) (Follower, error)
 	// Retained reports whether output of run is still kept (after the run was deleted), and the
 	// thread it is on; thread "" looks on every thread.
 	Retained(ctx context.Context, thread, run string) (string, bool)
+}
+
+// Follower is one client's following of a run or thread, as the stream handlers serve it
+// (*streaming.Follower is one): the handlers own the port, so a test can serve frames of its
+// own without a bus.
+type Follower interface {
+	// Serve writes the stream's frames to sink until it ends (nil), the request's context is
+	// done, or the sink or the bus fails (the error).
+	Serve(ctx context.Context, sink streaming.FrameSink) error
+	// Close releases what the following holds; the handler calls it once served.
+	Close()
+}
+
+// Streamer is a StreamService whose followers are of a concrete type F (*streaming.Streamer,
+// whose followers are *streaming.Follower): Go's method sets do not convert F to Follower.
+type Streamer[F Follower] interface {
+	FollowRun(ctx context.Context, r streaming.RunRequest) (F, error)
+	FollowThread(ctx context.Context, r streaming.ThreadRequest) (F, error)
+	Retained(ctx context.Context, thread, run string) (string, bool)
+}
+
+// StreamsOf serves s as the StreamService: the wiring's one line between the output bus and
+// the handlers (a server without streaming leaves Deps.Streams nil instead).
+func StreamsOf[F Follower](s Streamer[F]) StreamService {
+	return streams[F]{s}
+}
+
+// streams adapts a Streamer to StreamService.
+type streams[F Follower] struct{ Streamer[F] }
+
+func (s streams[F]) FollowRun(ctx context.Context, r streaming.RunRequest) (Follower, error) {
+	f, err := s.Streamer.FollowRun(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (s streams[F]) FollowThread(ctx context.Context, r streaming.ThreadRequest) (Follower, error) {
+	f, err := s.Streamer.FollowThread(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Truncator empties the runtime's data (*truncate.Service is one).

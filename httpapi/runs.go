@@ -327,6 +327,7 @@ func (s *Server) waitRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	in.create.Await = true
 	rec, err := s.deps.Runs.Create(c.Request().Context(), in.create)
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 		return err
 	}
 	in.create.OnCompletion = engine.OnCompletionKeep // the worker must not delete the thread before it is read
+	in.create.Await = true
 	ctx := c.Request().Context()
 	rec, err := s.deps.Runs.Create(ctx, in.create)
 	if err != nil {

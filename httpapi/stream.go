@@ -226,7 +226,7 @@ func lastEventID(c echo.Context, errs *engine.Violations) (uint64, bool) {
 
 // serveStream answers with the follower's events (200, text/event-stream, one flush per
 // event). When the client leaves first and cancel is set, the run is cancelled (interrupt).
-func (s *Server) serveStream(c echo.Context, f *streaming.Follower, rec *engine.RunRecord, cancel bool) error {
+func (s *Server) serveStream(c echo.Context, f Follower, rec *engine.RunRecord, cancel bool) error {
 	defer f.Close()
 	ctx := c.Request().Context()
 	resp := c.Response()

@@ -155,6 +155,9 @@ type Create struct {
 	MultitaskStrategy string  // default enqueue
 	AfterSeconds      float64 // start no sooner than this
 	OnCompletion      string  // stateless runs: engine.OnCompletionDelete (default) or engine.OnCompletionKeep
+	// Await says the caller calls WaitEnd next: the values the run ends with here are kept for
+	// it from before the run exists (a fast run may end before WaitEnd is called).
+	Await bool
 }
 
 // RejectDetail is the reference servers' text for a run refused by the reject strategy.
@@ -199,6 +202,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	rec := s.record(ctx, c, a)
 	rec.Temporary, rec.Kwargs.Temporary = temporary, temporary
 	agg := threads.Aggregate(ctx, c.ThreadID)
+	if c.Await {
+		s.results.expect(rec.RunID)
+	}
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		active, err := s.runs.ActiveIDs(agg.Tenant, agg.ID)
 		if err != nil {
@@ -236,6 +242,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		return d, nil
 	})
 	if err != nil {
+		if c.Await {
+			s.results.forget(rec.RunID)
+		}
 		return engine.RunRecord{}, err
 	}
 	if c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback {
@@ -399,11 +408,12 @@ func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecor
 
 // WaitEnd is Wait for a run whose record the caller holds as created (its kwargs never change):
 // it reads only the run's state. For a run that succeeded in this process it also returns the
-// values the run ended with (nil otherwise: read the thread's state).
+// values the run ended with (nil otherwise: read the thread's state); a run created with Await
+// keeps them even when it ended before this call.
 func (s *Service) WaitEnd(ctx context.Context, rec engine.RunRecord) (engine.RunRecord, graph.State, error) {
 	s.results.expect(rec.RunID)
 	st, err := s.waitState(ctx, rec.ThreadID, rec.RunID)
-	values := s.results.take(rec.RunID)
+	values := s.results.take(ctx, rec.RunID)
 	if err != nil {
 		return rec, nil, err
 	}

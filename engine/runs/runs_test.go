@@ -359,16 +359,10 @@ func TestWaitFromAnotherProcess(t *testing.T) {
 	}
 }
 
-// TestWaitEndHandsOverTheValues: a wait on a run this process executes gets the values the run
-// ended with from its worker, equal to the thread's state; a failed run's wait gets none.
-func TestWaitEndHandsOverTheValues(t *testing.T) {
-	p := start(t)
-	ctx := waitCtx(t)
-	th, _ := p.Threads.Create(ctx, threads.Create{})
-	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+// waitEndValues waits for the end of rec, created by the caller, and checks the run succeeded
+// and its wait got the values the run ended with: the thread's state.
+func waitEndValues(t *testing.T, ctx context.Context, p *platform.Platform, rec engine.RunRecord) {
+	t.Helper()
 	rec, values, err := p.Runs.WaitEnd(ctx, rec)
 	if err != nil || rec.Status != engine.RunSuccess {
 		t.Fatalf("wait: %v %v", rec.Status, err)
@@ -377,17 +371,78 @@ func TestWaitEndHandsOverTheValues(t *testing.T) {
 	for _, m := range graph.MessagesOf(values, "messages") {
 		got = append(got, m.Text())
 	}
-	if want := messages(t, p, th.ThreadID); fmt.Sprint(got) != want {
+	if want := messages(t, p, rec.ThreadID); fmt.Sprint(got) != want {
 		t.Fatalf("values handed over %v, thread state %s", got, want)
 	}
+}
 
-	failed, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{"messages": "x"}})
+// TestWaitEndHandsOverTheValues: a wait on a run this process executes gets the values the run
+// ended with from its worker, equal to the thread's state; a failed run's wait gets none.
+func TestWaitEndHandsOverTheValues(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if failed, values, err = p.Runs.WaitEnd(ctx, failed); err != nil || failed.Status != engine.RunFailed || values != nil {
+	waitEndValues(t, ctx, p, rec)
+
+	failed, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "error", Input: map[string]any{"messages": "x"}, Await: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failed, values, err := p.Runs.WaitEnd(ctx, failed); err != nil || failed.Status != engine.RunFailed || values != nil {
 		t.Fatalf("failed run's wait: %v %v %v", failed.Status, values, err)
 	}
+}
+
+// TestWaitEndSeesTheEndBeforeItsWorker: a wait that sees the run's end folded before the worker
+// that appended it got the append's answer still gets the values the run ended with (a
+// /runs/wait arriving right as its run ends): the worker settles its run's end only once the
+// wait has started taking the values.
+func TestWaitEndSeesTheEndBeforeItsWorker(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	taken := make(chan string, 1)
+	runs.SetEndHooks(p.Runs, runs.EndHooks{Taking: func(run string) { taken <- run }, Settling: func(run string) {
+		select {
+		case got := <-taken:
+			if got != run {
+				t.Errorf("wait took %s, worker settles %s", got, run)
+			}
+		case <-ctx.Done():
+		}
+	}})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEndValues(t, ctx, p, rec)
+}
+
+// TestWaitEndAfterTheRunEnded: a run created with Await that ends and is settled before its
+// wait is even called (a fast run, a slow request) keeps its values for that wait.
+func TestWaitEndAfterTheRunEnded(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, _ := p.Threads.Create(ctx, threads.Create{})
+	settled := make(chan string, 1)
+	runs.SetEndHooks(p.Runs, runs.EndHooks{Settled: func(run string) { settled <- run }})
+	rec, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}, Await: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case run := <-settled:
+		if run != rec.RunID {
+			t.Fatalf("settled %s, created %s", run, rec.RunID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the run's end was never settled")
+	}
+	waitEndValues(t, ctx, p, rec)
 }
 
 // TestLeaseRenewalStoredWithoutAnswer: a renewal the cluster stored while its answer was lost (a

@@ -329,15 +329,22 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	if err != nil {
 		return 0, err
 	}
+	if fin.Status == engine.RunSuccess {
+		// A wait here may see the end folded before the append answers: it waits for settle.
+		s.results.end(rec.RunID)
+	}
 	seq, err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) {
 		return eventlog.New(agg, engine.RunFinishedEvent, fin)
 	})
+	if fin.Status == engine.RunSuccess {
+		var values graph.State
+		if err == nil && seq > 0 { // this end, not an end appended meanwhile, was stored
+			values = out.Values
+		}
+		s.results.settle(rec.RunID, values)
+	}
 	if err != nil {
 		return 0, err
-	}
-	if fin.Status == engine.RunSuccess {
-		// (Before the end is folded, almost always: a waiter that looks sooner reads the state.)
-		s.results.offer(rec.RunID, out.Values)
 	}
 	if fin.Status == engine.RunInterrupted && seq > 0 {
 		// The stream's end reads what the run stopped on from the thread's state.
