@@ -64,7 +64,7 @@ func FuzzAppendFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, event string, data []byte, id, comment string) {
 		fr := Frame{Event: event, Data: data, ID: id, Comment: comment}
 		out := AppendFrame(nil, fr)
-		if !utf8.Valid(out) && utf8.ValidString(event+id+comment) && utf8.Valid(data) {
+		if !utf8.Valid(out) && utf8.ValidString(event) && utf8.ValidString(id) && utf8.ValidString(comment) && utf8.Valid(data) {
 			t.Fatalf("valid text written as invalid UTF-8: %q", out)
 		}
 		// A second frame after it must be read as itself: the first cannot swallow or forge it.
