@@ -96,7 +96,7 @@ func (s *Server) assistantGraph(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, g.Drawable(xray))
+	return OK(c, g.Drawable(xray))
 }
 
 // assistantSchemas answers GET /assistants/{assistant_id}/schemas: {graph_id, input_schema,
@@ -114,7 +114,7 @@ func (s *Server) assistantSchemas(c echo.Context) error {
 	}
 	sch := g.Schemas()
 	sch.GraphID = a.GraphID
-	return ok(c, sch)
+	return OK(c, sch)
 }
 
 // subgraphEntry is one subgraph of GET /assistants/{id}/subgraphs: the LangGraph API's

@@ -43,8 +43,8 @@ func (s *Server) assistantPath(c echo.Context, errs *engine.Violations) string {
 }
 
 // optString returns the string at name, nil when absent or null.
-func optString(f *fields, name string) *string {
-	if !f.present(name) {
+func optString(f *Fields, name string) *string {
+	if !f.Present(name) {
 		return nil
 	}
 	n := len(*f.errs)
@@ -56,8 +56,8 @@ func optString(f *fields, name string) *string {
 }
 
 // graphField reads a graph id, which must be a registered graph; required says it must be given.
-func (s *Server) graphField(f *fields, required bool) string {
-	if required && !f.require("graph_id") || !f.present("graph_id") {
+func (s *Server) graphField(f *Fields, required bool) string {
+	if required && !f.Require("graph_id") || !f.Present("graph_id") {
 		return ""
 	}
 	n := len(*f.errs)
@@ -70,7 +70,7 @@ func (s *Server) graphField(f *fields, required bool) string {
 
 // configField reads an assistant config: an object whose tags, recursion_limit and configurable,
 // when given, have their types. Other keys are kept as they are.
-func configField(f *fields, name string) map[string]any {
+func configField(f *Fields, name string) map[string]any {
 	m := f.Object(name)
 	if m == nil {
 		return nil
@@ -103,7 +103,7 @@ func configField(f *fields, name string) map[string]any {
 
 func (s *Server) createAssistant(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *Server) createAssistant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, a)
+	return OK(c, a)
 }
 
 func (s *Server) getAssistant(c echo.Context) error {
@@ -137,13 +137,13 @@ func (s *Server) getAssistant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, a)
+	return OK(c, a)
 }
 
 func (s *Server) patchAssistant(c echo.Context) error {
 	var errs engine.Violations
 	id := s.assistantPath(c, &errs)
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -162,13 +162,13 @@ func (s *Server) patchAssistant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, a)
+	return OK(c, a)
 }
 
 func (s *Server) deleteAssistant(c echo.Context) error {
 	var errs engine.Violations
 	id := s.assistantPath(c, &errs)
-	deleteThreads := queryFields(c, &errs).Bool("delete_threads", false)
+	deleteThreads := QueryFields(c, &errs).Bool("delete_threads", false)
 	if err := errs.Err("assistants.delete"); err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func (s *Server) deleteAssistant(c echo.Context) error {
 func (s *Server) assistantVersions(c echo.Context) error {
 	var errs engine.Violations
 	id := s.assistantPath(c, &errs)
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -196,18 +196,18 @@ func (s *Server) assistantVersions(c echo.Context) error {
 		return err
 	}
 	paginate(c, total, offset, len(vs))
-	return ok(c, vs)
+	return OK(c, vs)
 }
 
 func (s *Server) setLatestAssistant(c echo.Context) error {
 	var errs engine.Violations
 	id := s.assistantPath(c, &errs)
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
 	var version int
-	if f.require("version") {
+	if f.Require("version") {
 		version = f.Int("version", 0, 1)
 	}
 	if err := errs.Err("assistants.set_latest"); err != nil {
@@ -217,11 +217,11 @@ func (s *Server) setLatestAssistant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, a)
+	return OK(c, a)
 }
 
 // assistantQuery reads the filters shared by search and count.
-func assistantQuery(f *fields) engine.AssistantQuery {
+func assistantQuery(f *Fields) engine.AssistantQuery {
 	return engine.AssistantQuery{
 		Metadata: f.Object("metadata"),
 		GraphID:  f.String("graph_id"),
@@ -231,7 +231,7 @@ func assistantQuery(f *fields) engine.AssistantQuery {
 
 func (s *Server) searchAssistants(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -254,16 +254,16 @@ func (s *Server) searchAssistants(c echo.Context) error {
 		return err
 	}
 	paginate(c, total, q.Offset, len(as))
-	out, err := selectFields(as, sel)
+	out, err := SelectFields(as, sel)
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 func (s *Server) countAssistants(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -275,5 +275,5 @@ func (s *Server) countAssistants(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, total)
+	return OK(c, total)
 }

@@ -47,10 +47,10 @@ func jsonContentType(ct string) bool {
 		strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// readJSON reads the request body, at most its route's limit (413 naming it beyond), and
+// ReadJSON reads the request body, at most its route's limit (413 naming it beyond), and
 // returns it trimmed, or nil after recording a problem: a content type that is not JSON's,
 // invalid UTF-8, invalid JSON, or null.
-func readJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
+func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 	limit := bodyLimit(c)
 	data, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
 	if err != nil {
@@ -78,19 +78,19 @@ func readJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 	return nil, nil
 }
 
-// fields reads a JSON object (a request body, or the query string) one field at a time and
+// Fields reads a JSON object (a request body, or the query string) one field at a time and
 // collects every problem, so that a 422 lists all of them with their location.
-type fields struct {
+type Fields struct {
 	loc  string // "body" or "query"
 	raw  map[string]json.RawMessage
 	errs *engine.Violations
 }
 
-// readBody decodes the request body as a JSON object (see readJSON). An empty body is an empty
+// ReadBody decodes the request body as a JSON object (see ReadJSON). An empty body is an empty
 // object.
-func readBody(c echo.Context, errs *engine.Violations) (*fields, error) {
-	f := &fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
-	data, err := readJSON(c, errs)
+func ReadBody(c echo.Context, errs *engine.Violations) (*Fields, error) {
+	f := &Fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
+	data, err := ReadJSON(c, errs)
 	if err != nil || len(data) == 0 {
 		return f, err
 	}
@@ -100,10 +100,10 @@ func readBody(c echo.Context, errs *engine.Violations) (*fields, error) {
 	return f, nil
 }
 
-// queryFields exposes the query string through the same checks. Values that are JSON are parsed
+// QueryFields exposes the query string through the same checks. Values that are JSON are parsed
 // as such (limit=10, include=["ttl"]); anything else is a string.
-func queryFields(c echo.Context, errs *engine.Violations) *fields {
-	f := &fields{loc: "query", raw: map[string]json.RawMessage{}, errs: errs}
+func QueryFields(c echo.Context, errs *engine.Violations) *Fields {
+	f := &Fields{loc: "query", raw: map[string]json.RawMessage{}, errs: errs}
 	for k, vs := range c.QueryParams() {
 		if len(vs) == 0 {
 			continue
@@ -121,92 +121,93 @@ func queryFields(c echo.Context, errs *engine.Violations) *fields {
 	return f
 }
 
-func (f *fields) add(typ, msg, name string) { f.errs.Add(typ, msg, f.loc, name) }
+// Add records a problem of type typ with message msg at the field name.
+func (f *Fields) Add(typ, msg, name string) { f.errs.Add(typ, msg, f.loc, name) }
 
-// present reports whether name was given with a non-null value.
-func (f *fields) present(name string) bool {
+// Present reports whether name was given with a non-null value.
+func (f *Fields) Present(name string) bool {
 	r, ok := f.raw[name]
 	return ok && !bytes.Equal(bytes.TrimSpace(r), []byte("null"))
 }
 
-// require records a missing-field problem when name is absent.
-func (f *fields) require(name string) bool {
-	if !f.present(name) {
-		f.add("missing", "Field required", name)
+// Require records a missing-field problem when name is absent.
+func (f *Fields) Require(name string) bool {
+	if !f.Present(name) {
+		f.Add("missing", "Field required", name)
 		return false
 	}
 	return true
 }
 
-func (f *fields) decode(name string, v any) bool {
-	return f.present(name) && json.Unmarshal(f.raw[name], v) == nil
+func (f *Fields) decode(name string, v any) bool {
+	return f.Present(name) && json.Unmarshal(f.raw[name], v) == nil
 }
 
 // String returns the string at name, "" when absent.
-func (f *fields) String(name string) string {
-	if !f.present(name) {
+func (f *Fields) String(name string) string {
+	if !f.Present(name) {
 		return ""
 	}
 	var s string
 	if !f.decode(name, &s) {
-		f.add("string_type", "Input should be a valid string", name)
+		f.Add("string_type", "Input should be a valid string", name)
 	}
 	return s
 }
 
 // Enum returns the string at name, which must be one of allowed; def when absent.
-func (f *fields) Enum(name, def string, allowed ...string) string {
-	if !f.present(name) {
+func (f *Fields) Enum(name, def string, allowed ...string) string {
+	if !f.Present(name) {
 		return def
 	}
 	var s string
 	if !f.decode(name, &s) {
-		f.add("string_type", "Input should be a valid string", name)
+		f.Add("string_type", "Input should be a valid string", name)
 		return def
 	}
 	if !slices.Contains(allowed, s) {
-		f.add("literal_error", "Input should be "+quoteList(allowed), name)
+		f.Add("literal_error", "Input should be "+quoteList(allowed), name)
 		return def
 	}
 	return s
 }
 
 // UUID returns the UUID string at name in canonical form, "" when absent.
-func (f *fields) UUID(name string) string {
+func (f *Fields) UUID(name string) string {
 	s := f.String(name)
 	if s == "" {
 		return ""
 	}
 	id, err := uuid.Parse(s)
 	if err != nil {
-		f.add("uuid_parsing", "Input should be a valid UUID", name)
+		f.Add("uuid_parsing", "Input should be a valid UUID", name)
 		return ""
 	}
 	return id.String()
 }
 
 // Object returns the JSON object at name, nil when absent.
-func (f *fields) Object(name string) map[string]any {
-	if !f.present(name) {
+func (f *Fields) Object(name string) map[string]any {
+	if !f.Present(name) {
 		return nil
 	}
 	var m map[string]any
 	if !f.decode(name, &m) {
-		f.add("dict_type", "Input should be a valid dictionary", name)
+		f.Add("dict_type", "Input should be a valid dictionary", name)
 	}
 	return m
 }
 
 // Any returns the JSON value at name, nil when absent.
-func (f *fields) Any(name string) any {
+func (f *Fields) Any(name string) any {
 	var v any
 	f.decode(name, &v)
 	return v
 }
 
 // Int returns the integer at name, def when absent; it must be at least min.
-func (f *fields) Int(name string, def, min int) int {
-	if !f.present(name) {
+func (f *Fields) Int(name string, def, min int) int {
+	if !f.Present(name) {
 		return def
 	}
 	var n json.Number
@@ -221,11 +222,11 @@ func (f *fields) Int(name string, def, min int) int {
 	}
 	i, err := strconv.Atoi(string(n))
 	if err != nil {
-		f.add("int_parsing", "Input should be a valid integer", name)
+		f.Add("int_parsing", "Input should be a valid integer", name)
 		return def
 	}
 	if i < min {
-		f.add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", min), name)
+		f.Add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", min), name)
 		return def
 	}
 	return i
@@ -233,31 +234,31 @@ func (f *fields) Int(name string, def, min int) int {
 
 // Limit returns the page size at "limit", def when absent: at least min, at most
 // engine.MaxListLimit.
-func (f *fields) Limit(def, min int) int {
+func (f *Fields) Limit(def, min int) int {
 	n := f.Int("limit", def, min)
 	if n > engine.MaxListLimit {
-		f.add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d (MaxListLimit)", engine.MaxListLimit), "limit")
+		f.Add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d (MaxListLimit)", engine.MaxListLimit), "limit")
 		return def
 	}
 	return n
 }
 
 // Number returns the number at name and whether it was given.
-func (f *fields) Number(name string) (float64, bool) {
-	if !f.present(name) {
+func (f *Fields) Number(name string) (float64, bool) {
+	if !f.Present(name) {
 		return 0, false
 	}
 	var n float64
 	if !f.decode(name, &n) {
-		f.add("float_parsing", "Input should be a valid number", name)
+		f.Add("float_parsing", "Input should be a valid number", name)
 		return 0, false
 	}
 	return n, true
 }
 
 // Bool returns the boolean at name, def when absent.
-func (f *fields) Bool(name string, def bool) bool {
-	if !f.present(name) {
+func (f *Fields) Bool(name string, def bool) bool {
+	if !f.Present(name) {
 		return def
 	}
 	var b bool
@@ -268,20 +269,20 @@ func (f *fields) Bool(name string, def bool) bool {
 				return v
 			}
 		}
-		f.add("bool_parsing", "Input should be a valid boolean", name)
+		f.Add("bool_parsing", "Input should be a valid boolean", name)
 		return def
 	}
 	return b
 }
 
 // Strings returns the list of strings at name, nil when absent.
-func (f *fields) Strings(name string) []string {
-	if !f.present(name) {
+func (f *Fields) Strings(name string) []string {
+	if !f.Present(name) {
 		return nil
 	}
 	var ss []string
 	if !f.decode(name, &ss) {
-		f.add("list_type", "Input should be a valid list of strings", name)
+		f.Add("list_type", "Input should be a valid list of strings", name)
 	}
 	return ss
 }
@@ -297,8 +298,8 @@ func quoteList[T ~string](allowed []T) string {
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
-// pathUUID returns the path parameter name as a canonical UUID, recording a problem otherwise.
-func pathUUID(c echo.Context, name string, errs *engine.Violations) string {
+// PathUUID returns the path parameter name as a canonical UUID, recording a problem otherwise.
+func PathUUID(c echo.Context, name string, errs *engine.Violations) string {
 	id, err := uuid.Parse(c.Param(name))
 	if err != nil {
 		errs.Add("uuid_parsing", "Input should be a valid UUID", "path", name)
@@ -316,8 +317,8 @@ func paginate(c echo.Context, total, offset, n int) {
 	}
 }
 
-// jsonFields is the JSON object v marshals to, by field.
-func jsonFields(v any) (map[string]json.RawMessage, error) {
+// JSONFields is the JSON object v marshals to, by field.
+func JSONFields(v any) (map[string]json.RawMessage, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -329,14 +330,14 @@ func jsonFields(v any) (map[string]json.RawMessage, error) {
 	return out, nil
 }
 
-// selectFields keeps only the named top-level fields of each record; no names keeps all.
-func selectFields[T any](records []T, names []string) (any, error) {
+// SelectFields keeps only the named top-level fields of each record; no names keeps all.
+func SelectFields[T any](records []T, names []string) (any, error) {
 	if len(names) == 0 {
 		return records, nil
 	}
 	out := make([]map[string]json.RawMessage, len(records))
 	for i, r := range records {
-		all, err := jsonFields(masked(r))
+		all, err := JSONFields(masked(r))
 		if err != nil {
 			return nil, err
 		}
@@ -350,9 +351,9 @@ func selectFields[T any](records []T, names []string) (any, error) {
 	return out, nil
 }
 
-// ok answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204. Runs,
+// OK answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204. Runs,
 // threads and assistants are answered masked (see masked).
-func ok(c echo.Context, v any) error { return c.JSON(http.StatusOK, masked(v)) }
+func OK(c echo.Context, v any) error { return c.JSON(http.StatusOK, masked(v)) }
 
 // masked is v as answers show it: runs, threads and assistants (alone or in lists) with the
 // secrets of what clients configured masked (engine.MaskSecrets); anything else as it is.
@@ -387,8 +388,8 @@ func maskAll[T interface{ Masked() T }](xs []T) []T {
 	return out
 }
 
-// parseUUID returns s as a canonical UUID string.
-func parseUUID(s string) (string, error) {
+// ParseUUID returns s as a canonical UUID string.
+func ParseUUID(s string) (string, error) {
 	id, err := uuid.Parse(s)
 	if err != nil {
 		return "", err
@@ -396,8 +397,8 @@ func parseUUID(s string) (string, error) {
 	return id.String(), nil
 }
 
-// splitComma splits a comma list, dropping blanks.
-func splitComma(s string) []string {
+// SplitComma splits a comma list, dropping blanks.
+func SplitComma(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {

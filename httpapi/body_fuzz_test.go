@@ -29,7 +29,7 @@ func FuzzReadBody(f *testing.F) {
 		c := e.NewContext(req, httptest.NewRecorder())
 		c.SetPath("/threads/search")
 		var errs engine.Violations
-		flds, err := readBody(c, &errs)
+		flds, err := ReadBody(c, &errs)
 		if err != nil {
 			if code := status(engine.KindOf(err)); code < 400 || code > 499 {
 				t.Fatalf("body %q (%q): error %v maps to %d, not a client error", body, ctype, err, code)

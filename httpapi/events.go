@@ -34,7 +34,7 @@ func (s *Server) tailEvents(c echo.Context) error {
 	case err != nil:
 		errs.Add("value_error", "Invalid id: "+err.Error(), "path", "id")
 	}
-	q := queryFields(c, &errs)
+	q := QueryFields(c, &errs)
 	follow := q.Bool("follow", false)
 	if err := errs.Err("events.tail"); err != nil {
 		return err

@@ -67,8 +67,8 @@ type runInput struct {
 
 // readRun reads a run-creation body, recording every problem of its shape in f's violations.
 // stateless sets the default of on_disconnect (cancel for stateless runs, continue otherwise).
-func readRun(f *fields, stateless bool) runInput {
-	f.require("assistant_id")
+func readRun(f *Fields, stateless bool) runInput {
+	f.Require("assistant_id")
 	disconnect := engine.OnDisconnectContinue
 	if stateless {
 		disconnect = engine.OnDisconnectCancel
@@ -104,12 +104,12 @@ func readRun(f *fields, stateless bool) runInput {
 	}
 	if n, ok := f.Number("after_seconds"); ok {
 		if n < 0 {
-			f.add("greater_than_equal", "Input should be greater than or equal to 0", "after_seconds")
+			f.Add("greater_than_equal", "Input should be greater than or equal to 0", "after_seconds")
 		} else {
 			c.AfterSeconds = n
 		}
 	}
-	if f.present("webhook") {
+	if f.Present("webhook") {
 		before := len(*f.errs)
 		if c.Webhook = f.String("webhook"); len(*f.errs) == before {
 			if err := webhooks.ValidateURL(c.Webhook); err != nil {
@@ -117,7 +117,7 @@ func readRun(f *fields, stateless bool) runInput {
 				if errors.As(err, &ee) && len(ee.Fields) > 0 {
 					*f.errs = append(*f.errs, ee.Fields...)
 				} else {
-					f.add("url_parsing", err.Error(), "webhook")
+					f.Add("url_parsing", err.Error(), "webhook")
 				}
 			}
 		}
@@ -130,19 +130,19 @@ func readRun(f *fields, stateless bool) runInput {
 }
 
 // commandMap reads a run's command ({update, resume, goto}) as the scheduler records it.
-func commandMap(f *fields) map[string]any {
+func commandMap(f *Fields) map[string]any {
 	if decodeCommand(f) == nil {
 		return nil
 	}
 	var m map[string]any
 	if err := json.Unmarshal(f.raw["command"], &m); err != nil {
-		f.add("dict_type", "Input should be a valid dictionary", "command")
+		f.Add("dict_type", "Input should be a valid dictionary", "command")
 	}
 	return m
 }
 
 // configurable returns the run's config.configurable, creating both as needed.
-func configurable(f *fields, c *runs.Create) map[string]any {
+func configurable(f *Fields, c *runs.Create) map[string]any {
 	if c.Config == nil {
 		c.Config = map[string]any{}
 	}
@@ -159,8 +159,8 @@ func configurable(f *fields, c *runs.Create) map[string]any {
 }
 
 // streamModes reads stream_mode: a mode, a list of modes, or a list as a JSON string.
-func streamModes(f *fields) []engine.StreamMode {
-	if !f.present("stream_mode") {
+func streamModes(f *Fields) []engine.StreamMode {
+	if !f.Present("stream_mode") {
 		return nil
 	}
 	var modes []string
@@ -168,7 +168,7 @@ func streamModes(f *fields) []engine.StreamMode {
 	case string:
 		if strings.HasPrefix(strings.TrimSpace(v), "[") {
 			if err := json.Unmarshal([]byte(v), &modes); err != nil {
-				f.add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
+				f.Add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
 				return nil
 			}
 		} else {
@@ -183,7 +183,7 @@ func streamModes(f *fields) []engine.StreamMode {
 			}
 		}
 	default:
-		f.add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
+		f.Add("list_type", "Input should be a stream mode, a list of them, or that list as JSON", "stream_mode")
 		return nil
 	}
 	return modesIn(modes, engine.RunStreamModes, func(i int) {
@@ -215,13 +215,13 @@ func names[T ~string](values []T) []string {
 }
 
 // interruptList reads interrupt_before/after: "*" or a list of node names.
-func interruptList(f *fields, name string) []string {
-	if !f.present(name) {
+func interruptList(f *Fields, name string) []string {
+	if !f.Present(name) {
 		return nil
 	}
 	if s, ok := f.Any(name).(string); ok {
 		if s != "*" {
-			f.add("literal_error", `Input should be "*" or a list of node names`, name)
+			f.Add("literal_error", `Input should be "*" or a list of node names`, name)
 		}
 		return []string{"*"}
 	}
@@ -231,7 +231,7 @@ func interruptList(f *fields, name string) []string {
 // headerConfig copies the request headers that match Deps.ConfigurableHeaders into the run's
 // config.configurable under their lower-case names. Values the body gives win; credentials are
 // never copied.
-func (s *Server) headerConfig(f *fields, h http.Header, c *runs.Create) {
+func (s *Server) headerConfig(f *Fields, h http.Header, c *runs.Create) {
 	if len(s.deps.ConfigurableHeaders) == 0 {
 		return
 	}
@@ -277,7 +277,7 @@ func (s *Server) resolveRun(ctx context.Context, c runs.Create) error {
 // every one listed); an unknown assistant in a well-formed body is a 404; nothing is recorded
 // before both checks pass.
 func (s *Server) parseRun(c echo.Context, op, threadID string, errs *engine.Violations) (runInput, error) {
-	f, err := readBody(c, errs)
+	f, err := ReadBody(c, errs)
 	if err != nil {
 		return runInput{}, err
 	}
@@ -306,7 +306,7 @@ func runLocation(c echo.Context, rec engine.RunRecord, stateless bool) {
 // createRun creates a run on a thread and answers with it (pending).
 func (s *Server) createRun(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	in, err := s.parseRun(c, "runs.create", id, &errs)
 	if err != nil {
 		return err
@@ -316,13 +316,13 @@ func (s *Server) createRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, false)
-	return ok(c, rec.Run)
+	return OK(c, rec.Run)
 }
 
 // waitRun creates a run on a thread, waits for its end and answers with the thread's values.
 func (s *Server) waitRun(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	in, err := s.parseRun(c, "runs.wait", id, &errs)
 	if err != nil {
 		return err
@@ -341,7 +341,7 @@ func (s *Server) waitRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // awaitRun waits for the end of the run rec names. created says rec is the run as created (this
@@ -405,20 +405,20 @@ func (s *Server) runResult(ctx context.Context, rec engine.RunRecord, ended grap
 
 // runPath reads the thread and run ids of a run's path.
 func runPath(c echo.Context, errs *engine.Violations) (thread, run string) {
-	return pathUUID(c, "thread_id", errs), pathUUID(c, "run_id", errs)
+	return PathUUID(c, "thread_id", errs), PathUUID(c, "run_id", errs)
 }
 
 // listRuns answers a thread's runs, newest first.
 func (s *Server) listRuns(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	q := queryFields(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	q := QueryFields(c, &errs)
 	limit, offset := q.Limit(10, 1), q.Int("offset", 0, 0)
 	status := q.Enum("status", "", engine.RunStatuses...)
 	var sel []string
 	switch v := q.Any("select").(type) {
 	case string:
-		sel = splitComma(v)
+		sel = SplitComma(v)
 	case []any:
 		sel = engine.StringList(v)
 	}
@@ -438,11 +438,11 @@ func (s *Server) listRuns(c echo.Context) error {
 	for i, r := range recs {
 		list[i] = r.Run
 	}
-	out, err := selectFields(list, sel)
+	out, err := SelectFields(list, sel)
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // getRun answers a run of a thread.
@@ -456,7 +456,7 @@ func (s *Server) getRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, rec.Run)
+	return OK(c, rec.Run)
 }
 
 // deleteRun deletes an ended run: 204; an active run is a 409.
@@ -489,7 +489,7 @@ func (s *Server) joinRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // cancelRun cancels a run (?action=interrupt|rollback). Without ?wait it answers 202 at once;
@@ -498,7 +498,7 @@ func (s *Server) cancelRun(c echo.Context) error {
 	var errs engine.Violations
 	thread, run := runPath(c, &errs)
 	wait := boolQuery(c, "wait", &errs)
-	action := queryFields(c, &errs).Enum("action", runs.ActionInterrupt, runs.ActionInterrupt, runs.ActionRollback)
+	action := QueryFields(c, &errs).Enum("action", runs.ActionInterrupt, runs.ActionInterrupt, runs.ActionRollback)
 	if err := errs.Err("runs.cancel"); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func (s *Server) createStatelessRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, true)
-	return ok(c, rec.Run)
+	return OK(c, rec.Run)
 }
 
 // waitStatelessRun creates a run on a temporary thread, waits for its end and answers with the
@@ -70,7 +70,7 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // deleteWhenDone deletes the temporary thread of a stateless wait whose client left, once its
@@ -102,7 +102,7 @@ func (s *Server) createRunBatch(c echo.Context) error {
 	var notFound error
 	for i, raw := range items {
 		var itemErrs engine.Violations
-		f := &fields{loc: "body", raw: raw, errs: &itemErrs}
+		f := &Fields{loc: "body", raw: raw, errs: &itemErrs}
 		if err := stateWithin(f, op, "input", "command"); err != nil {
 			return err
 		}
@@ -133,12 +133,12 @@ func (s *Server) createRunBatch(c echo.Context) error {
 		}
 		out = append(out, rec.Run)
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // readBatch reads a body that is a list of JSON objects.
 func readBatch(c echo.Context, errs *engine.Violations) ([]map[string]json.RawMessage, error) {
-	data, err := readJSON(c, errs)
+	data, err := ReadJSON(c, errs)
 	if err != nil || data == nil {
 		return nil, err
 	}
@@ -167,18 +167,18 @@ func readBatch(c echo.Context, errs *engine.Violations) ([]map[string]json.RawMe
 func (s *Server) cancelRuns(c echo.Context) error {
 	const op = "runs.cancel"
 	var errs engine.Violations
-	action := queryFields(c, &errs).Enum("action", runs.ActionInterrupt, runs.ActionInterrupt, runs.ActionRollback)
-	f, err := readBody(c, &errs)
+	action := QueryFields(c, &errs).Enum("action", runs.ActionInterrupt, runs.ActionInterrupt, runs.ActionRollback)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
 	thread := f.UUID("thread_id")
 	var runIDs []string
 	if ids := f.Strings("run_ids"); len(ids) > engine.MaxBatchRuns {
-		f.add("too_long", fmt.Sprintf("At most %d run_ids (MaxBatchRuns); %d given", engine.MaxBatchRuns, len(ids)), "run_ids")
+		f.Add("too_long", fmt.Sprintf("At most %d run_ids (MaxBatchRuns); %d given", engine.MaxBatchRuns, len(ids)), "run_ids")
 	}
 	for i, id := range f.Strings("run_ids") {
-		if canonical, err := parseUUID(id); err != nil {
+		if canonical, err := ParseUUID(id); err != nil {
 			errs.Add("uuid_parsing", "Input should be a valid UUID", "body", "run_ids", i)
 		} else {
 			runIDs = append(runIDs, canonical)
@@ -186,8 +186,8 @@ func (s *Server) cancelRuns(c echo.Context) error {
 	}
 	status := f.Enum("status", "", engine.RunPending, engine.RunRunning, "all")
 	switch {
-	case !f.present("run_ids") && !f.present("status"):
-		f.add("missing", "Give run_ids, or thread_id and status", "run_ids")
+	case !f.Present("run_ids") && !f.Present("status"):
+		f.Add("missing", "Give run_ids, or thread_id and status", "run_ids")
 	}
 	if err := errs.Err(op); err != nil {
 		return err

@@ -70,14 +70,14 @@ func stateJSON(threadID string, s *graph.Snapshot) map[string]any {
 }
 
 // readCheckpointRef reads a {"checkpoint_id", "checkpoint_ns"} object at name.
-func readCheckpointRef(f *fields, name string, threadID string) graph.Ref {
+func readCheckpointRef(f *Fields, name string, threadID string) graph.Ref {
 	ref := graph.Ref{ThreadID: threadID}
 	m := f.Object(name)
 	if m == nil {
 		return ref
 	}
 	if id, ok := m["checkpoint_id"].(string); ok && id != "" {
-		if _, err := parseUUID(id); err != nil {
+		if _, err := ParseUUID(id); err != nil {
 			f.errs.Add("uuid_parsing", "Input should be a valid UUID", f.loc, name, "checkpoint_id")
 		}
 		ref.ID = id
@@ -90,14 +90,14 @@ func readCheckpointRef(f *fields, name string, threadID string) graph.Ref {
 
 func (s *Server) getState(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	ref := graph.Ref{ThreadID: id, ID: c.Param("checkpoint_id")}
 	if ref.ID != "" {
-		if _, err := parseUUID(ref.ID); err != nil {
+		if _, err := ParseUUID(ref.ID); err != nil {
 			errs.Add("uuid_parsing", "Input should be a valid UUID", "path", "checkpoint_id")
 		}
 	}
-	q := queryFields(c, &errs)
+	q := QueryFields(c, &errs)
 	subgraphs := q.Bool("subgraphs", false)
 	ref.NS = q.String("checkpoint_ns")
 	if err := errs.Err("threads.state"); err != nil {
@@ -107,17 +107,17 @@ func (s *Server) getState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, stateJSON(id, snap))
+	return OK(c, stateJSON(id, snap))
 }
 
 func (s *Server) getStateAt(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	f, err := readBody(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
-	f.require("checkpoint")
+	f.Require("checkpoint")
 	ref := readCheckpointRef(f, "checkpoint", id)
 	subgraphs := f.Bool("subgraphs", false)
 	if err := errs.Err("threads.state"); err != nil {
@@ -127,13 +127,13 @@ func (s *Server) getStateAt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, stateJSON(id, snap))
+	return OK(c, stateJSON(id, snap))
 }
 
 func (s *Server) updateState(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	f, err := readBody(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -152,18 +152,18 @@ func (s *Server) updateState(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, map[string]any{"checkpoint": checkpointJSON(&newRef)})
+	return OK(c, map[string]any{"checkpoint": checkpointJSON(&newRef)})
 }
 
 func (s *Server) history(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	var f *fields
+	id := PathUUID(c, "thread_id", &errs)
+	var f *Fields
 	if c.Request().Method == http.MethodGet {
-		f = queryFields(c, &errs)
+		f = QueryFields(c, &errs)
 	} else {
 		var err error
-		if f, err = readBody(c, &errs); err != nil {
+		if f, err = ReadBody(c, &errs); err != nil {
 			return err
 		}
 	}
@@ -188,7 +188,7 @@ func (s *Server) history(c echo.Context) error {
 	for i := range snaps {
 		out[i] = stateJSON(id, &snaps[i])
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // waitJSON is the answer of a waited run: the values, the interrupts under "__interrupt__", or the
@@ -209,28 +209,28 @@ func waitJSON(values graph.State, interrupts []graph.InterruptValue, runErr erro
 }
 
 // decodeCommand reads a run's command.
-func decodeCommand(f *fields) *graph.Command {
-	if !f.present("command") {
+func decodeCommand(f *Fields) *graph.Command {
+	if !f.Present("command") {
 		return nil
 	}
 	var cmd graph.Command
 	if err := json.Unmarshal(f.raw["command"], &cmd); err != nil {
-		f.add("model_type", "Input should be an object with update, goto and resume", "command")
+		f.Add("model_type", "Input should be an object with update, goto and resume", "command")
 		return nil
 	}
 	return &cmd
 }
 
 // readSupersteps reads the supersteps of a thread creation: [{"updates": [{values, command, as_node}]}].
-func readSupersteps(f *fields) [][]graph.Update {
-	if !f.present("supersteps") {
+func readSupersteps(f *Fields) [][]graph.Update {
+	if !f.Present("supersteps") {
 		return nil
 	}
 	var raw []struct {
 		Updates []graph.Update `json:"updates"`
 	}
 	if err := json.Unmarshal(f.raw["supersteps"], &raw); err != nil {
-		f.add("list_type", `Input should be a list of {"updates": [{"values", "command", "as_node"}]}`, "supersteps")
+		f.Add("list_type", `Input should be a list of {"updates": [{"values", "command", "as_node"}]}`, "supersteps")
 		return nil
 	}
 	out := make([][]graph.Update, len(raw))
@@ -245,12 +245,12 @@ func readSupersteps(f *fields) [][]graph.Update {
 
 func (s *Server) patchState(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	f, err := readBody(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
-	f.require("metadata")
+	f.Require("metadata")
 	md := f.Object("metadata")
 	ref := readCheckpointRef(f, "checkpoint", id)
 	if cid := f.UUID("checkpoint_id"); cid != "" {
@@ -267,7 +267,7 @@ func (s *Server) patchState(c echo.Context) error {
 
 func (s *Server) copyThread(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	if err := errs.Err("threads.copy"); err != nil {
 		return err
 	}
@@ -276,5 +276,5 @@ func (s *Server) copyThread(c echo.Context) error {
 		return err
 	}
 	th.TTL = nil
-	return ok(c, th)
+	return OK(c, th)
 }

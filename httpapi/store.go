@@ -21,47 +21,47 @@ func (s *Server) storeRoutes() {
 
 // labels reads a list of namespace labels; with nonEmpty, an empty list is a violation. The label
 // rule itself (no empty label, no period) is the engine's, reported with the reference text.
-func labels(f *fields, name string, nonEmpty bool) []string {
-	if !f.present(name) {
+func labels(f *Fields, name string, nonEmpty bool) []string {
+	if !f.Present(name) {
 		return nil
 	}
 	var ls []string
 	if !f.decode(name, &ls) {
-		f.add("list_type", "Input should be a valid list of strings", name)
+		f.Add("list_type", "Input should be a valid list of strings", name)
 		return nil
 	}
 	if nonEmpty && len(ls) == 0 {
-		f.add("too_short", "List should have at least 1 item after validation, not 0", name)
+		f.Add("too_short", "List should have at least 1 item after validation, not 0", name)
 	}
 	return ls
 }
 
 // itemKey reads the required, non-empty key of an item.
-func itemKey(f *fields) string {
-	if !f.require("key") {
+func itemKey(f *Fields) string {
+	if !f.Require("key") {
 		return ""
 	}
 	key := f.String("key")
 	if key == "" && f.decode("key", new(string)) {
-		f.add("string_too_short", "String should have at least 1 character", "key")
+		f.Add("string_too_short", "String should have at least 1 character", "key")
 	}
 	return key
 }
 
 func (s *Server) putItem(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
 	req := store.Put{Key: itemKey(f)}
-	if f.require("namespace") {
+	if f.Require("namespace") {
 		req.Namespace = labels(f, "namespace", true)
 	}
-	if f.require("value") {
+	if f.Require("value") {
 		req.Value = f.Object("value")
 	}
-	if f.present("index") {
+	if f.Present("index") {
 		var on bool
 		var paths []string
 		switch {
@@ -70,7 +70,7 @@ func (s *Server) putItem(c echo.Context) error {
 		case f.decode("index", &paths):
 			req.Index = paths
 		default:
-			f.add("union_type", "Input should be false or a list of strings", "index")
+			f.Add("union_type", "Input should be false or a list of strings", "index")
 		}
 	}
 	if ttl, given := f.Number("ttl"); given {
@@ -113,7 +113,7 @@ func queryNamespace(c echo.Context, errs *engine.Violations) []string {
 func (s *Server) getItem(c echo.Context) error {
 	var errs engine.Violations
 	ns := queryNamespace(c, &errs)
-	q := queryFields(c, &errs)
+	q := QueryFields(c, &errs)
 	key := c.QueryParam("key")
 	if key == "" {
 		errs.Add("missing", "Field required", "query", "key")
@@ -128,20 +128,20 @@ func (s *Server) getItem(c echo.Context) error {
 	}
 	if !found {
 		// The reference servers answer a missing item with null, which the JS SDK turns into null.
-		return ok(c, nil)
+		return OK(c, nil)
 	}
-	return ok(c, item)
+	return OK(c, item)
 }
 
 func (s *Server) deleteItem(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
 	key := itemKey(f)
 	var ns []string
-	if f.require("namespace") {
+	if f.Require("namespace") {
 		ns = labels(f, "namespace", true)
 	}
 	if err := errs.Err("store.delete"); err != nil {
@@ -155,7 +155,7 @@ func (s *Server) deleteItem(c echo.Context) error {
 
 func (s *Server) searchItems(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -182,12 +182,12 @@ func (s *Server) searchItems(c echo.Context) error {
 	if items == nil {
 		items = []engine.Item{} // a list, never null, whatever the service returns for none
 	}
-	return ok(c, map[string]any{"items": items})
+	return OK(c, map[string]any{"items": items})
 }
 
 func (s *Server) listNamespaces(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *Server) listNamespaces(c echo.Context) error {
 		Limit:  f.Limit(100, 1),
 		Offset: f.Int("offset", 0, 0),
 	}
-	if f.present("max_depth") {
+	if f.Present("max_depth") {
 		q.MaxDepth = f.Int("max_depth", 0, 1)
 	}
 	if err := errs.Err("store.namespaces"); err != nil {
@@ -210,5 +210,5 @@ func (s *Server) listNamespaces(c echo.Context) error {
 	if ns == nil {
 		ns = [][]string{}
 	}
-	return ok(c, map[string]any{"namespaces": ns})
+	return OK(c, map[string]any{"namespaces": ns})
 }

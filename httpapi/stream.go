@@ -39,7 +39,7 @@ func (s *Server) streamer() (StreamService, error) {
 // streamRun creates a run on a thread and streams it.
 func (s *Server) streamRun(c echo.Context) error {
 	var errs engine.Violations
-	return s.createAndStream(c, pathUUID(c, "thread_id", &errs), &errs)
+	return s.createAndStream(c, PathUUID(c, "thread_id", &errs), &errs)
 }
 
 // streamStatelessRun creates a run on a temporary thread and streams it.
@@ -117,7 +117,7 @@ func (s *Server) joinRunStream(c echo.Context) error {
 // joinStatelessRunStream joins the stream of a run named by its id alone.
 func (s *Server) joinStatelessRunStream(c echo.Context) error {
 	var errs engine.Violations
-	return s.joinStream(c, "", pathUUID(c, "run_id", &errs), &errs)
+	return s.joinStream(c, "", PathUUID(c, "run_id", &errs), &errs)
 }
 
 // joinStream streams a run from its start, in the modes of ?stream_mode (default: those of the
@@ -164,7 +164,7 @@ func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Vio
 // run_modes (default), lifecycle and/or state_update.
 func (s *Server) threadStream(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	modes := queryModes(c, &errs, engine.ThreadStreamModes, "stream_mode", "stream_modes")
 	after, resume := lastEventID(c, &errs)
 	if err := errs.Err("threads.stream"); err != nil {
@@ -208,7 +208,7 @@ func queryModes(c echo.Context, errs *engine.Violations, allowed []engine.Stream
 			modes = append(modes, list...)
 			continue
 		}
-		modes = append(modes, splitComma(v)...)
+		modes = append(modes, SplitComma(v)...)
 	}
 	return modesIn(modes, allowed, func(i int) {
 		errs.Add("literal_error", "Input should be "+quoteList(allowed), "query", name, i)

@@ -24,7 +24,7 @@ func (s *Server) health(c echo.Context) error {
 			return err
 		}
 	}
-	return ok(c, map[string]any{"ok": true})
+	return OK(c, map[string]any{"ok": true})
 }
 
 func (s *Server) info(c echo.Context) error {
@@ -32,5 +32,5 @@ func (s *Server) info(c echo.Context) error {
 	if info == nil {
 		info = map[string]any{}
 	}
-	return ok(c, info)
+	return OK(c, info)
 }

@@ -23,8 +23,8 @@ func (s *Server) threadRoutes() {
 }
 
 // ttlField reads a time to live: minutes as a number, or {"strategy": "delete", "ttl": minutes}.
-func ttlField(f *fields, name string) *engine.TTLSpec {
-	if !f.present(name) {
+func ttlField(f *Fields, name string) *engine.TTLSpec {
+	if !f.Present(name) {
 		return nil
 	}
 	if n, ok := f.Any(name).(float64); ok {
@@ -38,7 +38,7 @@ func ttlField(f *fields, name string) *engine.TTLSpec {
 		TTL      *float64 `json:"ttl"`
 	}
 	if err := json.Unmarshal(f.raw[name], &spec); err != nil || spec.TTL == nil {
-		f.add("model_type", `TTL must be a number of minutes or {"strategy": "delete", "ttl": <minutes>}`, name)
+		f.Add("model_type", `TTL must be a number of minutes or {"strategy": "delete", "ttl": <minutes>}`, name)
 		return nil
 	}
 	out := &engine.TTLSpec{Strategy: "delete", Minutes: *spec.TTL}
@@ -63,7 +63,7 @@ func ttlInRange(errs *engine.Violations, minutes float64, loc ...any) bool {
 
 func (s *Server) createThread(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -90,13 +90,13 @@ func (s *Server) createThread(c echo.Context) error {
 		return err
 	}
 	th.TTL = nil
-	return ok(c, th)
+	return OK(c, th)
 }
 
 func (s *Server) getThread(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	q := queryFields(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	q := QueryFields(c, &errs)
 	include := q.Any("include")
 	if err := errs.Err("threads.get"); err != nil {
 		return err
@@ -108,14 +108,14 @@ func (s *Server) getThread(c echo.Context) error {
 	if !includes(include, "ttl") {
 		th.TTL = nil
 	}
-	return ok(c, th)
+	return OK(c, th)
 }
 
 // includes reports whether an include parameter (a string, a comma list or a JSON list) names v.
 func includes(include any, v string) bool {
 	switch x := include.(type) {
 	case string:
-		return x == v || slices.Contains(splitComma(x), v)
+		return x == v || slices.Contains(SplitComma(x), v)
 	case []any:
 		for _, e := range x {
 			if s, ok := e.(string); ok && includes(s, v) {
@@ -128,8 +128,8 @@ func includes(include any, v string) bool {
 
 func (s *Server) patchThread(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
-	f, err := readBody(c, &errs)
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -143,12 +143,12 @@ func (s *Server) patchThread(c echo.Context) error {
 		return err
 	}
 	th.TTL = nil
-	return ok(c, th)
+	return OK(c, th)
 }
 
 func (s *Server) deleteThread(c echo.Context) error {
 	var errs engine.Violations
-	id := pathUUID(c, "thread_id", &errs)
+	id := PathUUID(c, "thread_id", &errs)
 	if err := errs.Err("threads.delete"); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Server) deleteThread(c echo.Context) error {
 }
 
 // threadQuery reads the filters shared by search and count.
-func threadQuery(f *fields) engine.ThreadQuery {
+func threadQuery(f *Fields) engine.ThreadQuery {
 	q := engine.ThreadQuery{
 		Metadata: f.Object("metadata"),
 		Values:   f.Object("values"),
@@ -171,14 +171,14 @@ func threadQuery(f *fields) engine.ThreadQuery {
 
 // uuidList reads a list of UUIDs at name, canonical, recording each bad one; max > 0 bounds its
 // length.
-func uuidList(f *fields, name string, max int) []string {
+func uuidList(f *Fields, name string, max int) []string {
 	raw := f.Strings(name)
 	if max > 0 && len(raw) > max {
-		f.add("too_long", fmt.Sprintf("List should have at most %d items, not %d", max, len(raw)), name)
+		f.Add("too_long", fmt.Sprintf("List should have at most %d items, not %d", max, len(raw)), name)
 	}
 	var ids []string
 	for i, id := range raw {
-		if canonical, err := parseUUID(id); err != nil {
+		if canonical, err := ParseUUID(id); err != nil {
 			f.errs.Add("uuid_parsing", "Input should be a valid UUID", f.loc, name, i)
 		} else {
 			ids = append(ids, canonical)
@@ -189,7 +189,7 @@ func uuidList(f *fields, name string, max int) []string {
 
 func (s *Server) searchThreads(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -215,11 +215,11 @@ func (s *Server) searchThreads(c echo.Context) error {
 		ts[i].TTL = nil
 	}
 	paginate(c, total, q.Offset, len(ts))
-	out, err := selectFields(ts, sel)
+	out, err := SelectFields(ts, sel)
 	if err != nil {
 		return err
 	}
-	return ok(c, out)
+	return OK(c, out)
 }
 
 // threadFields are the fields a thread search may select.
@@ -227,7 +227,7 @@ var threadFields = []string{"thread_id", "created_at", "updated_at", "state_upda
 
 func (s *Server) countThreads(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func (s *Server) countThreads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, total)
+	return OK(c, total)
 }
 
 // maxPrune bounds the threads one prune request names.
@@ -250,11 +250,11 @@ const maxPrune = 1000
 // not exist are not counted.
 func (s *Server) pruneThreads(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
-	f.require("thread_ids")
+	f.Require("thread_ids")
 	ids := uuidList(f, "thread_ids", maxPrune)
 	strategy := f.Enum("strategy", engine.PruneDelete, engine.PruneDelete, engine.PruneKeepLatest)
 	if err := errs.Err("threads.prune"); err != nil {
@@ -264,5 +264,5 @@ func (s *Server) pruneThreads(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, map[string]int{"pruned_count": n})
+	return OK(c, map[string]int{"pruned_count": n})
 }

@@ -18,7 +18,7 @@ var truncateFlags = []string{"runs", "threads", "assistants", "checkpointer", "c
 // taken for a truncation that did nothing.
 func (s *Server) truncate(c echo.Context) error {
 	var errs engine.Violations
-	f, err := readBody(c, &errs)
+	f, err := ReadBody(c, &errs)
 	if err != nil {
 		return err
 	}
@@ -40,5 +40,5 @@ func (s *Server) truncate(c echo.Context) error {
 	if err := s.deps.Truncate.Truncate(c.Request().Context(), d); err != nil {
 		return err
 	}
-	return ok(c, map[string]bool{"ok": true})
+	return OK(c, map[string]bool{"ok": true})
 }
