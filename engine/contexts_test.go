@@ -49,6 +49,7 @@ var contextOf = map[string]string{
 	"projections/":             runtime,
 	"httpapi":                  runtime,
 	"httpapi/":                 runtime,
+	"httpapi/a2a":              runtime, // the A2A protocol over the runtime's services
 	"engine/tracing":           tracing,
 	"engine/tracing/":          tracing,
 	"projections/traces":       tracing,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/truncate"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/a2a"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 )
 
@@ -25,7 +26,7 @@ var operationKeys = []string{"get", "put", "post", "delete", "options", "head", 
 // the tracing API's (its handlers, mounted on no service, are only listed here).
 func newDocsServer() *httpapi.Server {
 	return httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), Truncate: &truncate.Service{},
-		Tracing: tracingapi.New(nil)})
+		Tracing: tracingapi.New(nil), A2A: a2a.New(a2a.Deps{})})
 }
 
 // echoParam matches an echo path parameter (":thread_id").

@@ -39,6 +39,9 @@ type Deps struct {
 	// Tracing is the LLM tracing API (the langsmith clients') that New mounts under /tracing:
 	// httpapi/tracingapi.New of the tracing service; nil: not served.
 	Tracing Routes
+	// A2A is the Agent2Agent protocol endpoint of every assistant (/a2a/{assistant_id}):
+	// httpapi/a2a.New of the runtime's services; nil (--disable-a2a): not served, 404.
+	A2A Routes
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -102,6 +105,9 @@ func New(d Deps) *Server {
 	s.streamRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)
+	}
+	if d.A2A != nil {
+		d.A2A.Mount(e)
 	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)

@@ -142,6 +142,7 @@ type options struct {
 	dev              bool
 	webhooksDisabled bool
 	webhookFields    string
+	disableA2A       bool
 	trace            traceOptions
 }
 
@@ -221,6 +222,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	f.BoolVar(&o.pprof, "pprof", false, "serve Go's profiler at /debug/pprof/ (for operators; never expose it publicly)")
 	f.BoolVar(&o.dev, "dev", false, "development conveniences of the reference dev server: POST /internal/truncate empties the data (never in production)")
 	f.BoolVar(&o.webhooksDisabled, "webhooks-disabled", false, "never call run webhooks")
+	f.BoolVar(&o.disableA2A, "disable-a2a", false, "do not serve the A2A endpoint /a2a/{assistant_id} (answered 404)")
 	f.Var(checked(&o.webhookFields, "", func(v string) error { _, err := webhooks.ParseFields(v); return err }),
 		"webhook-fields", "run fields sent to webhooks, comma-separated (default: all)")
 	addTraceFlags(f, &o.trace)

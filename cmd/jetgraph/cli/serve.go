@@ -20,6 +20,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/webhooks"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/a2a"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 	"github.com/jetgraph/jetgraph/projections"
 )
@@ -100,6 +101,9 @@ func serve(ctx context.Context, o *options) error {
 			"version": version,
 			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
+	}
+	if !o.disableA2A {
+		deps.A2A = a2a.New(a2a.Deps{Assistants: p.Assistants, Runs: p.Runs, States: p.Runner, Threads: p.Threads, Logger: logger})
 	}
 	if o.dev {
 		deps.Truncate = p.Truncate
