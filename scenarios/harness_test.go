@@ -89,7 +89,7 @@ func ensureNodeModules(t *testing.T) {
 		}
 	}
 	npmOnce.Do(func() {
-		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") {
+		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") && installed("@a2a-js/sdk", "0.3.14") {
 			return
 		}
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
