@@ -35,7 +35,7 @@ type leakyState struct {
 }
 
 // registry serves echo, agent and leaky, a graph whose node fails with leakyError.
-func registry(t *testing.T) *graphs.Registry {
+func registry(t testing.TB) *graphs.Registry {
 	t.Helper()
 	reg, err := graphs.Examples().Select([]string{"echo", "agent"})
 	if err != nil {
@@ -58,7 +58,7 @@ type server struct {
 }
 
 // start serves the stack; wrap, when set, changes the A2A endpoint's run service.
-func start(t *testing.T, wrap func(a2a.Runs) a2a.Runs) *server {
+func start(t testing.TB, wrap func(a2a.Runs) a2a.Runs) *server {
 	t.Helper()
 	p := platformtest.Start(t, platform.Config{Graphs: registry(t)}, nil)
 	var r a2a.Runs = p.Runs

@@ -13,7 +13,7 @@ const redacted = "<redacted>"
 // (an IP, a host with a port), host names under the usual public and internal suffixes, and
 // absolute file paths.
 var hiddenPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+`),
+	regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]*[^\s'"<>.,;:!?)\]]`),
 	regexp.MustCompile(`\b\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?\b`),
 	regexp.MustCompile(`\[[0-9A-Fa-f:]*:[0-9A-Fa-f:]*\](:\d{1,5})?`),
 	regexp.MustCompile(`\b[A-Za-z0-9][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*:\d{2,5}\b`),
