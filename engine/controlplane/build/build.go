@@ -131,7 +131,7 @@ func (b *Builder) Build(ctx context.Context, spec controlplane.BuildSpec, log io
 		}
 		sum := sha256.Sum256(bin)
 		art.Digest = hex.EncodeToString(sum[:])
-		art.Object = "revisions/" + spec.DeploymentID + "/" + spec.RevisionID
+		art.Object = ObjectPrefix(spec.DeploymentID) + spec.RevisionID
 		if err := b.Objects.Put(ctx, art.Object, bin); err != nil {
 			return art, fmt.Errorf("build: store the program: %w", err)
 		}
@@ -140,6 +140,10 @@ func (b *Builder) Build(ctx context.Context, spec controlplane.BuildSpec, log io
 	fmt.Fprintf(log, "built %s revision of %s at %s\n", art.Kind, spec.RepoURL, short(sha))
 	return art, nil
 }
+
+// ObjectPrefix starts the names of a deployment's programs in the object store: removing the
+// deployment deletes them.
+func ObjectPrefix(deploymentID string) string { return "revisions/" + deploymentID + "/" }
 
 // graphConfigPath is the revision's graph config path, checked to stay inside the repository.
 func graphConfigPath(p string) (string, error) {

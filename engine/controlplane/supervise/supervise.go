@@ -21,6 +21,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/controlplane"
+	"github.com/jetgraph/jetgraph/engine/controlplane/build"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -36,6 +37,8 @@ type Namespaces interface {
 // Objects is where built programs are kept (eventlog.Objects).
 type Objects interface {
 	Get(ctx context.Context, name string) ([]byte, error)
+	List(ctx context.Context) ([]string, error)
+	Delete(ctx context.Context, name string) error
 }
 
 // PathPrefix starts every deployment's custom_url on the control plane's server:
@@ -336,8 +339,8 @@ func (s *Supervisor) program(ctx context.Context, art controlplane.Artifact) (st
 	return path, nil
 }
 
-// Remove drains and stops the deployment's processes, deletes its account's streams and its
-// folder. It is idempotent.
+// Remove drains and stops the deployment's processes, deletes its account's streams, its
+// programs and its folder. It is idempotent.
 func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) error {
 	const op = "deployments.remove"
 	if err := checkID(op, "deployment", deploymentID); err != nil {
@@ -358,6 +361,17 @@ func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) er
 		}
 		if err := s.NATS.RemoveAccount(ctx, account(deploymentID), pub); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	names, err := s.Objects.List(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: list the programs: %w", op, err)
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, build.ObjectPrefix(deploymentID)) {
+			if err := s.Objects.Delete(ctx, name); err != nil {
+				return fmt.Errorf("%s: delete the program %s: %w", op, name, err)
+			}
 		}
 	}
 	if err := os.RemoveAll(filepath.Join(s.Dir, deploymentID)); err != nil {

@@ -3,6 +3,7 @@ package supervise_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/build"
 	"github.com/jetgraph/jetgraph/engine/controlplane/cptest"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // TestZeroDowntimeSwitch loops /runs/wait through the deployment's custom_url from a few
@@ -140,6 +142,14 @@ func TestBuildAndDeploy(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != 200 || !bytes.Contains(raw, []byte(c.want)) {
 				t.Errorf("run: %d %s", resp.StatusCode, raw)
+			}
+			if err := e.sup.Remove(ctx, "", c.dep); err != nil {
+				t.Fatal(err)
+			}
+			if art.Object != "" {
+				if _, err := e.objs.Get(ctx, art.Object); !errors.Is(err, eventlog.ErrNoObject) {
+					t.Errorf("the removed deployment's program: %v, want it deleted", err)
+				}
 			}
 		})
 	}
