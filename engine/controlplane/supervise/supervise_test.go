@@ -254,3 +254,54 @@ func servingPID(t *testing.T, dir string, not int) int {
 	t.Fatalf("no process serving from %s", dir)
 	return 0
 }
+
+// TestDeployAfterRestart checks that a restarted control plane (a new log on the same data
+// folder, a new supervisor) runs the active revision again when the pipeline deploys it, with
+// the deployment's data; and that SSE streams through the proxy.
+func TestDeployAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	start := func() (*supervise.Supervisor, func()) {
+		l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: "127.0.0.1:-1", Accounts: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := l.OpenObjects(ctx, "TEST_REVISIONS", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sup := &supervise.Supervisor{Dir: filepath.Join(dir, "deployments"), Jetgraph: cptest.Jetgraph(t), NATS: l, Objects: objs,
+			GracePeriod: 5 * time.Second}
+		srv := httptest.NewServer(sup.Proxy())
+		sup.BaseURL = srv.URL
+		return sup, func() { sup.Close(); srv.Close(); l.Close() }
+	}
+	sup, stop := start()
+	spec := controlplane.DeploySpec{DeploymentID: "d1", RevisionID: "r1", Artifact: config("g")}
+	if err := sup.Deploy(ctx, spec, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	thread := echo(t, sup.CustomURL("d1"), "g", "before")
+	stop()
+
+	sup, stop = start()
+	defer stop()
+	if err := sup.Deploy(ctx, spec, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	url := sup.CustomURL("d1")
+	if code, _ := call(t, "GET", url+"/threads/"+thread, ""); code != 200 {
+		t.Errorf("the thread is gone after a restart: %d", code)
+	}
+	resp, err := http.Post(url+"/threads/"+thread+"/runs/stream", "application/json",
+		strings.NewReader(`{"assistant_id": "g", "input": {"messages": [{"role": "user", "content": "streamed"}]}, "stream_mode": ["values"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") ||
+		!strings.Contains(string(raw), "event: values") || !strings.Contains(string(raw), "echo: streamed") {
+		t.Errorf("stream through the proxy: %s %s", ct, raw)
+	}
+}
