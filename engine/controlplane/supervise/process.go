@@ -35,6 +35,7 @@ type proc struct {
 	program              string
 	args, env            []string
 	addr                 string // host:port, loopback
+	data                 string // its data folder, removed once it stopped
 	logPath              string
 
 	transport *http.Transport
@@ -52,10 +53,10 @@ type proc struct {
 	done  chan struct{} // closed when the supervision loop has ended
 }
 
-func newProc(deployment, revision, program string, args, env []string, addr, logPath string) (*proc, error) {
+func newProc(deployment, revision, program string, args, env []string, addr, data, logPath string) (*proc, error) {
 	target := &url.URL{Scheme: "http", Host: addr}
 	p := &proc{deployment: deployment, revision: revision, program: program, args: args, env: env, addr: addr,
-		logPath: logPath, stopc: make(chan struct{}), done: make(chan struct{}),
+		data: data, logPath: logPath, stopc: make(chan struct{}), done: make(chan struct{}),
 		transport: http.DefaultTransport.(*http.Transport).Clone()}
 	p.transport.MaxIdleConnsPerHost = 64
 	p.proxy = &httputil.ReverseProxy{
@@ -145,14 +146,6 @@ func (p *proc) runOnce() error {
 	return cmd.Wait()
 }
 
-// exited reports whether the process is not running now (crashed and waiting for its restart,
-// or stopped).
-func (p *proc) exited() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return !p.running || p.stopping
-}
-
 // waitHealthy waits until the process answers 200 on /ok.
 func (p *proc) waitHealthy(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -161,9 +154,12 @@ func (p *proc) waitHealthy(ctx context.Context, timeout time.Duration) error {
 	tick := time.NewTicker(healthPoll)
 	defer tick.Stop()
 	last := errors.New("not started")
+	p.mu.Lock()
+	before := p.exits
+	p.mu.Unlock()
 	for {
 		p.mu.Lock()
-		exits := p.exits
+		exits := p.exits - before
 		p.mu.Unlock()
 		if exits >= maxStartExits {
 			return fmt.Errorf("health check failed: the process exited %d times before /ok answered", exits)
@@ -241,6 +237,7 @@ func (p *proc) stop(grace time.Duration) {
 		<-p.done
 	}
 	p.transport.CloseIdleConnections()
+	_ = os.RemoveAll(p.data)
 }
 
 func (p *proc) signal(sig os.Signal) {

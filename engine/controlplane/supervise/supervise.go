@@ -149,6 +149,16 @@ func (s *Supervisor) grace() time.Duration {
 	return DefaultGracePeriod
 }
 
+func (s *Supervisor) healthTimeout() time.Duration {
+	if s.HealthTimeout > 0 {
+		return s.HealthTimeout
+	}
+	return DefaultHealthTimeout
+}
+
+// envName is what a secret's name must be: it becomes an environment variable.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // dep returns the deployment's record, made on first use.
 func (s *Supervisor) dep(id string) *deployment {
 	s.mu.Lock()
@@ -212,9 +222,18 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 		return err
 	}
 	old := d.current()
-	if old != nil && old.revision == spec.RevisionID && !old.exited() {
+	if old != nil && old.revision == spec.RevisionID {
+		// It serves, or its supervisor is starting it again after a crash: wait for that.
+		if err := old.waitHealthy(ctx, s.healthTimeout()); err != nil {
+			return engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("revision %s: %v", spec.RevisionID, err))
+		}
 		fmt.Fprintf(log, "revision %s already serves\n", spec.RevisionID)
 		return nil
+	}
+	for _, sec := range spec.Secrets {
+		if !envName.MatchString(sec.Name) {
+			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("secret name %q: not an environment variable name", sec.Name))
+		}
 	}
 	p, err := s.newProc(ctx, spec)
 	if err != nil {
@@ -223,11 +242,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 	fmt.Fprintf(log, "starting revision %s: %s on %s\n", spec.RevisionID, filepath.Base(p.program), p.addr)
 	started := time.Now()
 	p.start(s.logger())
-	timeout := s.HealthTimeout
-	if timeout <= 0 {
-		timeout = DefaultHealthTimeout
-	}
-	if err := p.waitHealthy(ctx, timeout); err != nil {
+	if err := p.waitHealthy(ctx, s.healthTimeout()); err != nil {
 		p.stop(0)
 		fmt.Fprintf(log, "%s\n--- the process's output ---\n%s", err, p.outputTail())
 		if ctx.Err() != nil {
@@ -289,11 +304,15 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec) 
 	for _, sec := range spec.Secrets {
 		env = append(env, sec.Name+"="+sec.Value)
 	}
-	args := []string{"serve", "--addr", addr, "--data", filepath.Join(dir, "data"),
+	// A data folder per process, not per revision: a revision rolled back to while its previous
+	// process still drains must not wait for that process's lock. The projections in it are
+	// rebuilt from the deployment's log; stop removes the folder.
+	data := filepath.Join(dir, fmt.Sprintf("data-%d", time.Now().UnixNano()))
+	args := []string{"serve", "--addr", addr, "--data", data,
 		"--nats-url", s.NATS.ClientURL(), "--nats-creds", s.keyFile(spec.DeploymentID),
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
-	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, filepath.Join(dir, "process.log"))
+	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
 }
 
 // program returns the path of a built revision's program in the cache, fetching it from the

@@ -195,6 +195,11 @@ func TestDeployFailedHealth(t *testing.T) {
 			t.Errorf("ids %q %q: err = %v, want invalid", c.dep, c.rev, err)
 		}
 	}
+	err = e.sup.Deploy(context.Background(), controlplane.DeploySpec{DeploymentID: "d1", RevisionID: "r3", Artifact: config("x"),
+		Secrets: []controlplane.Secret{{Name: "A=B", Value: "v"}}}, io.Discard)
+	if !engine.Is(engine.Invalid, err) {
+		t.Errorf("a secret named A=B: err = %v, want invalid", err)
+	}
 }
 
 // TestDeploySecretsAndRestart checks a revision process's environment (the deployment's
@@ -205,7 +210,11 @@ func TestDeploySecretsAndRestart(t *testing.T) {
 	if err := e.deploy(t, "d1", "r1", config("first"), controlplane.Secret{Name: "MY_SECRET", Value: "s3cr3t"}); err != nil {
 		t.Fatal(err)
 	}
-	pid := servingPID(t, filepath.Join(e.dir, "deployments", "d1", "r1", "data"), 0)
+	data, _ := filepath.Glob(filepath.Join(e.dir, "deployments", "d1", "r1", "data-*"))
+	if len(data) != 1 {
+		t.Fatalf("data folders of r1: %q", data)
+	}
+	pid := servingPID(t, data[0], 0)
 	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
 		t.Skipf("no /proc: %v", err)
@@ -218,7 +227,7 @@ func TestDeploySecretsAndRestart(t *testing.T) {
 	if err := proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	servingPID(t, filepath.Join(e.dir, "deployments", "d1", "r1", "data"), pid)
+	servingPID(t, data[0], pid)
 	echo(t, e.sup.CustomURL("d1"), "first", "again")
 }
 

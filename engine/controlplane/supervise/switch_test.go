@@ -3,6 +3,7 @@ package supervise_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -153,4 +154,53 @@ func TestBuildAndDeploy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRollbackWhileDraining rolls back to a revision whose previous process still drains a
+// request in flight: the new process starts beside it, and the request sent to the old one
+// completes.
+func TestRollbackWhileDraining(t *testing.T) {
+	e := newEnv(t)
+	url := e.sup.CustomURL("d1")
+	art := controlplane.Artifact{Kind: controlplane.ArtifactConfig, Config: []byte(`{"graphs": {"g": "echo", "slow": "delay"}}`)}
+	if err := e.deploy(t, "d1", "r1", art); err != nil {
+		t.Fatal(err)
+	}
+	_, th := call(t, "POST", url+"/threads", `{}`)
+	thread, _ := th["thread_id"].(string)
+	type result struct {
+		code int
+		out  map[string]any
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := http.Post(url+"/threads/"+thread+"/runs/wait", "application/json",
+			strings.NewReader(`{"assistant_id": "slow", "input": {"delay": 2000}}`))
+		if err != nil {
+			done <- result{code: -1, out: map[string]any{"err": err.Error()}}
+			return
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		raw, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(raw, &out)
+		done <- result{resp.StatusCode, out}
+	}()
+	for { // the run is in flight on r1's process
+		if _, got := call(t, "GET", url+"/threads/"+thread, ""); got["status"] == "busy" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // polling a condition
+	}
+	if err := e.deploy(t, "d1", "r2", art); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.deploy(t, "d1", "r1", art); err != nil {
+		t.Fatalf("rollback while the previous process drains: %v", err)
+	}
+	r := <-done
+	if r.code != 200 || !strings.Contains(fmt.Sprint(r.out["messages"]), "finished after 2000ms") {
+		t.Errorf("the request in flight during the switches: %d %v", r.code, r.out)
+	}
+	echo(t, url, "g", "after")
 }
