@@ -156,6 +156,9 @@ func (s *Supervisor) healthTimeout() time.Duration {
 	return DefaultHealthTimeout
 }
 
+// sha256Hex is an artifact's digest; it names the program's file in the cache.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
 // envName is what a secret's name must be: it becomes an environment variable.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -319,7 +322,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec) 
 // object store on first use; a program whose sha256 is not the artifact's digest is refused.
 func (s *Supervisor) program(ctx context.Context, art controlplane.Artifact) (string, error) {
 	const op = "deployments.deploy"
-	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(art.Digest) {
+	if !sha256Hex.MatchString(art.Digest) {
 		return "", engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("artifact digest %q is not a sha256", art.Digest))
 	}
 	cache := filepath.Join(s.Dir, ".programs")

@@ -3,6 +3,8 @@ package supervise_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -312,5 +314,23 @@ func TestDeployAfterRestart(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") ||
 		!strings.Contains(string(raw), "event: values") || !strings.Contains(string(raw), "echo: streamed") {
 		t.Errorf("stream through the proxy: %s %s", ct, raw)
+	}
+}
+
+// TestDeployProgramDigest checks that a built program is run only when the object store's
+// copy has the artifact's digest.
+func TestDeployProgramDigest(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if err := e.objs.Put(ctx, "revisions/d1/r1", []byte("#!/bin/sh\nexit 0\n")); err != nil {
+		t.Fatal(err)
+	}
+	other := sha256.Sum256([]byte("another program"))
+	for _, digest := range []string{hex.EncodeToString(other[:]), "../../etc/passwd"} {
+		err := e.sup.Deploy(ctx, controlplane.DeploySpec{DeploymentID: "d1", RevisionID: "r1", Artifact: controlplane.Artifact{
+			Kind: controlplane.ArtifactBinary, Object: "revisions/d1/r1", Digest: digest, Config: []byte(`{}`)}}, io.Discard)
+		if !engine.Is(engine.Invalid, err) || !strings.Contains(err.Error(), "digest") {
+			t.Errorf("digest %s: err = %v, want the program refused", digest, err)
+		}
 	}
 }
