@@ -141,7 +141,10 @@ func TestBuildGoModule(t *testing.T) {
 			if art.Kind != controlplane.ArtifactBinary || art.CommitSHA != sha || art.Object == "" {
 				t.Fatalf("artifact %+v", art)
 			}
-			bin, err := objs.Get(context.Background(), art.Object)
+			// A deadline of our own: without one, the store bounds the transfer by seconds.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			bin, err := objs.Get(ctx, art.Object)
 			if err != nil {
 				t.Fatal(err)
 			}

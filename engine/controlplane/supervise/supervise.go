@@ -45,6 +45,9 @@ type Objects interface {
 // <base>/deployments/<deployment_id>/...
 const PathPrefix = "/deployments/"
 
+// fetchTimeout bounds the fetch of a built program from the object store.
+const fetchTimeout = 5 * time.Minute
+
 // Defaults of Supervisor's durations.
 const (
 	DefaultGracePeriod   = 30 * time.Second
@@ -329,6 +332,13 @@ func (s *Supervisor) program(ctx context.Context, art controlplane.Artifact) (st
 	path := filepath.Join(cache, art.Digest)
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
+	}
+	// Without a deadline, the object store bounds the whole transfer by its request timeout
+	// (seconds): too short for tens of megabytes on a busy machine.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
 	}
 	bin, err := s.Objects.Get(ctx, art.Object)
 	if err != nil {
