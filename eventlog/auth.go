@@ -24,11 +24,29 @@ func CredsFile(dir string) string { return filepath.Join(dir, CredsFileName) }
 
 // listenerKey returns the user key pair of the embedded server of dir, generating it (a new
 // file readable by its owner only) on first use and reusing it on every later start, so that the
-// processes given it with --nats-creds connect again after a restart. A key file that group or
-// others may read or write is refused, not fixed: it may have leaked, and whoever holds it may
-// read and write the log.
-func listenerKey(dir string) (nkeys.KeyPair, error) {
-	path := CredsFile(dir)
+// processes given it with --nats-creds connect again after a restart.
+func listenerKey(dir string) (nkeys.KeyPair, error) { return userKey(CredsFile(dir)) }
+
+// UserKey returns the public key of the user key kept in file path (a seed, the form
+// --nats-creds takes), generating the file, readable by its owner only, on first use. The
+// control plane gives each deployment's processes one, admitted into the deployment's account.
+func UserKey(path string) (string, error) {
+	kp, err := userKey(path)
+	if err != nil {
+		return "", err
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return "", fmt.Errorf("eventlog: NATS user key: %w", err)
+	}
+	return pub, nil
+}
+
+// userKey returns the user key pair kept in path, generating it on first use. A key file that
+// group or others may read or write is refused, not fixed: it may have leaked, and whoever holds
+// it may read and write the log.
+func userKey(path string) (nkeys.KeyPair, error) {
+	dir := filepath.Dir(path)
 	seed, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		kp, err := nkeys.CreateUser()

@@ -72,6 +72,9 @@ type Config struct {
 	// Listen exposes the embedded server on host:port; empty keeps it in-process only. The
 	// server then admits only the holder of the key in CredsFile(Dir), generated on first use.
 	Listen string
+	// Accounts lets the embedded server (which must listen) hold data namespaces for other
+	// processes: see AddAccount. Its own log stays in the global account.
+	Accounts bool
 	// Creds authenticates the connection to URLs: a NATS credentials file, or the user key file
 	// of a listening embedded server (CredsFile of its data folder).
 	Creds string
@@ -112,6 +115,8 @@ type Log struct {
 
 	blobsMu sync.Mutex
 	blobs   map[string]jetstream.ObjectStore // by stream: see blobs.go
+
+	auth *accountAuth // with Config.Accounts: see accounts.go
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -202,7 +207,17 @@ func (l *Log) openEmbedded() (nc, bnc *nats.Conn, err error) {
 		}
 		opts = append(opts, opt)
 	}
-	if l.srv, err = startEmbedded(l.cfg, key); err != nil {
+	if l.cfg.Accounts {
+		if l.cfg.Listen == "" {
+			return nil, nil, errNoAccounts
+		}
+		pub, err := key.PublicKey()
+		if err != nil {
+			return nil, nil, fmt.Errorf("eventlog: NATS user key: %w", err)
+		}
+		l.auth = &accountAuth{owner: pub, users: map[string]*server.Account{}}
+	}
+	if l.srv, err = startEmbedded(l.cfg, key, l.auth); err != nil {
 		return nil, nil, err
 	}
 	opts = append(opts, nats.InProcessServer(l.srv))
@@ -216,7 +231,7 @@ func (l *Log) openEmbedded() (nc, bnc *nats.Conn, err error) {
 	return nc, bnc, nil
 }
 
-func startEmbedded(cfg Config, key nkeys.KeyPair) (*server.Server, error) {
+func startEmbedded(cfg Config, key nkeys.KeyPair, auth *accountAuth) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName:         "jetgraph",
 		JetStream:          true,
@@ -234,7 +249,11 @@ func startEmbedded(cfg Config, key nkeys.KeyPair) (*server.Server, error) {
 			return nil, fmt.Errorf("eventlog: --nats-listen %q: %w", cfg.Listen, err)
 		}
 		opts.Host, opts.Port = host, port
-		if err := requireKey(opts, key); err != nil {
+		if auth != nil {
+			// The accounts' users come and go while the server runs: a check of our own
+			// admits them, the data folder's key (this process) as before.
+			opts.CustomClientAuthentication, opts.AlwaysEnableNonce = auth, true
+		} else if err := requireKey(opts, key); err != nil {
 			return nil, err
 		}
 	}

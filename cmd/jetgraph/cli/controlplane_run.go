@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/jetgraph/jetgraph/engine/controlplane/build"
+	"github.com/jetgraph/jetgraph/engine/controlplane/supervise"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// RevisionsBucket is the object store bucket of the programs built from deployments' Go
+// modules.
+const RevisionsBucket = "JG_REVISIONS"
+
+// withDeploymentNamespaces is the log configuration a control plane needs: deployments' data
+// namespaces are accounts of the embedded server, which their processes reach on loopback
+// (a random port unless --nats-listen chooses one), authenticated.
+func withDeploymentNamespaces(c eventlog.Config) eventlog.Config {
+	if c.URLs == "" {
+		c.Accounts = true
+		if c.Listen == "" {
+			c.Listen = "127.0.0.1:-1"
+		}
+	}
+	return c
+}
+
+// revisionRunners builds and deploys the control plane's revisions (controlplane.Builder and
+// controlplane.Deployer) for the log l, opened with withDeploymentNamespaces, of data folder
+// data; baseURL is the server's URL, the base of the deployments' custom_url. The caller
+// closes the supervisor when it stops (the processes stop; Deploy starts them again).
+func revisionRunners(ctx context.Context, l *eventlog.Log, data, baseURL string) (*build.Builder, *supervise.Supervisor, error) {
+	if !l.Embedded() {
+		return nil, nil, errors.New("deployments: revisions run on the embedded NATS server (accounts per deployment); not with --nats-url")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployments: %w", err)
+	}
+	objs, err := l.OpenObjects(ctx, RevisionsBucket, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployments: %w", err)
+	}
+	dir := filepath.Join(data, "deployments")
+	b := &build.Builder{Dir: filepath.Join(dir, ".builds"), Jetgraph: exe, Objects: objs}
+	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: l, Objects: objs, BaseURL: baseURL}
+	return b, s, nil
+}

@@ -1,0 +1,441 @@
+// Package supervise runs deployments' revisions (controlplane.Deployer): each revision is a
+// runtime process of its own (the jetgraph binary with the revision's graph.json, or the
+// program built from the user's module), on a loopback port, restarted when it crashes, its data
+// in the deployment's NATS account on the control plane's embedded server, behind a reverse
+// proxy at the deployment's custom_url that switches to a new revision only once it is healthy.
+package supervise
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/controlplane"
+	"github.com/jetgraph/jetgraph/engine/controlplane/build"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Namespaces are the data namespaces of deployments: accounts of the control plane's embedded
+// NATS server (eventlog.Log with Config.Accounts).
+type Namespaces interface {
+	AddAccount(name, userKey string) error
+	RemoveAccount(ctx context.Context, name, userKey string) error
+	// ClientURL is the loopback address the revisions' processes connect to.
+	ClientURL() string
+}
+
+// Objects is where built programs are kept (eventlog.Objects).
+type Objects interface {
+	Get(ctx context.Context, name string) ([]byte, error)
+	List(ctx context.Context) ([]string, error)
+	Delete(ctx context.Context, name string) error
+}
+
+// PathPrefix starts every deployment's custom_url on the control plane's server:
+// <base>/deployments/<deployment_id>/...
+const PathPrefix = "/deployments/"
+
+// fetchTimeout bounds the fetch of a built program from the object store.
+const fetchTimeout = 5 * time.Minute
+
+// Defaults of Supervisor's durations.
+const (
+	DefaultGracePeriod   = 30 * time.Second
+	DefaultHealthTimeout = time.Minute
+)
+
+// Supervisor runs the revisions of every deployment (controlplane.Deployer).
+type Supervisor struct {
+	// Dir holds, per deployment, its NATS user key and its processes' data folders
+	// (<Dir>/<deployment_id>/<revision_id>), and the cache of built programs.
+	Dir string
+	// Jetgraph is the jetgraph binary, which serves config revisions.
+	Jetgraph string
+	// NATS holds the deployments' data namespaces.
+	NATS Namespaces
+	// Objects holds the built programs.
+	Objects Objects
+	// BaseURL is the control plane server's URL (http://host:port), the base of custom_url.
+	BaseURL string
+	// GracePeriod is how long a replaced revision's process has to finish the requests and
+	// runs in flight before it is killed; 0 is DefaultGracePeriod.
+	GracePeriod time.Duration
+	// HealthTimeout bounds a new revision's start until its /ok answers; 0 is
+	// DefaultHealthTimeout.
+	HealthTimeout time.Duration
+	// Env is the environment every process starts from, before the deployment's secrets; nil is
+	// MinimalEnv(): where the tools are, nothing of the control plane's own secrets.
+	Env []string
+	// Logger receives the supervisor's messages (starts, crashes, switches); nil is
+	// slog.Default().
+	Logger *slog.Logger
+
+	mu   sync.Mutex
+	deps map[string]*deployment
+}
+
+var _ controlplane.Deployer = (*Supervisor)(nil)
+
+// MinimalEnv is a revision process's environment before the secrets: PATH and TMPDIR only.
+func MinimalEnv() []string {
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	if v, ok := os.LookupEnv("PATH"); ok {
+		env[0] = "PATH=" + v
+	}
+	return append(env, "TMPDIR="+os.TempDir())
+}
+
+// deployment is the processes of one deployment.
+type deployment struct {
+	id string
+	mu sync.Mutex // serialises Deploy and Remove
+
+	activeMu sync.RWMutex
+	active   *proc // the revision the proxy serves
+
+	draining sync.WaitGroup // replaced revisions' processes still stopping
+}
+
+func (d *deployment) current() *proc {
+	d.activeMu.RLock()
+	defer d.activeMu.RUnlock()
+	return d.active
+}
+
+// stopAll takes the deployment's traffic away and drains and stops all its processes; d.mu
+// is held.
+func (d *deployment) stopAll(grace time.Duration) {
+	d.activeMu.Lock()
+	p := d.active
+	d.active = nil
+	d.activeMu.Unlock()
+	if p != nil {
+		p.stop(grace)
+	}
+	d.draining.Wait()
+}
+
+// idPattern is what a deployment or revision id may be: it names folders and a NATS account.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+func checkID(op, what, id string) error {
+	if !idPattern.MatchString(id) {
+		return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("%s %q: not a valid id", what, id))
+	}
+	return nil
+}
+
+// account is the NATS account of a deployment.
+func account(deploymentID string) string { return "deployment-" + deploymentID }
+
+func (s *Supervisor) logger() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return slog.Default()
+}
+
+func (s *Supervisor) grace() time.Duration {
+	if s.GracePeriod > 0 {
+		return s.GracePeriod
+	}
+	return DefaultGracePeriod
+}
+
+func (s *Supervisor) healthTimeout() time.Duration {
+	if s.HealthTimeout > 0 {
+		return s.HealthTimeout
+	}
+	return DefaultHealthTimeout
+}
+
+// sha256Hex is an artifact's digest; it names the program's file in the cache.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// envName is what a secret's name must be: it becomes an environment variable.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// dep returns the deployment's record, made on first use.
+func (s *Supervisor) dep(id string) *deployment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deps == nil {
+		s.deps = map[string]*deployment{}
+	}
+	d := s.deps[id]
+	if d == nil {
+		d = &deployment{id: id}
+		s.deps[id] = d
+	}
+	return d
+}
+
+// lookup returns the deployment's record, nil when it runs nothing here.
+func (s *Supervisor) lookup(id string) *deployment {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deps[id]
+}
+
+// keyFile is the deployment's NATS user key (a seed, mode 0600): its processes' --nats-creds.
+func (s *Supervisor) keyFile(deploymentID string) string {
+	return filepath.Join(s.Dir, deploymentID, eventlog.CredsFileName)
+}
+
+// Provision creates the deployment's namespace: a NATS account whose only user is the key its
+// processes are given. It is idempotent, and recovers the account's streams after a restart.
+func (s *Supervisor) Provision(ctx context.Context, tenant, deploymentID string) error {
+	if err := checkID("deployments.provision", "deployment", deploymentID); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(s.Dir, deploymentID), 0o700); err != nil {
+		return fmt.Errorf("deployments.provision: %w", err)
+	}
+	pub, err := eventlog.UserKey(s.keyFile(deploymentID))
+	if err != nil {
+		return fmt.Errorf("deployments.provision: %w", err)
+	}
+	if err := s.NATS.AddAccount(account(deploymentID), pub); err != nil {
+		return fmt.Errorf("deployments.provision: %w", err)
+	}
+	return nil
+}
+
+// Deploy starts spec's revision, waits for its /ok, switches the deployment's proxy to it and
+// drains the revision it replaces in the background.
+func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, log io.Writer) error {
+	const op = "deployments.deploy"
+	if err := checkID(op, "deployment", spec.DeploymentID); err != nil {
+		return err
+	}
+	if err := checkID(op, "revision", spec.RevisionID); err != nil {
+		return err
+	}
+	d := s.dep(spec.DeploymentID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := s.Provision(ctx, spec.Tenant, spec.DeploymentID); err != nil {
+		return err
+	}
+	old := d.current()
+	if old != nil && old.revision == spec.RevisionID {
+		// It serves, or its supervisor is starting it again after a crash: wait for that.
+		if err := old.waitHealthy(ctx, s.healthTimeout()); err != nil {
+			return engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("revision %s: %v", spec.RevisionID, err))
+		}
+		fmt.Fprintf(log, "revision %s already serves\n", spec.RevisionID)
+		return nil
+	}
+	for _, sec := range spec.Secrets {
+		if !envName.MatchString(sec.Name) {
+			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("secret name %q: not an environment variable name", sec.Name))
+		}
+	}
+	p, err := s.newProc(ctx, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "starting revision %s: %s on %s\n", spec.RevisionID, filepath.Base(p.program), p.addr)
+	started := time.Now()
+	p.start(s.logger())
+	if err := p.waitHealthy(ctx, s.healthTimeout()); err != nil {
+		p.stop(0)
+		fmt.Fprintf(log, "%s\n--- the process's output ---\n%s", err, p.outputTail())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("revision %s: %v", spec.RevisionID, err))
+	}
+	d.activeMu.Lock()
+	d.active = p
+	d.activeMu.Unlock()
+	fmt.Fprintf(log, "revision %s healthy in %v; traffic switched to it\n", spec.RevisionID, time.Since(started).Round(time.Millisecond))
+	s.logger().Info("deployment switched", "deployment", spec.DeploymentID, "revision", spec.RevisionID, "addr", p.addr)
+	if old != nil {
+		d.draining.Add(1)
+		go func() {
+			defer d.draining.Done()
+			old.stop(s.grace())
+			s.logger().Info("revision drained and stopped", "deployment", spec.DeploymentID, "revision", old.revision)
+		}()
+		fmt.Fprintf(log, "revision %s drains and stops (grace period %v)\n", old.revision, s.grace())
+	}
+	return nil
+}
+
+// newProc prepares spec's process: its data folder, its graph.json, its program (fetched from
+// the object store and checked against the artifact's digest, for a built one), its
+// environment and flags.
+func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec) (*proc, error) {
+	const op = "deployments.deploy"
+	dir := filepath.Join(s.Dir, spec.DeploymentID, spec.RevisionID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	var program string
+	switch spec.Artifact.Kind {
+	case controlplane.ArtifactConfig:
+		program = s.Jetgraph
+	case controlplane.ArtifactBinary:
+		var err error
+		if program, err = s.program(ctx, spec.Artifact); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("artifact kind %q does not run here", spec.Artifact.Kind))
+	}
+	cfg := filepath.Join(dir, "graph.json")
+	if err := os.WriteFile(cfg, spec.Artifact.Config, 0o600); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	addr, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	env := s.Env
+	if env == nil {
+		env = MinimalEnv()
+	}
+	env = append(append([]string{}, env...), "HOME="+dir)
+	for _, sec := range spec.Secrets {
+		env = append(env, sec.Name+"="+sec.Value)
+	}
+	// A data folder per process, not per revision: a revision rolled back to while its previous
+	// process still drains must not wait for that process's lock. The projections in it are
+	// rebuilt from the deployment's log; stop removes the folder.
+	data := filepath.Join(dir, fmt.Sprintf("data-%d", time.Now().UnixNano()))
+	args := []string{"serve", "--addr", addr, "--data", data,
+		"--nats-url", s.NATS.ClientURL(), "--nats-creds", s.keyFile(spec.DeploymentID),
+		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
+		"--log-format", "json"}
+	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
+}
+
+// program returns the path of a built revision's program in the cache, fetching it from the
+// object store on first use; a program whose sha256 is not the artifact's digest is refused.
+func (s *Supervisor) program(ctx context.Context, art controlplane.Artifact) (string, error) {
+	const op = "deployments.deploy"
+	if !sha256Hex.MatchString(art.Digest) {
+		return "", engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("artifact digest %q is not a sha256", art.Digest))
+	}
+	cache := filepath.Join(s.Dir, ".programs")
+	path := filepath.Join(cache, art.Digest)
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	// Without a deadline, the object store bounds the whole transfer by its request timeout
+	// (seconds): too short for tens of megabytes on a busy machine.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fetchTimeout)
+		defer cancel()
+	}
+	bin, err := s.Objects.Get(ctx, art.Object)
+	if err != nil {
+		return "", fmt.Errorf("%s: fetch the program %s: %w", op, art.Object, err)
+	}
+	if sum := sha256.Sum256(bin); hex.EncodeToString(sum[:]) != art.Digest {
+		return "", engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("the program %s has not the artifact's digest %s", art.Object, art.Digest))
+	}
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	tmp, err := os.CreateTemp(cache, "fetch-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(bin)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o700)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: cache the program: %w", op, err)
+	}
+	return path, nil
+}
+
+// Remove drains and stops the deployment's processes, deletes its account's streams, its
+// programs and its folder. It is idempotent.
+func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) error {
+	const op = "deployments.remove"
+	if err := checkID(op, "deployment", deploymentID); err != nil {
+		return err
+	}
+	d := s.dep(deploymentID)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopAll(s.grace())
+	if _, err := os.Stat(s.keyFile(deploymentID)); err == nil {
+		pub, err := eventlog.UserKey(s.keyFile(deploymentID))
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		// Added again first: after a restart, its streams are known once the account is.
+		if err := s.NATS.AddAccount(account(deploymentID), pub); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		if err := s.NATS.RemoveAccount(ctx, account(deploymentID), pub); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	names, err := s.Objects.List(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: list the programs: %w", op, err)
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, build.ObjectPrefix(deploymentID)) {
+			if err := s.Objects.Delete(ctx, name); err != nil {
+				return fmt.Errorf("%s: delete the program %s: %w", op, name, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(s.Dir, deploymentID)); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	s.mu.Lock()
+	delete(s.deps, deploymentID)
+	s.mu.Unlock()
+	return nil
+}
+
+// Close drains and stops every deployment's processes (the control plane is stopping); their
+// data stay, and Deploy starts them again.
+func (s *Supervisor) Close() {
+	s.mu.Lock()
+	deps := make([]*deployment, 0, len(s.deps))
+	for _, d := range s.deps {
+		deps = append(deps, d)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, d := range deps {
+		wg.Go(func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.stopAll(s.grace())
+		})
+	}
+	wg.Wait()
+}
+
+// CustomURL is the deployment's URL on the control plane's server.
+func (s *Supervisor) CustomURL(deploymentID string) string {
+	return strings.TrimSuffix(s.BaseURL, "/") + PathPrefix + deploymentID
+}

@@ -1,0 +1,137 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
+)
+
+// Accounts of the embedded server (Config.Accounts) are data namespaces for other processes: a
+// process admitted into an account sees only that account's streams and subjects, so two
+// namespaces never mix however their processes name their streams, and neither sees the log of
+// the process that owns the server. The control plane gives each deployment one.
+
+// accountAuth admits clients that prove they hold a known user key: the data folder's key into
+// the global account (this process's log), an account's key into that account alone.
+type accountAuth struct {
+	owner string // the data folder's user, public key
+
+	mu    sync.RWMutex
+	users map[string]*server.Account // by public user key
+}
+
+// Check verifies the client's signature of the server's nonce with the public key it presents,
+// then places it in the account of that key.
+func (a *accountAuth) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	if o == nil || o.Nkey == "" {
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(o.Sig)
+	if err != nil {
+		if sig, err = base64.StdEncoding.DecodeString(o.Sig); err != nil {
+			return false
+		}
+	}
+	pub, err := nkeys.FromPublicKey(o.Nkey)
+	if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
+		return false
+	}
+	if o.Nkey == a.owner {
+		c.RegisterUser(&server.User{Username: "jetgraph"})
+		return true
+	}
+	a.mu.RLock()
+	acc := a.users[o.Nkey]
+	a.mu.RUnlock()
+	if acc == nil {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: o.Nkey, Account: acc})
+	return true
+}
+
+// admit lets the holder of userKey into acc (nil: forget userKey).
+func (a *accountAuth) admit(userKey string, acc *server.Account) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if acc == nil {
+		delete(a.users, userKey)
+		return
+	}
+	a.users[userKey] = acc
+}
+
+// errNoAccounts is returned by the account methods of a log opened without Config.Accounts.
+var errNoAccounts = errors.New("eventlog: accounts need the embedded server with Config.Accounts and Config.Listen")
+
+// AddAccount creates account name on the embedded server, with JetStream (its streams, if the
+// server's store already holds them, are recovered), and admits the holder of userKey, a
+// public user nkey, into it alone. It is idempotent.
+func (l *Log) AddAccount(name, userKey string) error {
+	if l.auth == nil {
+		return errNoAccounts
+	}
+	if _, err := nkeys.FromPublicKey(userKey); err != nil || userKey[0] != 'U' {
+		return fmt.Errorf("eventlog: add account %s: %q is not a public user key", name, userKey)
+	}
+	acc, isNew := l.srv.LookupOrRegisterAccount(name)
+	if isNew || !acc.JetStreamEnabled() {
+		if err := acc.EnableJetStream(nil, nil); err != nil {
+			return fmt.Errorf("eventlog: add account %s: jetstream: %w", name, err)
+		}
+	}
+	l.auth.admit(userKey, acc)
+	return nil
+}
+
+// RemoveAccount deletes every stream of account name (its events, object stores and key-value
+// buckets) and stops admitting userKey. The account's processes should have stopped first.
+func (l *Log) RemoveAccount(ctx context.Context, name, userKey string) error {
+	if l.auth == nil {
+		return errNoAccounts
+	}
+	l.auth.admit(userKey, nil)
+	acc, err := l.srv.LookupAccount(name)
+	if err != nil { // never added in this process's life, nor recovered: nothing to delete
+		return nil
+	}
+	// A key of our own, admitted for the time of the deletion.
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return fmt.Errorf("eventlog: remove account %s: %w", name, err)
+	}
+	pub, _ := kp.PublicKey()
+	l.auth.admit(pub, acc)
+	defer l.auth.admit(pub, nil)
+	nc, err := nats.Connect("", nats.InProcessServer(l.srv), nats.Nkey(pub, kp.Sign), nats.Name("jetgraph-remove-account"))
+	if err != nil {
+		return fmt.Errorf("eventlog: remove account %s: connect: %w", name, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("eventlog: remove account %s: %w", name, err)
+	}
+	names := js.StreamNames(ctx)
+	var streams []string
+	for s := range names.Name() {
+		streams = append(streams, s)
+	}
+	if err := names.Err(); err != nil {
+		return fmt.Errorf("eventlog: remove account %s: list streams: %w", name, err)
+	}
+	for _, s := range streams {
+		if err := js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("eventlog: remove account %s: delete stream %s: %w", name, s, err)
+		}
+	}
+	return nil
+}
