@@ -39,6 +39,9 @@ type Deps struct {
 	// Tracing is the LLM tracing API (the langsmith clients') that New mounts under /tracing:
 	// httpapi/tracingapi.New of the tracing service; nil: not served.
 	Tracing Routes
+	// ControlPlane is the deployment control plane's API (/v2, /v1 and the deployments'
+	// custom_url): httpapi/controlapi.New; nil: not served.
+	ControlPlane Routes
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -102,6 +105,9 @@ func New(d Deps) *Server {
 	s.streamRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)
+	}
+	if d.ControlPlane != nil {
+		d.ControlPlane.Mount(e)
 	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)
