@@ -310,13 +310,14 @@ func (p *Pipeline) step(ctx context.Context, id string) (bool, error) {
 			}
 		}
 	}
-	pick := pickRevision(revs)
-	for _, r := range revs {
-		if pick != nil && r.ID != pick.ID && !r.Status.Terminal() && !r.Status.started() {
+	// A revision not started yet is superseded by any newer one: only the newest waits.
+	for i := 1; i < len(revs); i++ {
+		if r := revs[i]; !r.Status.Terminal() && !r.Status.started() {
 			return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID,
-				Status: RevisionSkipped, Note: "superseded by revision " + pick.ID})
+				Status: RevisionSkipped, Note: "superseded by revision " + revs[0].ID})
 		}
 	}
+	pick := pickRevision(revs)
 	if pick == nil {
 		return false, nil
 	}
@@ -335,7 +336,7 @@ func (p *Pipeline) step(ctx context.Context, id string) (bool, error) {
 }
 
 // pickRevision is the revision to work on: the one in flight (started before), else the
-// newest one not done; the others not started yet are superseded by it.
+// newest one if it is not done.
 func pickRevision(revs []RevisionRecord) *RevisionRecord {
 	for i := len(revs) - 1; i >= 0; i-- { // oldest first: revs is newest first
 		if revs[i].Status.started() {
