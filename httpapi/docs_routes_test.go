@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/truncate"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/controlapi"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 )
 
@@ -22,10 +23,11 @@ import (
 var operationKeys = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 // newDocsServer is a server with every route the document describes: the routes of --dev and
-// the tracing API's (its handlers, mounted on no service, are only listed here).
+// the tracing API's and the control plane's (their handlers, mounted on no service, are only
+// listed here).
 func newDocsServer() *httpapi.Server {
 	return httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), Truncate: &truncate.Service{},
-		Tracing: tracingapi.New(nil)})
+		Tracing: tracingapi.New(nil), ControlPlane: controlapi.New(nil, nil, nil, nil)})
 }
 
 // echoParam matches an echo path parameter (":thread_id").

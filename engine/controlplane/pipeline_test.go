@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,9 +15,8 @@ import (
 	cp "github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
-	"github.com/jetgraph/jetgraph/projections"
 	"github.com/jetgraph/jetgraph/projections/deployments"
-	"github.com/jetgraph/jetgraph/projections/projectionstest"
+	"github.com/jetgraph/jetgraph/projections/deployments/deploymentstest"
 )
 
 // recorder is a Builder and Deployer written for the pipeline's state-machine tests: it records
@@ -91,10 +89,16 @@ func (r *recorder) calls() (builds, deploys []string) {
 	return append([]string(nil), r.builds...), append([]string(nil), r.deploys...)
 }
 
+// projector is the control projection's progress, and its change signal the tests wait on.
+type projector interface {
+	cp.Projector
+	Changed() <-chan struct{}
+}
+
 // plane is a control plane on a real embedded log and projection.
 type plane struct {
 	log  *eventlog.Log
-	proj *projections.Projector
+	proj projector
 	view *deployments.View
 	svc  *cp.Service
 	ctx  context.Context
@@ -103,10 +107,7 @@ type plane struct {
 func openPlane(t *testing.T) *plane {
 	t.Helper()
 	l := eventlogtest.Open(t)
-	db := projectionstest.OpenDB(t, filepath.Join(t.TempDir(), "cp.db"))
-	view := deployments.New(db)
-	proj := projections.NewProjector(db, l, eventlog.ControlStream, view)
-	projectionstest.Run(t, proj)
+	view, proj := deploymentstest.Open(t, l)
 	ctx := engine.WithTenant(context.Background(), "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01")
 	return &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, (&recorder{}).CustomURL), ctx: ctx}
 }
