@@ -33,7 +33,7 @@ func BenchmarkListDeployments1000(b *testing.B) {
 	for i := range 1000 {
 		typ := []string{"dev", "prod"}[i%2]
 		_, err := svc.CreateDeployment(ctx, map[string]any{"name": fmt.Sprintf("app-%04d", i), "source": "git_host",
-			"source_config": map[string]any{"repo_url": "/repo", "deployment_type": typ},
+			"source_config":          map[string]any{"repo_url": "/repo", "deployment_type": typ},
 			"source_revision_config": map[string]any{"repo_ref": "main"}, "secrets": []any{}})
 		if err != nil {
 			b.Fatal(err)
