@@ -202,7 +202,7 @@ func TestControlPlaneScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	goRepo := newRepo(t, map[string]string{"main.go": string(mainGo), "go.sum": string(goSum),
-		"go.mod": "module example.com/mygraphs\n\ngo 1.26\n\nrequire github.com/jetgraph/jetgraph v0.0.0\n\nreplace github.com/jetgraph/jetgraph => " + root + "\n",
+		"go.mod":     "module example.com/mygraphs\n\ngo 1.26\n\nrequire github.com/jetgraph/jetgraph v0.0.0\n\nreplace github.com/jetgraph/jetgraph => " + root + "\n",
 		"graph.json": `{"graphs": {"greeter": "greeter"}}`})
 	tidy := exec.Command("go", "mod", "tidy")
 	tidy.Dir = goRepo
