@@ -58,21 +58,24 @@ var contextOf = map[string]string{
 	"engine/controlplane":      control,
 	"engine/controlplane/":     control,
 	"projections/deployments":  control,
-	"httpapi/controlapi":       control,
-	"engine/platform":          assembly,
-	"engine/platform/":         assembly,
-	"cmd/":                     assembly,
-	"scenarios":                assembly,
-	"":                         assembly, // the module's root package, if any: a process's entry point
+	"projections/deployments/deploymentstest": control, // the control projection for the control plane's tests
+	"httpapi/controlapi":                      control,
+	"engine/platform":                         assembly,
+	"engine/platform/":                        assembly,
+	"cmd/":                                    assembly,
+	"scenarios":                               assembly,
+	"":                                        assembly, // the module's root package, if any: a process's entry point
 }
 
 // allowedEdges are the imports between the runtime and tracing that the rule allows, with why.
 var allowedEdges = map[[2]string]string{
-	{"projections/traces", "projections"}:      "the projector machinery (cursor, batches, rebuild) and its record helpers",
-	{"engine/tracing", "projections"}:          "the projector machinery: a write waits for its projector",
-	{"httpapi/tracingapi", "httpapi"}:          "the server's request kit (kit.go); its one error mapping answers the handlers' errors",
-	{"projections/deployments", "projections"}: "the projector machinery (cursor, batches, rebuild) and its record helpers",
-	{"httpapi/controlapi", "httpapi"}:          "the server's request kit (kit.go); its one error mapping answers the handlers' errors",
+	{"projections/traces", "projections"}:                                      "the projector machinery (cursor, batches, rebuild) and its record helpers",
+	{"engine/tracing", "projections"}:                                          "the projector machinery: a write waits for its projector",
+	{"httpapi/tracingapi", "httpapi"}:                                          "the server's request kit (kit.go); its one error mapping answers the handlers' errors",
+	{"projections/deployments", "projections"}:                                 "the projector machinery (cursor, batches, rebuild) and its record helpers",
+	{"httpapi/controlapi", "httpapi"}:                                          "the server's request kit (kit.go); its one error mapping answers the handlers' errors",
+	{"projections/deployments/deploymentstest", "projections"}:                 "the projector machinery, run for the control plane's tests",
+	{"projections/deployments/deploymentstest", "projections/projectionstest"}: "the helpers every context's fold tests share",
 }
 
 // allowedTestEdges are the edges only tests take.

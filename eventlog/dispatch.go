@@ -17,6 +17,8 @@ type DispatchConfig struct {
 	// AckWait is how long a delivered message waits for its worker's acknowledgement (or its
 	// word that it is in progress) before it is delivered to another.
 	AckWait time.Duration
+	// Stream is the stream the queue reads; empty is RuntimeStream.
+	Stream string
 }
 
 // dispatchMaxAckPending bounds the messages of a dispatch queue delivered and not acknowledged.
@@ -29,7 +31,7 @@ const (
 	dispatchHeartbeat = 2 * time.Second
 )
 
-// DispatchQueue hands the events of a filter on the runtime stream to workers of any process,
+// DispatchQueue hands the events of a filter on a stream (the runtime's by default) to workers of any process,
 // each to one at a time: a message not acknowledged within AckWait (its worker died) goes to
 // another. Every event is delivered, from the start of the stream, until acknowledged.
 type DispatchQueue struct {
@@ -41,7 +43,11 @@ type DispatchQueue struct {
 func (l *Log) OpenDispatch(ctx context.Context, cfg DispatchConfig) (*DispatchQueue, error) {
 	var cons jetstream.Consumer
 	err := l.Retry(ctx, "dispatch consumer "+cfg.Name, func(ctx context.Context) error {
-		stream, err := l.js.Stream(ctx, RuntimeStream)
+		name := cfg.Stream
+		if name == "" {
+			name = RuntimeStream
+		}
+		stream, err := l.js.Stream(ctx, name)
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,9 @@ const (
 	// out.<tenant>.<thread_id>.<run_id>, so that any process can serve, join or resume a run's
 	// stream. Its messages expire after Config.OutputRetention.
 	OutputStream = "JG_OUTPUT"
+	// ControlStream holds the deployment control plane: deployments (and their revisions),
+	// listeners and API keys. Its events never expire.
+	ControlStream = "JG_CONTROL"
 )
 
 // DefaultOutputRetention is how long run output is kept when Config.OutputRetention is 0.
@@ -49,6 +52,7 @@ var streamKinds = map[string][]string{
 	RuntimeStream: {"thread", "assistant", "store", "system"},
 	TraceStream:   {"trace", "trace_project"},
 	OutputStream:  {"out"},
+	ControlStream: {"deploy", "listener", "apikey"},
 }
 
 // StreamOf returns the stream that holds events of an aggregate kind.

@@ -16,6 +16,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/truncate"
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/a2a"
+	"github.com/jetgraph/jetgraph/httpapi/controlapi"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 )
 
@@ -23,10 +24,11 @@ import (
 var operationKeys = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 // newDocsServer is a server with every route the document describes: the routes of --dev and
-// the tracing API's (its handlers, mounted on no service, are only listed here).
+// the tracing API's and the control plane's (their handlers, mounted on no service, are only
+// listed here).
 func newDocsServer() *httpapi.Server {
 	return httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), Truncate: &truncate.Service{},
-		Tracing: tracingapi.New(nil), A2A: a2a.New(a2a.Deps{})})
+		Tracing: tracingapi.New(nil), A2A: a2a.New(a2a.Deps{}), ControlPlane: controlapi.New(nil, nil, nil, nil)})
 }
 
 // echoParam matches an echo path parameter (":thread_id").

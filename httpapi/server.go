@@ -42,6 +42,9 @@ type Deps struct {
 	// A2A is the Agent2Agent protocol endpoint of every assistant (/a2a/{assistant_id}):
 	// httpapi/a2a.New of the runtime's services; nil (--disable-a2a): not served, 404.
 	A2A Routes
+	// ControlPlane is the deployment control plane's API (/v2, /v1 and the deployments'
+	// custom_url): httpapi/controlapi.New; nil: not served.
+	ControlPlane Routes
 	// Events serves the raw log of an aggregate (GET /events/{kind}/{id}).
 	Events EventTailer
 	// Health returns nil when the log and every projection are healthy.
@@ -108,6 +111,9 @@ func New(d Deps) *Server {
 	}
 	if d.A2A != nil {
 		d.A2A.Mount(e)
+	}
+	if d.ControlPlane != nil {
+		d.ControlPlane.Mount(e)
 	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)

@@ -144,6 +144,7 @@ type options struct {
 	webhookFields    string
 	disableA2A       bool
 	trace            traceOptions
+	control          controlOptions
 }
 
 // envPrefix starts the environment twin of every flag: --nats-url is JETGRAPH_NATS_URL.
@@ -191,7 +192,7 @@ a flag on the command line wins over the environment.`,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
 	}
 	addServeFlags(serveCmd.Flags(), o)
-	root.AddCommand(serveCmd, eventsCommand(o), projectionsCommand(o), benchCommand(stdout), versionCommand(o), configCommand(o))
+	root.AddCommand(serveCmd, eventsCommand(o), projectionsCommand(o), benchCommand(stdout), versionCommand(o), configCommand(o), keysCommand(o))
 	return root
 }
 
@@ -226,6 +227,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	f.Var(checked(&o.webhookFields, "", func(v string) error { _, err := webhooks.ParseFields(v); return err }),
 		"webhook-fields", "run fields sent to webhooks, comma-separated (default: all)")
 	addTraceFlags(f, &o.trace)
+	addControlFlags(f, &o.control)
 }
 
 // versionCommand is `jetgraph version`.

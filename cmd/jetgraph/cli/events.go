@@ -29,10 +29,10 @@ func eventsCommand(o *options) *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "events <kind> <id>",
-		Short: "Print the events of one aggregate (thread, assistant, store) as JSON lines, in log order",
+		Short: "Print the events of one aggregate (thread, assistant, store, deployment) as JSON lines, in log order",
 		Long: `Print the raw event log of one aggregate as JSON lines, in log order.
 
-kind is thread, assistant or store; an assistant is named by its id or, as in the API, by the id
+kind is thread, assistant, store or deployment (secret values masked); an assistant is named by its id or, as in the API, by the id
 of a graph (its system assistant). An id without events is an error.
 
 It reads the log directly: from --nats-url when given, or from the embedded store in --data (which
@@ -42,6 +42,9 @@ must exist). When a jetgraph server holds that data folder, it asks that server 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if args[0] == "deployment" { // the control plane's: secrets masked (controlplane_cli.go)
+				return printDeploymentEvents(ctx, o, args[1], follow, o.prog.Stdout)
+			}
 			id := args[1]
 			if args[0] == "assistant" && uuid.Validate(id) != nil {
 				id = assistants.SystemID(id) // a graph id names its system assistant, as in the API

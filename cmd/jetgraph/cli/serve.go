@@ -105,6 +105,20 @@ func serve(ctx context.Context, o *options) error {
 	if !o.disableA2A {
 		deps.A2A = a2a.New(a2a.Deps{Assistants: p.Assistants, Runs: p.Runs, States: p.Runner, Threads: p.Threads, Logger: logger})
 	}
+	if !o.control.off {
+		cctx, cancel := context.WithCancel(ctx)
+		cp, err := openControlPlane(cctx, o, p.Log, data, ln.Addr().String(), p.Tracing)
+		if err != nil {
+			cancel()
+			return err
+		}
+		defer cp.close()
+		defer cancel()
+		if err := cp.start(cctx, o.prog.Stderr); err != nil {
+			return err
+		}
+		deps.ControlPlane = cp.routes
+	}
 	if o.dev {
 		deps.Truncate = p.Truncate
 		logger.Warn("development mode: POST /internal/truncate empties the data")

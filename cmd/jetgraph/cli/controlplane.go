@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/controlplane"
+	"github.com/jetgraph/jetgraph/engine/controlplane/keys"
+	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/httpapi/controlapi"
+	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/deployments"
+)
+
+// controlOptions are the flags of the deployment control plane.
+type controlOptions struct {
+	off          bool
+	pollInterval time.Duration
+	ackWait      time.Duration
+	workers      int
+}
+
+// addControlFlags adds serve's control-plane flags.
+func addControlFlags(f *pflag.FlagSet, c *controlOptions) {
+	f.BoolVar(&c.off, "no-control-plane", false, "do not serve the deployment control plane (/v2/deployments, /v2/listeners, /v1/integrations)")
+	f.DurationVar(&c.pollInterval, "build-poll-interval", 30*time.Second, "how often the refs of build_on_push deployments are checked for new commits (0: never)")
+	f.DurationVar(&c.ackWait, "control-ack-wait", 10*time.Second, "how soon another process takes over the revision pipeline steps of a process that died (renewed every third of it)")
+	f.IntVar(&c.workers, "control-workers", 4, "deployments whose pipeline steps this process works on at once")
+}
+
+// AdminKeyEnv names the environment variable that sets the admin API key instead of the one
+// generated on first start (automation).
+const AdminKeyEnv = "JETGRAPH_ADMIN_KEY"
+
+// ControlPlaneEnv is what the pipeline's ports are built from.
+type ControlPlaneEnv struct {
+	Log    *eventlog.Log
+	Data   string // the data folder
+	Addr   string // the HTTP address the server listens on
+	Logger *slog.Logger
+}
+
+// controlPlanePorts builds the builder, deployer, manifest publisher and ref watcher of the
+// revision pipeline (engine/controlplane/build, supervise, manifests, watch). Until they are
+// plugged in here, revisions fail at the step that needs a missing port, with a reason that
+// says so.
+var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (controlplane.Ports, error) {
+	return controlplane.Ports{}, nil
+}
+
+// ControlDBPath is where the control plane's projection file of a data folder lives.
+func ControlDBPath(data string) string { return filepath.Join(data, "controlplane.db") }
+
+// controlPlane is the control plane of a serving process: its projection, services, pipeline
+// and HTTP routes.
+type controlPlane struct {
+	db     *projections.DB
+	proj   *projections.Projector
+	view   *deployments.View
+	svc    *controlplane.Service
+	keys   *keys.Service
+	pipe   *controlplane.Pipeline
+	routes *controlapi.Handlers
+	logger *slog.Logger
+	wg     sync.WaitGroup
+}
+
+// tracingProjects creates a deployment's tracing project with the tracing service.
+type tracingProjects struct{ t *tracing.Service }
+
+// EnsureProject creates the project of that name for tenant, or finds it.
+func (tp tracingProjects) EnsureProject(ctx context.Context, tenant, name string) error {
+	_, err := tp.t.CreateProject(engine.WithTenant(ctx, tenant), name, nil, nil, true)
+	return err
+}
+
+// openControlPlane opens the control projection file and builds the control plane on l.
+func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, addr string, tr *tracing.Service) (*controlPlane, error) {
+	db, err := projections.OpenDB(ControlDBPath(data), o.logger)
+	if err != nil {
+		return nil, err
+	}
+	db.SyncAlways(o.sync == "always")
+	ports, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("control plane: %w", err)
+	}
+	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
+	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
+	var projects controlplane.ProjectCreator
+	if tr != nil {
+		projects = tracingProjects{tr}
+	}
+	var urls func(string) string
+	var proxy = ports.Deployer
+	if proxy != nil {
+		urls = ports.Deployer.CustomURL
+	}
+	c.svc = controlplane.NewService(l, c.proj, c.view, projects, urls)
+	c.keys = keys.New(l, c.proj, c.view)
+	c.pipe = controlplane.NewPipeline(l, c.proj, c.view, c.svc, ports, controlplane.PipelineConfig{
+		AckWait: o.control.ackWait, PollInterval: o.control.pollInterval, Workers: o.control.workers, Logger: o.logger})
+	if proxy != nil {
+		c.routes = controlapi.New(c.svc, c.keys, l, proxy.Proxy())
+	} else {
+		c.routes = controlapi.New(c.svc, c.keys, l, nil)
+	}
+	return c, nil
+}
+
+// start runs the projector, makes the admin key on first start (printing it to stderr once),
+// and starts the pipeline, until ctx ends.
+func (c *controlPlane) start(ctx context.Context, stderr io.Writer) error {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for ctx.Err() == nil {
+			if err := c.proj.Run(ctx); err != nil && ctx.Err() == nil {
+				c.logger.Error("control projector stopped, restarting", "err", err)
+				_ = engine.Sleep(ctx, time.Second)
+			}
+		}
+	}()
+	key, err := c.keys.EnsureAdmin(ctx, os.Getenv(AdminKeyEnv))
+	if err != nil {
+		return fmt.Errorf("control plane: admin key: %w", err)
+	}
+	if key != "" {
+		// Printed, never logged: this is the only time the key is seen in clear text.
+		fmt.Fprintf(stderr, "\njetgraph control plane admin API key (shown once; store it now, use it as X-Api-Key):\n\n    %s\n\n", key)
+	}
+	return c.pipe.Start(ctx)
+}
+
+// wait waits for the projector and the pipeline once ctx ended, then closes the file.
+func (c *controlPlane) close() {
+	c.pipe.Wait()
+	c.wg.Wait()
+	_ = c.db.Close()
+}

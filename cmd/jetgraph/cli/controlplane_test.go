@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// keyPattern finds a key jetgraph printed.
+var keyPattern = regexp.MustCompile(`jgk_[A-Za-z0-9_-]{43}`)
+
+// call sends a control-plane request with key and returns the status and the decoded body.
+func call(t *testing.T, method, url, key, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&v)
+	return resp.StatusCode, v
+}
+
+func TestAdminKeyAndKeysCommands(t *testing.T) {
+	data := t.TempDir()
+	s := startServe(t, Program{}, data)
+	admin := keyPattern.FindString(s.logs.String())
+	if admin == "" {
+		t.Fatalf("no admin key printed on first start:\n%s", s.logs)
+	}
+	if code, _ := call(t, "GET", s.url+"/v2/deployments", admin, ""); code != 200 {
+		t.Fatalf("the admin key: %d", code)
+	}
+	s.stop(t)
+	if n := strings.Count(s.logs.String(), admin); n != 1 {
+		t.Errorf("the admin key appears %d times in the output, want once", n)
+	}
+
+	out, _, err := run(t, Program{}, "keys", "create", "--tenant", "acme", "--data", data)
+	acme := keyPattern.FindString(out)
+	if err != nil || acme == "" {
+		t.Fatalf("keys create: %v\n%s", err, out)
+	}
+	out, _, err = run(t, Program{}, "keys", "list", "--data", data)
+	if err != nil || !strings.Contains(out, "acme") || strings.Contains(out, acme) || strings.Contains(out, admin) {
+		t.Fatalf("keys list (never a whole key): %v\n%s", err, out)
+	}
+
+	s = startServe(t, Program{}, data)
+	if keyPattern.MatchString(s.logs.String()) {
+		t.Errorf("a second start printed a key:\n%s", s.logs)
+	}
+	code, d := call(t, "POST", s.url+"/v2/deployments", acme, `{"name": "app", "source": "git_host",
+		"source_config": {"repo_url": "/nowhere"}, "source_revision_config": {"repo_ref": "main"},
+		"secrets": [{"name": "TOKEN", "value": "tok-secret-value"}]}`)
+	if code != 201 {
+		t.Fatalf("create with the tenant's key: %d %v", code, d)
+	}
+	id, _ := d["id"].(string)
+	t.Setenv(APIKeyEnv, acme)
+	out, _, err = run(t, Program{}, "events", "deployment", id, "--data", data)
+	if err != nil || !strings.Contains(out, `"deployment_created"`) || strings.Contains(out, "tok-secret-value") {
+		t.Errorf("events deployment from the server: %v\n%s", err, out)
+	}
+	s.stop(t)
+	if strings.Contains(s.logs.String(), acme) || strings.Contains(s.logs.String(), "tok-secret-value") {
+		t.Errorf("a key or a secret reached the logs:\n%s", s.logs)
+	}
+	out, _, err = run(t, Program{}, "events", "deployment", id, "--data", data)
+	if err != nil || !strings.Contains(out, `"revision_created"`) || strings.Contains(out, "tok-secret-value") {
+		t.Errorf("events deployment from the log: %v\n%s", err, out)
+	}
+
+	var keyID string
+	out, _, _ = run(t, Program{}, "keys", "list", "--data", data)
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, " acme ") {
+			keyID = strings.Fields(line)[0]
+		}
+	}
+	if _, _, err := run(t, Program{}, "keys", "revoke", keyID, "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	s = startServe(t, Program{}, data)
+	if code, _ := call(t, "GET", s.url+"/v2/deployments", acme, ""); code != 401 {
+		t.Errorf("a revoked key: %d, want 401", code)
+	}
+}
+
+func TestAdminKeyFromTheEnvironment(t *testing.T) {
+	const key = "automation-admin-key-0123456789"
+	t.Setenv(AdminKeyEnv, key)
+	s := startServe(t, Program{}, t.TempDir())
+	if keyPattern.MatchString(s.logs.String()) || strings.Contains(s.logs.String(), key) {
+		t.Errorf("a key was printed:\n%s", s.logs)
+	}
+	if code, _ := call(t, "GET", s.url+"/v2/deployments", key, ""); code != 200 {
+		t.Errorf("the key of %s: %d", AdminKeyEnv, code)
+	}
+}

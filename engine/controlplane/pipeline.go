@@ -1,0 +1,562 @@
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// PipelineConfig tunes the revision pipeline.
+type PipelineConfig struct {
+	// AckWait is how long a pipeline message waits for its worker's word before another
+	// process takes it over (and the lease's TTL): a process killed mid-build leaves its
+	// revision to another after about this long.
+	AckWait time.Duration
+	// PollInterval is how often build_on_push refs are checked; 0 turns the poller off.
+	PollInterval time.Duration
+	// Workers is how many deployments this process works on at once.
+	Workers int
+	Logger  *slog.Logger
+}
+
+// Ports are the pipeline's builder, deployer, manifest publisher and ref watcher. A nil one
+// makes the revisions that need it fail with a reason that says so.
+type Ports struct {
+	Builder   Builder
+	Deployer  Deployer
+	Publisher ManifestPublisher
+	Watcher   RefWatcher
+}
+
+// Names of the pipeline's JetStream resources.
+const (
+	pipelineConsumer = "jg_controlplane"
+	leaseBucket      = "jg_controlplane_leases"
+	// maxResumes is how often a revision is resumed after an interruption before it is
+	// INTERRUPTED for good (a build that kills its process every time).
+	maxResumes = 3
+	// maxLogEvent bounds the log one step appends: a longer output keeps its end.
+	maxLogEvent = 512 << 10
+)
+
+// Pipeline drives revisions from QUEUED to DEPLOYED (or a failure), deployments from
+// AWAITING_DATABASE to READY and from AWAITING_DELETE to gone. It is a reconciler behind a
+// durable JetStream consumer on every deployment event: a message only says "this deployment
+// changed"; its worker holds the deployment's lease (at most one worker per deployment in the
+// cluster, so at most one revision in flight) and does whatever the projection says is left,
+// appending each step as an event. A process killed at any step leaves the message
+// unacknowledged and the lease expiring: another process (or this one restarted) redoes the
+// step that was in flight.
+type Pipeline struct {
+	log    *eventlog.Log
+	proj   Projector
+	view   Reader
+	svc    *Service
+	ports  Ports
+	cfg    PipelineConfig
+	holder string
+	leases *eventlog.Leases
+	queue  *eventlog.DispatchQueue
+	wg     sync.WaitGroup
+}
+
+// NewPipeline builds the pipeline; Start runs it.
+func NewPipeline(log *eventlog.Log, proj Projector, view Reader, svc *Service, ports Ports, cfg PipelineConfig) *Pipeline {
+	if cfg.AckWait <= 0 {
+		cfg.AckWait = 10 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 4
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &Pipeline{log: log, proj: proj, view: view, svc: svc, ports: ports, cfg: cfg,
+		holder: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
+}
+
+// Start opens the consumer and the leases, deploys every active revision again (a restarted
+// control plane serves what it served), and runs the workers and the poller until ctx ends.
+// Wait waits for them.
+func (p *Pipeline) Start(ctx context.Context) error {
+	var err error
+	if p.leases, err = p.log.OpenLeases(ctx, leaseBucket, p.cfg.AckWait); err != nil {
+		return fmt.Errorf("controlplane: leases: %w", err)
+	}
+	p.queue, err = p.log.OpenDispatch(ctx, eventlog.DispatchConfig{Name: pipelineConsumer,
+		Filter: DeploymentKind + ".>", AckWait: p.cfg.AckWait, Stream: eventlog.ControlStream})
+	if err != nil {
+		return fmt.Errorf("controlplane: consumer: %w", err)
+	}
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); p.restore(ctx) }()
+	for range p.cfg.Workers {
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.work(ctx) }()
+	}
+	if p.cfg.PollInterval > 0 && p.ports.Watcher != nil {
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.poll(ctx) }()
+	}
+	return nil
+}
+
+// Wait returns once every goroutine of Start has returned (ctx ended).
+func (p *Pipeline) Wait() { p.wg.Wait() }
+
+// restore deploys every deployment's active revision again.
+func (p *Pipeline) restore(ctx context.Context) {
+	if p.ports.Deployer == nil {
+		return
+	}
+	if err := p.proj.CatchUp(ctx); err != nil {
+		return
+	}
+	deps, err := p.view.Deployments("", func(d *DeploymentRecord) bool {
+		return d.ActiveRevisionID != nil && d.Status == DeploymentReady
+	})
+	if err != nil {
+		p.cfg.Logger.Error("controlplane: restore", "err", err)
+		return
+	}
+	for _, d := range deps {
+		p.withLease(ctx, d.ID, func(ctx context.Context) {
+			r, ok, err := p.view.Revision(d.ID, *d.ActiveRevisionID)
+			if err != nil || !ok || r.Built == nil {
+				return
+			}
+			var out bytes.Buffer
+			if err := p.ports.Deployer.Deploy(ctx, p.deploySpec(d.Deployment, r), &out); err != nil && ctx.Err() == nil {
+				p.cfg.Logger.Error("controlplane: restore of an active revision failed", "deployment_id", d.ID, "revision_id", r.ID, "err", err)
+			}
+		})
+	}
+}
+
+// work pulls pipeline messages until ctx ends.
+func (p *Pipeline) work(ctx context.Context) {
+	for ctx.Err() == nil {
+		pull, err := p.queue.Pull(1)
+		if err != nil {
+			_ = engine.Sleep(ctx, time.Second)
+			continue
+		}
+		stop := context.AfterFunc(ctx, pull.Stop)
+		for {
+			d, err := pull.Next()
+			if err != nil {
+				break
+			}
+			p.handle(ctx, d)
+		}
+		stop()
+		pull.Stop()
+	}
+}
+
+// handle reconciles the deployment a message names, under its lease.
+func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
+	parts := strings.Split(d.Subject(), ".")
+	if len(parts) != 4 {
+		_ = d.Term()
+		return
+	}
+	id := parts[2]
+	if seq, err := d.Seq(); err == nil {
+		wctx, cancel := context.WithTimeout(ctx, p.cfg.AckWait)
+		err = p.proj.WaitFor(wctx, seq)
+		cancel()
+		if err != nil {
+			_ = d.Nak(time.Second)
+			return
+		}
+	}
+	done := p.withLease(ctx, id, func(ctx context.Context) {
+		stop := p.keepAlive(ctx, d)
+		defer stop()
+		if err := p.reconcile(ctx, id); err != nil && ctx.Err() == nil {
+			p.cfg.Logger.Error("controlplane: pipeline step failed; retried", "deployment_id", id, "err", err)
+			_ = d.Nak(p.cfg.AckWait / 2)
+			return
+		}
+		if ctx.Err() != nil {
+			_ = d.Nak(0) // stopping: the step in flight is redone by whoever takes it
+			return
+		}
+		_ = d.Ack()
+	})
+	if !done {
+		_ = d.Nak(p.cfg.AckWait / 4) // another worker has the deployment: it sees this change too
+	}
+}
+
+// keepAlive tells the consumer the message is in progress while a step lasts.
+func (p *Pipeline) keepAlive(ctx context.Context, d *eventlog.Dispatch) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(p.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = d.InProgress()
+			}
+		}
+	}()
+	return cancel
+}
+
+// withLease runs f holding the deployment's lease, renewed while f runs; f's ctx ends when
+// the lease is lost. It reports false when another holder has the lease.
+func (p *Pipeline) withLease(ctx context.Context, deploymentID string, f func(ctx context.Context)) bool {
+	key := "deploy-" + deploymentID
+	rev, err := p.leases.Acquire(ctx, key, p.holder)
+	if err != nil {
+		return false
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	go func() {
+		t := time.NewTicker(p.cfg.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-lctx.Done():
+				return
+			case <-t.C:
+				next, err := p.leases.Renew(lctx, key, p.holder, rev)
+				if errors.Is(err, eventlog.ErrLeaseHeld) || errors.Is(err, eventlog.ErrLeaseGone) {
+					cancel()
+					return
+				}
+				if err == nil {
+					mu.Lock()
+					rev = next
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	f(lctx)
+	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	_ = p.leases.Release(context.WithoutCancel(ctx), key, rev)
+	return true
+}
+
+// reconcile does what is left for a deployment, one step at a time, until nothing is.
+func (p *Pipeline) reconcile(ctx context.Context, id string) error {
+	for ctx.Err() == nil {
+		more, err := p.step(ctx, id)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// step does one thing for the deployment and reports whether there may be more.
+func (p *Pipeline) step(ctx context.Context, id string) (bool, error) {
+	if err := p.proj.CatchUp(ctx); err != nil {
+		return false, err
+	}
+	d, ok, err := p.view.Deployment("", id)
+	if err != nil || !ok {
+		return false, err
+	}
+	tenant, agg := d.TenantID, deploymentAgg(id)
+	switch d.Status {
+	case DeploymentAwaitingDelete:
+		if p.ports.Deployer != nil {
+			if err := p.ports.Deployer.Remove(ctx, tenant, id); err != nil {
+				return false, err
+			}
+		}
+		return false, p.emit(ctx, agg, DeploymentDeleted, struct{}{})
+	case DeploymentAwaitingDatabase:
+		if p.ports.Deployer != nil && d.Source == SourceGitHost {
+			if err := p.ports.Deployer.Provision(ctx, tenant, id); err != nil {
+				return false, err
+			}
+		}
+		return true, p.emit(ctx, agg, DeploymentStatusChanged, DeploymentStatusData{Status: DeploymentReady})
+	}
+	revs, err := p.view.Revisions(id)
+	if err != nil {
+		return false, err
+	}
+	if d.PendingRollout != "" {
+		for _, r := range revs {
+			if r.ID == d.PendingRollout {
+				return true, p.deploy(ctx, agg, d.Deployment, r, "redeploy")
+			}
+		}
+	}
+	// A revision not started yet is superseded by any newer one: only the newest waits.
+	for i := 1; i < len(revs); i++ {
+		if r := revs[i]; !r.Status.Terminal() && !r.Status.started() {
+			return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID,
+				Status: RevisionSkipped, Note: "superseded by revision " + revs[0].ID})
+		}
+	}
+	pick := pickRevision(revs)
+	if pick == nil {
+		return false, nil
+	}
+	r := *pick
+	switch r.Status {
+	case RevisionCreating:
+		return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionQueued})
+	case RevisionQueued:
+		return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionAwaitingBuild})
+	case RevisionAwaitingBuild, RevisionBuilding:
+		return true, p.build(ctx, agg, d.Deployment, r)
+	case RevisionAwaitingDeploy, RevisionDeploying:
+		return true, p.deploy(ctx, agg, d.Deployment, r, "")
+	}
+	return false, nil
+}
+
+// pickRevision is the revision to work on: the one in flight (started before), else the
+// newest one if it is not done.
+func pickRevision(revs []RevisionRecord) *RevisionRecord {
+	for i := len(revs) - 1; i >= 0; i-- { // oldest first: revs is newest first
+		if revs[i].Status.started() {
+			return &revs[i]
+		}
+	}
+	if len(revs) > 0 && !revs[0].Status.Terminal() {
+		return &revs[0]
+	}
+	return nil
+}
+
+// resumes counts how often a revision entered status s: more than once means a process died
+// in it and it was resumed.
+func resumes(r RevisionRecord, s RevisionStatus) int {
+	n := 0
+	for _, h := range r.StatusHistory {
+		if h.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+// enter appends the revision's move into status s, or, when a process died in s already,
+// a resumption (or INTERRUPTED once it was resumed maxResumes times). It reports whether to
+// go on with the step.
+func (p *Pipeline) enter(ctx context.Context, agg eventlog.Aggregate, r RevisionRecord, s RevisionStatus) (bool, error) {
+	note := ""
+	if r.Status == s {
+		if resumes(r, s) > maxResumes {
+			return false, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionInterrupted,
+				Reason: fmt.Sprintf("interrupted %d times in %s: the process doing it stopped each time", maxResumes+1, s)})
+		}
+		note = "resumed by " + p.holder + " after the process doing it stopped"
+	}
+	return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: s, Note: note})
+}
+
+func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployment, r RevisionRecord) error {
+	if goOn, err := p.enter(ctx, agg, r, RevisionBuilding); err != nil || !goOn {
+		return err
+	}
+	var out bytes.Buffer
+	var art Artifact
+	var err error
+	switch d.Source {
+	case SourceGitHost:
+		if p.ports.Builder == nil {
+			err = errors.New("this jetgraph has no builder for git_host revisions")
+			break
+		}
+		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
+			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
+			BuildCommand: r.Inputs.BuildCommand}, &out)
+	case SourceExternalContainer:
+		art, err = p.publish(ctx, d, r, &out)
+	default:
+		err = fmt.Errorf("source %s cannot be built", d.Source)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // stopping: whoever takes over resumes the build
+	}
+	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
+		return lerr
+	}
+	if err != nil {
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionBuildFailed,
+			Reason: err.Error(), CommitSHA: art.CommitSHA})
+	}
+	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionAwaitingDeploy,
+		CommitSHA: art.CommitSHA, Artifact: &art})
+}
+
+func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out *bytes.Buffer) (Artifact, error) {
+	if p.ports.Publisher == nil {
+		return Artifact{}, errors.New("this jetgraph has no manifest publisher for external_container revisions")
+	}
+	l, ok, err := p.view.Listener(d.TenantID, r.Inputs.ListenerID)
+	if err != nil {
+		return Artifact{}, err
+	}
+	if !ok {
+		return Artifact{}, fmt.Errorf("listener %s not found", r.Inputs.ListenerID)
+	}
+	raw, err := json.Marshal(l)
+	if err != nil {
+		return Artifact{}, err
+	}
+	return p.ports.Publisher.Publish(ctx, ManifestSpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name,
+		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: r.Inputs.Secrets, ResourceSpec: r.Inputs.ResourceSpec,
+		Namespace: r.Inputs.Namespace, Listener: raw}, out)
+}
+
+func agg(d Deployment) eventlog.Aggregate { return deploymentAgg(d.ID) }
+
+func (p *Pipeline) deploySpec(d Deployment, r RevisionRecord) DeploySpec {
+	return DeploySpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name, RevisionID: r.ID,
+		Artifact: *r.Built, Secrets: r.Inputs.Secrets}
+}
+
+// deploy rolls r out; why is "redeploy" for a rollout asked for by a redeploy.
+func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deployment, r RevisionRecord, why string) error {
+	if why == "" {
+		if goOn, err := p.enter(ctx, agg, r, RevisionDeploying); err != nil || !goOn {
+			return err
+		}
+	} else if err := p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeploying, Note: why}); err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	var err error
+	switch {
+	case r.Built == nil:
+		err = errors.New("the revision has no artifact")
+	case r.Built.Kind == ArtifactManifests:
+		fmt.Fprintf(&out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
+	case p.ports.Deployer == nil:
+		err = errors.New("this jetgraph has no deployer")
+	default:
+		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), &out)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
+		return lerr
+	}
+	if err != nil {
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: err.Error(), Note: why})
+	}
+	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why})
+}
+
+// appendLog appends a step's output to the revision's log (its end, when very long).
+func (p *Pipeline) appendLog(ctx context.Context, agg eventlog.Aggregate, revisionID string, out []byte) error {
+	if len(out) == 0 {
+		return nil
+	}
+	if len(out) > maxLogEvent {
+		out = append([]byte("[... earlier output cut ...]\n"), out[len(out)-maxLogEvent:]...)
+	}
+	return p.emit(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(string(out), "?")})
+}
+
+// emit appends one event of the pipeline and waits until it is folded. The deployment's lease
+// makes this worker its only writer of pipeline events.
+func (p *Pipeline) emit(ctx context.Context, agg eventlog.Aggregate, typ string, data any) error {
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		return err
+	}
+	// Written even while stopping: a step done is recorded, not done twice.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitWait)
+	defer cancel()
+	seq, err := p.log.Append(wctx, e, eventlog.Any)
+	if err != nil {
+		return err
+	}
+	return p.proj.WaitFor(wctx, seq)
+}
+
+// poll creates a revision of every build_on_push deployment whose ref moved.
+func (p *Pipeline) poll(ctx context.Context) {
+	t := time.NewTicker(p.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.pollOnce(ctx)
+		}
+	}
+}
+
+// pollOnce checks every build_on_push ref once.
+func (p *Pipeline) pollOnce(ctx context.Context) {
+	deps, err := p.view.Deployments("", func(d *DeploymentRecord) bool {
+		return d.Source == SourceGitHost && d.Status == DeploymentReady && d.SourceConfig.BuildOnPush != nil &&
+			*d.SourceConfig.BuildOnPush && d.LatestRevisionID != nil
+	})
+	if err != nil {
+		return
+	}
+	for _, d := range deps {
+		latest, ok, err := p.view.Revision(d.ID, *d.LatestRevisionID)
+		if err != nil || !ok || !latest.Status.Terminal() {
+			continue // the newest revision is still in flight: its commit is not known yet
+		}
+		known := latest.Inputs.PushedCommit
+		if latest.SourceRevisionConfig.RepoCommitSHA != nil {
+			known = *latest.SourceRevisionConfig.RepoCommitSHA
+		}
+		head, err := p.ports.Watcher.Head(ctx, latest.Inputs.RepoURL, latest.Inputs.RepoRef)
+		if err != nil {
+			p.cfg.Logger.Warn("controlplane: build_on_push: ref unreadable", "deployment_id", d.ID, "err", engine.MaskURLs(err.Error()))
+			continue
+		}
+		if known == "" || head == known {
+			continue
+		}
+		if err := p.svc.pushRevision(ctx, d.Deployment, head); err != nil && !engine.Is(engine.Conflict, err) {
+			p.cfg.Logger.Warn("controlplane: build_on_push: new revision", "deployment_id", d.ID, "err", err)
+		}
+	}
+}
+
+// pushRevision creates a revision of d for a pushed commit, unless d changed meanwhile (a
+// Conflict: another process's poller was first, or a PATCH).
+func (s *Service) pushRevision(ctx context.Context, d Deployment, head string) error {
+	const op = "controlplane.push_revision"
+	a := agg(d)
+	version, err := s.proj.Version(a)
+	if err != nil {
+		return engine.E(engine.Op(op), err)
+	}
+	events, err := newRevisionEvents(a, d, "push", head)
+	if err != nil {
+		return engine.E(engine.Op(op), err)
+	}
+	return s.commit(ctx, op, eventlog.At(version), events...)
+}

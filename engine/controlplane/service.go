@@ -1,0 +1,420 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// Log is what the control plane needs of the event log.
+type Log interface {
+	Append(ctx context.Context, e eventlog.Event, expect eventlog.Expect) (uint64, error)
+	AppendBatch(ctx context.Context, batch []eventlog.Pending) (uint64, error)
+}
+
+// Projector is the control projection's progress: a command answers once its events are
+// folded, and decides on the state as of now.
+type Projector interface {
+	WaitFor(ctx context.Context, seq uint64) error
+	CatchUp(ctx context.Context) error
+	Version(agg eventlog.Aggregate) (uint64, error)
+}
+
+// Reader is the control projection's read side (projections/deployments.View).
+type Reader interface {
+	// Deployment returns a deployment of tenant ("": of any tenant).
+	Deployment(tenant, id string) (DeploymentRecord, bool, error)
+	DeploymentByName(tenant, name string) (string, bool, error)
+	Deployments(tenant string, keep func(*DeploymentRecord) bool) ([]DeploymentRecord, error)
+	Revision(deployment, id string) (RevisionRecord, bool, error)
+	Revisions(deployment string) ([]RevisionRecord, error)
+	RevisionLog(revision string) (string, error)
+	Listener(tenant, id string) (Listener, bool, error)
+	ListenerByCompute(tenant, computeType, computeID string) (string, bool, error)
+	Listeners(tenant string) ([]Listener, error)
+}
+
+// ProjectCreator creates the tracing project a deployment's runs are traced to (the tracing
+// service, wired by the assembly: the control plane does not import tracing).
+type ProjectCreator interface {
+	EnsureProject(ctx context.Context, tenant, name string) error
+}
+
+// Service is the control plane's command side: each command checks the request against the
+// projection, appends its events to the deployment's subject and answers once they are folded.
+type Service struct {
+	log      Log
+	proj     Projector
+	view     Reader
+	projects ProjectCreator
+	urls     func(deploymentID string) string
+}
+
+// NewService builds the service. projects may be nil (no tracing project is created); urls
+// gives a git_host deployment's custom_url (Deployer.CustomURL), nil for none.
+func NewService(log Log, proj Projector, view Reader, projects ProjectCreator, urls func(string) string) *Service {
+	return &Service{log: log, proj: proj, view: view, projects: projects, urls: urls}
+}
+
+// commitWait bounds how long a command waits for the projection to fold its events.
+const commitWait = 10 * time.Second
+
+func (s *Service) catchUp(ctx context.Context, op string) error {
+	cctx, cancel := context.WithTimeout(ctx, commitWait)
+	defer cancel()
+	if err := s.proj.CatchUp(cctx); err != nil {
+		return engine.E(engine.Op(op), engine.Unavailable, "The control projection is behind; retry.", err)
+	}
+	return nil
+}
+
+// commit appends events of one aggregate as one message, at version expect, and waits until
+// they are folded.
+func (s *Service) commit(ctx context.Context, op string, expect eventlog.Expect, events ...eventlog.Event) error {
+	return Commit(ctx, s.log, s.proj, op, expect, events...)
+}
+
+// Commit appends events of one aggregate as one message, at version expect, and waits until
+// proj has folded them: what every control-plane command does (keys too).
+func Commit(ctx context.Context, log Log, proj Projector, op string, expect eventlog.Expect, events ...eventlog.Event) error {
+	batch := make([]eventlog.Pending, len(events))
+	for i, e := range events {
+		batch[i] = eventlog.Pending{Event: e, Expect: expect}
+	}
+	seq, err := log.AppendBatch(ctx, batch)
+	if errors.Is(err, eventlog.ErrConflict) {
+		return engine.E(engine.Op(op), engine.Conflict, "The resource changed meanwhile; retry.", err)
+	}
+	if err != nil {
+		return engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, commitWait)
+	defer cancel()
+	if err := proj.WaitFor(wctx, seq); err != nil {
+		return engine.E(engine.Op(op), engine.Unavailable, err)
+	}
+	return nil
+}
+
+// deploymentAgg is a deployment's aggregate. Every control-plane aggregate is filed under the
+// log's default tenant: a deployment's owner is in its data (tenant_id), so that its id alone
+// names its events (`jetgraph events deployment <id>`, the pipeline's messages).
+func deploymentAgg(id string) eventlog.Aggregate {
+	return eventlog.Aggregate{Kind: DeploymentKind, Tenant: eventlog.DefaultTenant, ID: id}
+}
+
+func notFound(op, id string) error {
+	return engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Deployment ID %s not found.", id))
+}
+
+// deployment reads a tenant's deployment; another tenant's is not found.
+func (s *Service) deployment(ctx context.Context, op, id string) (DeploymentRecord, error) {
+	if err := s.catchUp(ctx, op); err != nil {
+		return DeploymentRecord{}, err
+	}
+	d, ok, err := s.view.Deployment(engine.TenantFrom(ctx), id)
+	switch {
+	case err != nil:
+		return d, engine.E(engine.Op(op), err)
+	case !ok:
+		return d, notFound(op, id)
+	}
+	return d, nil
+}
+
+// CreateDeployment creates a deployment and its first revision (POST /v2/deployments).
+func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (Deployment, error) {
+	const op = "controlplane.create_deployment"
+	tenant := engine.TenantFrom(ctx)
+	d, err := ParseCreate(body)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if err := s.catchUp(ctx, op); err != nil {
+		return Deployment{}, err
+	}
+	if _, taken, err := s.view.DeploymentByName(tenant, d.Name); err != nil || taken {
+		if err == nil {
+			err = engine.E(engine.Op(op), engine.Exists, fmt.Sprintf("A deployment named %s already exists.", d.Name))
+		}
+		return Deployment{}, err
+	}
+	if d.Source == SourceExternalContainer {
+		if _, ok, err := s.view.Listener(tenant, *d.SourceConfig.ListenerID); err != nil || !ok {
+			if err == nil {
+				err = engine.E(engine.Op(op), engine.Invalid, []engine.FieldError{{Loc: []any{"body", "source_config", "listener_id"},
+					Msg: "Listener ID " + *d.SourceConfig.ListenerID + " not found.", Type: "value_error"}})
+			}
+			return Deployment{}, err
+		}
+	}
+	d.ID, d.TenantID, d.Status = uuid.NewString(), tenant, DeploymentAwaitingDatabase
+	if d.Source == SourceGitHost {
+		if d.SourceConfig.IntegrationID == nil {
+			id := GitIntegration.ID
+			d.SourceConfig.IntegrationID = &id
+		}
+		if d.SourceRevisionConfig.GraphConfigPath == nil {
+			p := DefaultGraphConfigPath
+			d.SourceRevisionConfig.GraphConfigPath = &p
+		}
+		if s.urls != nil {
+			u := s.urls(d.ID)
+			d.SourceConfig.CustomURL = &u
+		}
+	}
+	if s.projects != nil {
+		if err := s.projects.EnsureProject(ctx, tenant, d.Name); err != nil {
+			return Deployment{}, engine.E(engine.Op(op), err)
+		}
+	}
+	agg := deploymentAgg(d.ID)
+	created, err := eventlog.New(agg, DeploymentCreated, DeploymentData{Deployment: d})
+	if err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	revEvents, err := newRevisionEvents(agg, d, "create", "")
+	if err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	if err := s.commit(ctx, op, eventlog.At(0), append([]eventlog.Event{created}, revEvents...)...); err != nil {
+		return Deployment{}, err
+	}
+	out, err := s.deployment(ctx, op, d.ID)
+	return out.Deployment, err
+}
+
+// newRevisionEvents are the events of a new revision of d: created, then queued.
+func newRevisionEvents(agg eventlog.Aggregate, d Deployment, trigger, pushed string) ([]eventlog.Event, error) {
+	r := Revision{ID: uuid.NewString(), DeploymentID: d.ID, Status: RevisionCreating, Source: d.Source,
+		SourceRevisionConfig: d.SourceRevisionConfig, StatusHistory: []StatusChange{}}
+	r.SourceRevisionConfig.RepoCommitSHA = nil
+	in := RevisionInputs{Secrets: slices.Clone(d.Secrets), ResourceSpec: d.SourceConfig.ResourceSpec,
+		Trigger: trigger, PushedCommit: pushed}
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	in.RepoURL, in.RepoRef = deref(d.SourceConfig.RepoURL), deref(d.SourceRevisionConfig.RepoRef)
+	in.GraphConfigPath, in.ImageURI = deref(d.SourceRevisionConfig.GraphConfigPath), deref(d.SourceRevisionConfig.ImageURI)
+	in.InstallCommand, in.BuildCommand = deref(d.SourceConfig.InstallCommand), deref(d.SourceConfig.BuildCommand)
+	in.ListenerID = deref(d.SourceConfig.ListenerID)
+	if d.SourceConfig.ListenerConfig != nil {
+		in.Namespace = deref(d.SourceConfig.ListenerConfig.ClusterNamespace)
+	}
+	created, err := eventlog.New(agg, RevisionCreated, RevisionData{Revision: r, Inputs: in})
+	if err != nil {
+		return nil, err
+	}
+	queued, err := eventlog.New(agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionQueued})
+	if err != nil {
+		return nil, err
+	}
+	return []eventlog.Event{created, queued}, nil
+}
+
+// GetDeployment returns a tenant's deployment.
+func (s *Service) GetDeployment(ctx context.Context, id string) (Deployment, error) {
+	d, err := s.deployment(ctx, "controlplane.get_deployment", id)
+	return d.Deployment, err
+}
+
+// DeploymentFilter is the list's query: every field set must match.
+type DeploymentFilter struct {
+	NameContains   string
+	Statuses       []DeploymentStatus
+	DeploymentType string
+	IDs            []string
+	ImageVersion   string
+}
+
+func (f DeploymentFilter) match(d *DeploymentRecord) bool {
+	switch {
+	case f.NameContains != "" && !strings.Contains(strings.ToLower(d.Name), strings.ToLower(f.NameContains)):
+		return false
+	case len(f.Statuses) > 0 && !slices.Contains(f.Statuses, d.Status):
+		return false
+	case f.DeploymentType != "" && (d.SourceConfig.DeploymentType == nil || *d.SourceConfig.DeploymentType != f.DeploymentType):
+		return false
+	case len(f.IDs) > 0 && !slices.Contains(f.IDs, d.ID):
+		return false
+	case f.ImageVersion != "" && (d.ImageVersion == nil || *d.ImageVersion != f.ImageVersion):
+		return false
+	}
+	return true
+}
+
+// ListDeployments returns a page of the tenant's deployments that match f, newest first, and
+// the offset of the next page.
+func (s *Service) ListDeployments(ctx context.Context, f DeploymentFilter, offset, limit int) ([]Deployment, int, error) {
+	const op = "controlplane.list_deployments"
+	if err := s.catchUp(ctx, op); err != nil {
+		return nil, 0, err
+	}
+	all, err := s.view.Deployments(engine.TenantFrom(ctx), f.match)
+	if err != nil {
+		return nil, 0, engine.E(engine.Op(op), err)
+	}
+	page := pageOf(all, offset, limit)
+	out := make([]Deployment, len(page))
+	for i, d := range page {
+		out[i] = d.Deployment
+	}
+	return out, offset + len(out), nil
+}
+
+func pageOf[T any](items []T, offset, limit int) []T {
+	if offset >= len(items) {
+		return []T{}
+	}
+	items = items[offset:]
+	if limit < len(items) {
+		items = items[:limit]
+	}
+	return items
+}
+
+// UpdateDeployment applies a PATCH: the deployment changes, and a new revision is created
+// when the spec's rule says so.
+func (s *Service) UpdateDeployment(ctx context.Context, id string, body map[string]any) (Deployment, error) {
+	const op = "controlplane.update_deployment"
+	cur, err := s.deployment(ctx, op, id)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if cur.Status == DeploymentAwaitingDelete {
+		return Deployment{}, engine.E(engine.Op(op), engine.BadRequest, "The deployment is being deleted.")
+	}
+	next, revise, err := ParsePatch(body, cur.Deployment)
+	if err != nil {
+		return Deployment{}, err
+	}
+	agg := deploymentAgg(id)
+	version, err := s.proj.Version(agg)
+	if err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	updated, err := eventlog.New(agg, DeploymentUpdated, DeploymentData{Deployment: next})
+	if err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	events := []eventlog.Event{updated}
+	if revise {
+		more, err := newRevisionEvents(agg, next, "patch", "")
+		if err != nil {
+			return Deployment{}, engine.E(engine.Op(op), err)
+		}
+		events = append(events, more...)
+	}
+	if err := s.commit(ctx, op, eventlog.At(version), events...); err != nil {
+		return Deployment{}, err
+	}
+	out, err := s.deployment(ctx, op, id)
+	return out.Deployment, err
+}
+
+// DeleteDeployment starts a deployment's teardown: AWAITING_DELETE until the pipeline has
+// stopped its processes and removed its data, then it is gone.
+func (s *Service) DeleteDeployment(ctx context.Context, id string) error {
+	const op = "controlplane.delete_deployment"
+	cur, err := s.deployment(ctx, op, id)
+	if err != nil || cur.Status == DeploymentAwaitingDelete {
+		return err
+	}
+	e, err := eventlog.New(deploymentAgg(id), DeploymentStatusChanged, DeploymentStatusData{Status: DeploymentAwaitingDelete})
+	if err != nil {
+		return engine.E(engine.Op(op), err)
+	}
+	return s.commit(ctx, op, eventlog.Any, e)
+}
+
+// revisionNotFound is a revision's 404.
+func revisionNotFound(op, id string) error {
+	return engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Revision ID %s not found.", id))
+}
+
+// ListRevisions returns a page of a deployment's revisions, newest first, those in statuses
+// only when given.
+func (s *Service) ListRevisions(ctx context.Context, id string, statuses []RevisionStatus, offset, limit int) ([]Revision, int, error) {
+	const op = "controlplane.list_revisions"
+	if _, err := s.deployment(ctx, op, id); err != nil {
+		return nil, 0, err
+	}
+	all, err := s.view.Revisions(id)
+	if err != nil {
+		return nil, 0, engine.E(engine.Op(op), err)
+	}
+	var kept []Revision
+	for _, r := range all {
+		if len(statuses) == 0 || slices.Contains(statuses, r.Status) {
+			kept = append(kept, r.Revision)
+		}
+	}
+	page := pageOf(kept, offset, limit)
+	return page, offset + len(page), nil
+}
+
+// GetRevision returns a deployment's revision.
+func (s *Service) GetRevision(ctx context.Context, id, revisionID string) (Revision, error) {
+	r, err := s.revision(ctx, "controlplane.get_revision", id, revisionID)
+	return r.Revision, err
+}
+
+func (s *Service) revision(ctx context.Context, op, id, revisionID string) (RevisionRecord, error) {
+	if _, err := s.deployment(ctx, op, id); err != nil {
+		return RevisionRecord{}, err
+	}
+	r, ok, err := s.view.Revision(id, revisionID)
+	switch {
+	case err != nil:
+		return r, engine.E(engine.Op(op), err)
+	case !ok:
+		return r, revisionNotFound(op, revisionID)
+	}
+	return r, nil
+}
+
+// RevisionLog returns a revision's whole log: its build's and its deploys' output.
+func (s *Service) RevisionLog(ctx context.Context, id, revisionID string) (string, error) {
+	const op = "controlplane.revision_log"
+	if _, err := s.revision(ctx, op, id, revisionID); err != nil {
+		return "", err
+	}
+	text, err := s.view.RevisionLog(revisionID)
+	if err != nil {
+		return "", engine.E(engine.Op(op), err)
+	}
+	return text, nil
+}
+
+// Redeploy rolls a revision that was built out again (a rollback to it, or a restart): the
+// pipeline deploys its artifact, without a rebuild.
+func (s *Service) Redeploy(ctx context.Context, id, revisionID string) (Deployment, error) {
+	const op = "controlplane.redeploy"
+	r, err := s.revision(ctx, op, id, revisionID)
+	if err != nil {
+		return Deployment{}, err
+	}
+	if r.Built == nil {
+		return Deployment{}, engine.E(engine.Op(op), engine.BadRequest,
+			fmt.Sprintf("Revision %s was never built (status %s): only a built revision can be redeployed.", revisionID, r.Status))
+	}
+	e, err := eventlog.New(deploymentAgg(id), RolloutRequested, RolloutData{RevisionID: revisionID})
+	if err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	if err := s.commit(ctx, op, eventlog.Any, e); err != nil {
+		return Deployment{}, err
+	}
+	return s.GetDeployment(ctx, id)
+}

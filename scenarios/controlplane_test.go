@@ -1,0 +1,259 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The control plane's scenario key (JETGRAPH_ADMIN_KEY) and the second tenant its admin key
+// acts for (X-Tenant-Id).
+const (
+	scenarioAdminKey = "scenario-admin-key-0123456789abcdef"
+	otherTenant      = "0d9c2d1e-7a55-4b7e-9f0c-2b1a3c4d5e6f"
+)
+
+// cp sends a control-plane request with the admin key (acting for tenant when not empty) and
+// returns the status and the decoded answer.
+func cp(t *testing.T, srv *server, method, path, tenant, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", scenarioAdminKey)
+	if tenant != "" {
+		req.Header.Set("X-Tenant-Id", tenant)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	_ = json.Unmarshal(raw, &v)
+	return resp.StatusCode, v
+}
+
+// must is cp that fails the test unless the status is want.
+func must(t *testing.T, srv *server, want int, method, path, body string) map[string]any {
+	t.Helper()
+	code, v := cp(t, srv, method, path, "", body)
+	if code != want {
+		t.Fatalf("%s %s: %d %v, want %d", method, path, code, v, want)
+	}
+	return v
+}
+
+// git runs git in dir.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=scenario", "-c", "user.email=s@example.com"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// commit writes files in the repository at dir on branch and commits them.
+func commit(t *testing.T, dir, branch string, files map[string]string) {
+	t.Helper()
+	git(t, dir, "checkout", "-q", "-B", branch)
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "scenario "+branch)
+}
+
+// newRepo is a git repository made by the test, with files on main.
+func newRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	commit(t, dir, "main", files)
+	return dir
+}
+
+// terminal revision statuses: polling stops at them.
+var terminal = map[string]bool{"DEPLOYED": true, "CREATE_FAILED": true, "BUILD_FAILED": true,
+	"DEPLOY_FAILED": true, "SKIPPED": true, "INTERRUPTED": true, "UNKNOWN": true}
+
+// pollRevision polls a revision every 100 ms until stop says so (or 4 minutes pass: a Go
+// build on a busy machine), and returns it.
+func pollRevision(t *testing.T, srv *server, dep, rev string, stop func(status string) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		_, r := cp(t, srv, "GET", "/v2/deployments/"+dep+"/revisions/"+rev, "", "")
+		if s, _ := r["status"].(string); stop(s) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("revision %s: still %v", rev, r["status"])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func settled(s string) bool { return terminal[s] }
+
+func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, rev string) {
+	t.Helper()
+	d := must(t, srv, 201, "POST", "/v2/deployments", `{"name": "`+name+`", "source": "git_host",
+		"source_config": {"repo_url": "`+repo+`"}, "source_revision_config": {"repo_ref": "`+ref+`"},
+		"secrets": [{"name": "SCENARIO_SECRET", "value": "not-to-be-seen"}]}`)
+	return d["id"].(string), d["latest_revision_id"].(string)
+}
+
+// TestControlPlaneScenario drives the control plane of the built binary against local git
+// repositories: the API's authentication, tenants and validation always; then, once the
+// builder and deployer are plugged in (cmd/jetgraph/cli/controlplane.go, controlPlanePorts),
+// the whole flow: a graph.json repository and a Go-graph module deployed and run through the
+// official JS SDK at their custom_url, a PATCH to a new branch (the thread made before is still
+// there), a redeploy of the first revision, a broken graph.json and a Go compile error
+// (BUILD_FAILED with the reason), kill -9 while a revision builds (it finishes after the
+// restart), and the deletion.
+func TestControlPlaneScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	t.Setenv("JETGRAPH_ADMIN_KEY", scenarioAdminKey)
+	data := t.TempDir()
+	srv := startServer(t, data)
+
+	req, _ := http.NewRequest("GET", srv.URL+"/v2/deployments", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("no key: %v %v, want 401", resp, err)
+	}
+	if code, v := cp(t, srv, "POST", "/v2/deployments", "", `{"name": "x", "source": "git_host", "source_config": {}, "secrets": []}`); code != 422 {
+		t.Fatalf("invalid deployment: %d %v", code, v)
+	}
+
+	configRepo := newRepo(t, map[string]string{"graph.json": `{"graphs": {"agent": "echo"}}`})
+	commit(t, configRepo, "dev", map[string]string{"graph.json": `{"graphs": {"agent": "echo", "second": "echo"}}`})
+	commit(t, configRepo, "broken", map[string]string{"graph.json": `{"graphs": 3}`})
+	dep, first := createDeployment(t, srv, "config-app", configRepo, "main")
+	if code, _ := cp(t, srv, "GET", "/v2/deployments/"+dep, otherTenant, ""); code != 404 {
+		t.Errorf("another tenant's deployment: %d, want 404", code)
+	}
+	r := pollRevision(t, srv, dep, first, settled)
+	if reason, _ := r["failure_reason"].(string); r["status"] == "BUILD_FAILED" && strings.Contains(reason, "has no builder") {
+		must(t, srv, 204, "DELETE", "/v2/deployments/"+dep, "")
+		t.Skip("the binary has no builder yet (cmd/jetgraph/cli/controlplane.go, controlPlanePorts): the deployment part of the scenario runs once it is plugged in")
+	}
+	if r["status"] != "DEPLOYED" {
+		t.Fatalf("graph.json revision: %v", r)
+	}
+	d := must(t, srv, 200, "GET", "/v2/deployments/"+dep, "")
+	url := d["source_config"].(map[string]any)["custom_url"].(string)
+	out := runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "run")
+	threadID := strings.TrimPrefix(strings.Split(out, "\n")[0], "thread ")
+
+	// A new branch: a new revision, active moves, the thread is still there.
+	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "dev"}}`)
+	second := d["latest_revision_id"].(string)
+	if r := pollRevision(t, srv, dep, second, settled); r["status"] != "DEPLOYED" {
+		t.Fatalf("dev revision: %v", r)
+	}
+	if d = must(t, srv, 200, "GET", "/v2/deployments/"+dep, ""); d["active_revision_id"] != second {
+		t.Fatalf("active %v, want %s", d["active_revision_id"], second)
+	}
+	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "second", "check", threadID)
+
+	// Roll back to the first revision: active moves back, no rebuild.
+	must(t, srv, 200, "POST", "/v2/deployments/"+dep+"/revisions/"+first+"/redeploy", "")
+	deadline := time.Now().Add(2 * time.Minute)
+	for d["active_revision_id"] != first {
+		if time.Now().After(deadline) {
+			t.Fatalf("redeploy: active %v, want %s", d["active_revision_id"], first)
+		}
+		time.Sleep(100 * time.Millisecond)
+		d = must(t, srv, 200, "GET", "/v2/deployments/"+dep, "")
+	}
+	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
+
+	// A broken graph.json: BUILD_FAILED with the reason; the active revision keeps serving.
+	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "broken"}}`)
+	if r := pollRevision(t, srv, dep, d["latest_revision_id"].(string), settled); r["status"] != "BUILD_FAILED" || r["failure_reason"] == nil {
+		t.Fatalf("broken graph.json: %v", r)
+	}
+
+	// A Go module with its own graphs, and a compile error on another branch.
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainGo, err := os.ReadFile(filepath.Join(root, "cmd/jetgraph/cli/testdata/usermodule/main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goSum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goRepo := newRepo(t, map[string]string{"main.go": string(mainGo), "go.sum": string(goSum),
+		"go.mod":     "module example.com/mygraphs\n\ngo 1.26\n\nrequire github.com/jetgraph/jetgraph v0.0.0\n\nreplace github.com/jetgraph/jetgraph => " + root + "\n",
+		"graph.json": `{"graphs": {"greeter": "greeter"}}`})
+	tidy := exec.Command("go", "mod", "tidy")
+	tidy.Dir = goRepo
+	if out, err := tidy.CombinedOutput(); err != nil {
+		t.Fatalf("go mod tidy: %v\n%s", err, out)
+	}
+	git(t, goRepo, "add", "-A")
+	git(t, goRepo, "commit", "-q", "-m", "tidy")
+	commit(t, goRepo, "rebuild", map[string]string{"extra.go": "package main\n\nconst rebuilt = true\n"})
+	commit(t, goRepo, "compile-error", map[string]string{"extra.go": "package main\n\nconst rebuilt = undefinedName\n"})
+	goDep, goFirst := createDeployment(t, srv, "go-app", goRepo, "main")
+	if r := pollRevision(t, srv, goDep, goFirst, settled); r["status"] != "DEPLOYED" {
+		t.Fatalf("Go revision: %v", r)
+	}
+	goURL := must(t, srv, 200, "GET", "/v2/deployments/"+goDep, "")["source_config"].(map[string]any)["custom_url"].(string)
+	runNode(t, srv, "controlplane.mjs", goURL, scenarioAdminKey, "greeter", "run")
+	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+goDep, `{"source_revision_config": {"repo_ref": "compile-error"}}`)
+	if r := pollRevision(t, srv, goDep, d["latest_revision_id"].(string), settled); r["status"] != "BUILD_FAILED" ||
+		!strings.Contains(r["failure_reason"].(string)+r["log_tail"].(string), "undefinedName") {
+		t.Fatalf("compile error: %v", r)
+	}
+
+	// kill -9 while a revision builds: it finishes after the restart.
+	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+goDep, `{"source_revision_config": {"repo_ref": "rebuild"}}`)
+	building := d["latest_revision_id"].(string)
+	pollRevision(t, srv, goDep, building, func(s string) bool { return s == "BUILDING" || terminal[s] })
+	srv.Kill9()
+	srv = startServer(t, data)
+	r = pollRevision(t, srv, goDep, building, settled)
+	if r["status"] != "DEPLOYED" {
+		t.Fatalf("after kill -9 mid-build: %v", r)
+	}
+	if !strings.Contains(func() string { raw, _ := json.Marshal(r["status_history"]); return string(raw) }(), "resumed") {
+		t.Logf("history %v (the build had finished before the kill)", r["status_history"])
+	}
+	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
+
+	for _, id := range []string{dep, goDep} {
+		must(t, srv, 204, "DELETE", "/v2/deployments/"+id, "")
+		deadline := time.Now().Add(time.Minute)
+		for {
+			if code, _ := cp(t, srv, "GET", "/v2/deployments/"+id, "", ""); code == 404 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("deployment %s still there after DELETE", id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	if strings.Contains(srv.logs.String(), "not-to-be-seen") || strings.Contains(srv.logs.String(), scenarioAdminKey) {
+		t.Error("a secret or the key reached the logs")
+	}
+}
