@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -229,7 +231,8 @@ var cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // checkPod checks the Kubernetes-shaped members against the rules the cluster applies, so that a
 // manifest committed to the GitOps repository is one the cluster accepts.
 func (s *ResourceSpec) checkPod(v *engine.Violations, prefix []any) {
-	for k, val := range s.Labels {
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) { // violations in a stable order
+		val := s.Labels[k]
 		for _, msg := range validation.IsQualifiedName(k) {
 			v.Add("value_error", fmt.Sprintf("label key %q: %s", k, msg), at(prefix, "labels", k)...)
 		}
@@ -237,7 +240,7 @@ func (s *ResourceSpec) checkPod(v *engine.Violations, prefix []any) {
 			v.Add("value_error", fmt.Sprintf("label value %q: %s", val, msg), at(prefix, "labels", k)...)
 		}
 	}
-	for k := range s.Annotations {
+	for _, k := range slices.Sorted(maps.Keys(s.Annotations)) {
 		for _, msg := range validation.IsQualifiedName(k) {
 			v.Add("value_error", fmt.Sprintf("annotation key %q: %s", k, msg), at(prefix, "annotations", k)...)
 		}
