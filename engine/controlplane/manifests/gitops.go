@@ -215,9 +215,9 @@ func (p *Publisher) Publish(ctx context.Context, spec controlplane.ManifestSpec,
 		fmt.Fprintf(log, "note: %s\n", n)
 	}
 	msg := fmt.Sprintf("jetgraph: deploy %s revision %s\n\nDeployment: %s\nRevision: %s\nImage: %s\nNamespace: %s\n", spec.DeploymentName, spec.RevisionID, spec.DeploymentID, spec.RevisionID, spec.ImageURI, ns)
-	sha, changed, err := p.commit(ctx, g, dir, b.Files, msg)
+	sha, changed, err := p.commit(ctx, op, g, dir, b.Files, msg)
 	if err != nil {
-		return controlplane.Artifact{}, engine.E(engine.Op(op), err)
+		return controlplane.Artifact{}, err
 	}
 	where := fmt.Sprintf("%s (branch %s) at %s/", watch.Redact(g.RepoURL), g.Branch, dir)
 	if changed {
@@ -239,9 +239,9 @@ func (p *Publisher) Remove(ctx context.Context, listener []byte, deploymentName 
 	}
 	g := l.ComputeConfig.GitOps
 	dir := path.Join(g.Path, Name(deploymentName))
-	sha, changed, err := p.commit(ctx, g, dir, nil, fmt.Sprintf("jetgraph: remove %s\n", deploymentName))
+	sha, changed, err := p.commit(ctx, op, g, dir, nil, fmt.Sprintf("jetgraph: remove %s\n", deploymentName))
 	if err != nil {
-		return engine.E(engine.Op(op), err)
+		return err
 	}
 	if changed {
 		fmt.Fprintf(log, "removed %s/ from %s in %s\n", dir, watch.Redact(g.RepoURL), sha)
@@ -251,12 +251,12 @@ func (p *Publisher) Remove(ctx context.Context, listener []byte, deploymentName 
 
 // commit makes dir hold exactly files on the branch and pushes, retrying from a fresh clone when
 // another commit reached the branch first. It reports the branch's head and whether it committed.
-func (p *Publisher) commit(ctx context.Context, g GitOpsConfig, dir string, files []File, msg string) (string, bool, error) {
+func (p *Publisher) commit(ctx context.Context, op string, g GitOpsConfig, dir string, files []File, msg string) (string, bool, error) {
 	var err error
 	for attempt := range pushAttempts {
 		var sha string
 		var changed bool
-		sha, changed, err = p.commitOnce(ctx, g, dir, files, msg)
+		sha, changed, err = p.commitOnce(ctx, op, g, dir, files, msg)
 		if err == nil || !lostRace(err) {
 			return sha, changed, err
 		}
@@ -280,7 +280,7 @@ func lostRace(err error) bool {
 	return false
 }
 
-func (p *Publisher) commitOnce(ctx context.Context, g GitOpsConfig, dir string, files []File, msg string) (string, bool, error) {
+func (p *Publisher) commitOnce(ctx context.Context, op string, g GitOpsConfig, dir string, files []File, msg string) (string, bool, error) {
 	branch := plumbing.NewBranchReferenceName(g.Branch)
 	url := watch.Redact(g.RepoURL)
 	fs := memfs.New()
@@ -289,11 +289,12 @@ func (p *Publisher) commitOnce(ctx context.Context, g GitOpsConfig, dir string, 
 		repo, err = initRepo(fs, g.RepoURL, branch)
 	}
 	if err != nil {
-		return "", false, engine.E(engine.Unavailable, fmt.Sprintf("clone %s (branch %s): %s", url, g.Branch, redact(err, g.RepoURL)), err)
+		err = watch.RedactError(err, g.RepoURL)
+		return "", false, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("clone %s (branch %s)", url, g.Branch), err)
 	}
 	wt, err := repo.Worktree()
 	if err != nil {
-		return "", false, err
+		return "", false, engine.E(engine.Op(op), err)
 	}
 	keep := map[string]bool{}
 	for _, f := range files {
@@ -301,28 +302,28 @@ func (p *Publisher) commitOnce(ctx context.Context, g GitOpsConfig, dir string, 
 	}
 	old, err := fs.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
-		return "", false, err
+		return "", false, engine.E(engine.Op(op), err)
 	}
 	for _, fi := range old {
 		if fi.IsDir() || keep[fi.Name()] {
 			continue
 		}
 		if _, err := wt.Remove(path.Join(dir, fi.Name())); err != nil {
-			return "", false, fmt.Errorf("remove %s: %w", path.Join(dir, fi.Name()), err)
+			return "", false, engine.E(engine.Op(op), fmt.Errorf("remove %s: %w", path.Join(dir, fi.Name()), err))
 		}
 	}
 	for _, f := range files {
 		name := path.Join(dir, f.Name)
 		if err := writeFile(fs, name, f.Data); err != nil {
-			return "", false, err
+			return "", false, engine.E(engine.Op(op), err)
 		}
 		if _, err := wt.Add(name); err != nil {
-			return "", false, fmt.Errorf("add %s: %w", name, err)
+			return "", false, engine.E(engine.Op(op), fmt.Errorf("add %s: %w", name, err))
 		}
 	}
 	status, err := wt.Status()
 	if err != nil {
-		return "", false, err
+		return "", false, engine.E(engine.Op(op), err)
 	}
 	if status.IsClean() {
 		head, err := repo.Head()
@@ -338,19 +339,14 @@ func (p *Publisher) commitOnce(ctx context.Context, g GitOpsConfig, dir string, 
 	sig := &object.Signature{Name: g.AuthorName, Email: g.AuthorEmail, When: now()}
 	hash, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
 	if err != nil {
-		return "", false, fmt.Errorf("commit: %w", err)
+		return "", false, engine.E(engine.Op(op), fmt.Errorf("commit: %w", err))
 	}
 	refspec := config.RefSpec(branch.String() + ":" + branch.String())
 	if err := repo.PushContext(ctx, &git.PushOptions{RemoteName: git.DefaultRemoteName, RefSpecs: []config.RefSpec{refspec}}); err != nil {
-		return "", false, engine.E(engine.Unavailable, fmt.Sprintf("push to %s (branch %s): %s", url, g.Branch, redact(err, g.RepoURL)), err)
+		err = watch.RedactError(err, g.RepoURL)
+		return "", false, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("push to %s (branch %s)", url, g.Branch), err)
 	}
 	return hash.String(), true, nil
-}
-
-// redact is err's text with the repository's URL, which may hold a credential, redacted: the
-// text becomes the revision's failure reason.
-func redact(err error, repoURL string) string {
-	return strings.ReplaceAll(err.Error(), repoURL, watch.Redact(repoURL))
 }
 
 // initRepo starts the history of an empty remote repository on branch.

@@ -216,13 +216,18 @@ func TestPublishRefuses(t *testing.T) {
 		{"bad resource spec", ok, `{"cpu": 99}`, "", "img", engine.Invalid, "resource_spec"},
 		{"no image", ok, `{}`, "", "", engine.Invalid, "image_uri"},
 		{"unreachable repository", listener(repo+"-absent", map[string]any{}), `{}`, "", "img", engine.Unavailable, "clone"},
+		{"credential in the URL", listener("http://user:s3cret@127.0.0.1:1/gitops.git", map[string]any{}), `{}`, "", "img", engine.Unavailable, "clone http://user:xxxxx@127.0.0.1:1/gitops.git"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := manifestSpec("bot", tc.rs)
 			s.Listener, s.Namespace, s.ImageURI = tc.listener, tc.ns, tc.image
-			_, err := (&Publisher{}).Publish(context.Background(), s, io.Discard)
+			var log bytes.Buffer
+			_, err := (&Publisher{}).Publish(context.Background(), s, &log)
 			if engine.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
 				t.Errorf("Publish = %v (%v); want kind %v saying %q", err, engine.KindOf(err), tc.kind, tc.says)
+			}
+			if strings.Contains(err.Error()+log.String(), "s3cret") {
+				t.Errorf("the credential is in the error or the log: %v\n%s", err, log.String())
 			}
 		})
 	}

@@ -68,27 +68,31 @@ type Bundle struct {
 	Notes []string
 }
 
-// Name is the Kubernetes name of a deployment's objects: its name in lower case, cut to leave
-// room for the suffixes within the 63 characters of a DNS label (a hash keeps cut names apart).
+// Name is the Kubernetes name of a deployment's objects: its name in lower case, within the 63
+// characters of a DNS label with room for the suffixes. A name that had to change (upper case,
+// other characters, length) ends with a hash of the original, so two deployments never share it.
 func Name(deploymentName string) string {
+	const max = 50
 	var b strings.Builder
-	for _, r := range strings.ToLower(deploymentName) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+	for _, r := range deploymentName {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
 			b.WriteRune(r)
+		} else if r >= 'A' && r <= 'Z' {
+			b.WriteRune(r + 'a' - 'A')
 		} else {
 			b.WriteByte('-')
 		}
 	}
-	n := strings.Trim(b.String(), "-")
-	const max = 50
-	if len(n) > max || n == "" || n != strings.ToLower(deploymentName) {
-		if len(n) > max || n == "" {
-			sum := sha256.Sum256([]byte(deploymentName))
-			n = strings.Trim(n[:min(len(n), max-9)], "-") + "-" + hex.EncodeToString(sum[:4])
-			n = strings.TrimPrefix(n, "-")
-		}
+	n := b.String()
+	if n == deploymentName && len(n) <= max && n != "" && n[0] >= 'a' && n[0] <= 'z' && n[len(n)-1] != '-' {
+		return n
 	}
-	return n
+	sum := sha256.Sum256([]byte(deploymentName))
+	n = strings.Trim(n[:min(len(n), max-9)], "-")
+	if n == "" || n[0] < 'a' || n[0] > 'z' { // a Service's name starts with a letter
+		n = "d-" + n
+	}
+	return strings.TrimSuffix(n, "-") + "-" + hex.EncodeToString(sum[:4])
 }
 
 // SecretName is the Secret the Deployments take their environment from.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/jetgraph/jetgraph/engine/controlplane"
@@ -149,22 +150,23 @@ func TestName(t *testing.T) {
 	long := strings.Repeat("agent-", 12)
 	for _, tc := range []struct{ in, want string }{
 		{"support-bot", "support-bot"},
-		{"Support-Bot", "support-bot"},
 		{"a1", "a1"},
-		{long, "agent-agent-agent-agent-agent-agent-agent-3f4b2a43"},
+		{"Support-Bot", "support-bot-"},
+		{"bot_2", "bot-2-"},
+		{"9lives", "d-9lives-"},
+		{long, "agent-agent-agent-agent-agent-agent-agent-"},
 	} {
 		got := Name(tc.in)
-		if tc.in == long {
-			if len(got) > 50 || !strings.HasPrefix(got, "agent-agent-") {
-				t.Errorf("Name(long) = %s (%d chars)", got, len(got))
-			}
-			continue
-		}
-		if got != tc.want {
+		if got != tc.want && !(strings.HasSuffix(tc.want, "-") && strings.HasPrefix(got, tc.want) && len(got) == len(tc.want)+8) {
 			t.Errorf("Name(%s) = %s; want %s", tc.in, got, tc.want)
 		}
+		if msgs := validation.IsDNS1035Label(got + "-api-server"); len(got) > 50 || len(msgs) > 0 {
+			t.Errorf("Name(%s) = %s: %v", tc.in, got, msgs)
+		}
 	}
-	if Name(long) == Name(long+"x") {
-		t.Error("two long names cut to the same name")
+	for _, pair := range [][2]string{{long, long + "x"}, {"Bot", "bot"}, {"a_b", "a-b"}} {
+		if Name(pair[0]) == Name(pair[1]) {
+			t.Errorf("%s and %s share the name %s", pair[0], pair[1], Name(pair[0]))
+		}
 	}
 }

@@ -43,6 +43,7 @@ func (Git) Head(ctx context.Context, repoURL, ref string) (string, error) {
 		if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 			return "", engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("ref %s not found: %s is an empty repository", ref, Redact(repoURL)))
 		}
+		err = RedactError(err, repoURL)
 		return "", engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("list the refs of %s", Redact(repoURL)), err)
 	}
 	var direct, peeled string
@@ -93,3 +94,23 @@ func Redact(repoURL string) string {
 	}
 	return u.String()
 }
+
+// RedactError is err with repoURL redacted in its text (git errors often quote the URL) and err
+// still in its chain, so that errors.Is sees a cancelled context through it.
+func RedactError(err error, repoURL string) error {
+	if err == nil {
+		return nil
+	}
+	return redactedError{err: err, url: repoURL}
+}
+
+type redactedError struct {
+	err error
+	url string
+}
+
+func (e redactedError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.url, Redact(e.url))
+}
+
+func (e redactedError) Unwrap() error { return e.err }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,16 @@ func TestHeadErrors(t *testing.T) {
 				t.Errorf("Head(%s, %s) = %v (%v); want kind %v", tc.url, tc.ref, err, engine.KindOf(err), tc.kind)
 			}
 		})
+	}
+}
+
+// TestErrorsHideCredentials: a credential in the URL is in no error text.
+func TestErrorsHideCredentials(t *testing.T) {
+	for _, u := range []string{"http://user:s3cret@127.0.0.1:1/repo.git", "http://s3cret@127.0.0.1:1/repo.git"} {
+		_, err := Git{}.Head(context.Background(), u, "main")
+		if engine.KindOf(err) != engine.Unavailable || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Head(%s) = %v; want Unavailable without the credential", u, err)
+		}
 	}
 }
 
