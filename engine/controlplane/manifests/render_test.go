@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
@@ -92,6 +94,7 @@ func TestRenderGolden(t *testing.T) {
 			for _, f := range b.Files {
 				names = append(names, f.Name)
 				goldentest.Check(t, filepath.Join(dir, f.Name), f.Data)
+				readsBack(t, f)
 			}
 			notes := strings.Join(b.Notes, "\n")
 			goldentest.Check(t, filepath.Join(dir, "notes.txt"), []byte(notes+"\n"))
@@ -111,6 +114,34 @@ func TestRenderGolden(t *testing.T) {
 				t.Errorf("rendered %v; testdata/%s holds %v", names, tc.name, have)
 			}
 		})
+	}
+}
+
+// readsBack decodes a rendered file strictly into the Kubernetes type its kind names: every
+// field written is one the cluster knows.
+func readsBack(t *testing.T, f File) {
+	t.Helper()
+	var head struct{ APIVersion, Kind string }
+	if err := yaml.Unmarshal(f.Data, &head); err != nil {
+		t.Fatalf("%s: %v", f.Name, err)
+	}
+	var obj any
+	switch head.APIVersion + " " + head.Kind {
+	case "apps/v1 Deployment":
+		obj = &appsv1.Deployment{}
+	case "v1 Service":
+		obj = &corev1.Service{}
+	case "v1 Secret":
+		obj = &corev1.Secret{}
+	case "autoscaling/v2 HorizontalPodAutoscaler":
+		obj = &autoscalingv2.HorizontalPodAutoscaler{}
+	case "kustomize.config.k8s.io/v1beta1 Kustomization":
+		obj = &kustomization{}
+	default:
+		t.Fatalf("%s: unexpected %s %s", f.Name, head.APIVersion, head.Kind)
+	}
+	if err := yaml.UnmarshalStrict(f.Data, obj); err != nil {
+		t.Errorf("%s does not read back as %s: %v", f.Name, head.Kind, err)
 	}
 }
 

@@ -88,8 +88,12 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		// whatever Parse accepts renders
-		if _, err := Render(manifestSpec("fuzz", string(raw)), rs, Options{Namespace: "ns"}); err != nil {
+		b, err := Render(manifestSpec("fuzz", string(raw)), rs, Options{Namespace: "ns"})
+		if err != nil {
 			t.Fatalf("Render of an accepted spec: %v", err)
+		}
+		for _, f := range b.Files {
+			readsBack(t, f)
 		}
 	})
 }
