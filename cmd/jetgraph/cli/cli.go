@@ -143,6 +143,7 @@ type options struct {
 	webhooksDisabled bool
 	webhookFields    string
 	trace            traceOptions
+	store            storeOptions
 }
 
 // envPrefix starts the environment twin of every flag: --nats-url is JETGRAPH_NATS_URL.
@@ -224,6 +225,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	f.Var(checked(&o.webhookFields, "", func(v string) error { _, err := webhooks.ParseFields(v); return err }),
 		"webhook-fields", "run fields sent to webhooks, comma-separated (default: all)")
 	addTraceFlags(f, &o.trace)
+	addStoreFlags(f, &o.store)
 }
 
 // versionCommand is `jetgraph version`.
