@@ -35,6 +35,7 @@ var contextOf = map[string]string{
 	"engine/graph":             runtime,
 	"engine/graphs":            runtime,
 	"engine/model":             runtime,
+	"engine/embedding":         runtime,
 	"engine/threads":           runtime,
 	"engine/assistants":        runtime,
 	"engine/store":             runtime,

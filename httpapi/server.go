@@ -106,6 +106,7 @@ func New(d Deps) *Server {
 	s.stateRoutes()
 	s.runRoutes()
 	s.streamRoutes()
+	s.mcpRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)
 	}

@@ -46,7 +46,9 @@ type Config struct {
 	// ShutdownGrace is how long Close lets executing runs finish before it stops them and
 	// leaves them to another process (0: stop them at once).
 	ShutdownGrace time.Duration
-	Logger        *slog.Logger
+	// StoreIndex is the store's semantic index (nil: store queries match text).
+	StoreIndex *store.Index
+	Logger     *slog.Logger
 }
 
 // Platform is a running process's domain side.
@@ -134,6 +136,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.Threads = threads.New(cmds, p.ThreadsView, cfg.Logger)
 	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
 	p.Store = store.New(cmds, p.StoreView, cfg.Logger)
+	p.Store.SetIndex(cfg.StoreIndex)
 	p.Checkpoints = checkpoints.New(l, p.Runtime, p.CheckpointsView)
 	p.Threads.ResolveValuesWith(p.Checkpoints.Blob)
 	p.Runner = runner.New(p.Assistants, p.Threads, p.Graphs, p.Checkpoints, p.Store)

@@ -52,6 +52,10 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	storeIndex, err := o.store.index()
+	if err != nil {
+		return err
+	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
 		return err
@@ -78,7 +82,7 @@ func serve(ctx context.Context, o *options) error {
 		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(version),
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
-		ShutdownGrace: grace,
+		ShutdownGrace: grace, StoreIndex: storeIndex,
 	}, nil)
 	if err != nil {
 		return err
