@@ -1,0 +1,316 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/streaming"
+	"github.com/jetgraph/jetgraph/engine/threadstream"
+)
+
+// OutputService reads a thread's output, unshaped, for the thread-centric protocol
+// (*streaming.Streamer is one).
+type OutputService interface {
+	FollowOutput(ctx context.Context, thread string, since uint64, resume bool) (*streaming.OutputFollower, error)
+}
+
+// threadStreamHeartbeat is how long an event stream stays silent before a comment (SSE) or a
+// ping (WebSocket) keeps it alive; the JS SDK reconnects a stream idle for long.
+const threadStreamHeartbeat = 5 * time.Second
+
+// threadStreamRoutes serves the thread-centric protocol (engine/threadstream): commands posted
+// to a thread, and its events over SSE (POST) or a WebSocket (GET with Upgrade).
+func (s *Server) threadStreamRoutes() {
+	s.echo.POST("/threads/:thread_id/commands", s.threadCommand)
+	s.echo.POST("/threads/:thread_id/stream/events", s.threadEvents)
+	s.echo.GET("/threads/:thread_id/stream/events", s.threadSocket)
+}
+
+// protocol returns the protocol's commands and the output bus, or the error of a server built
+// without them.
+func (s *Server) protocol(op string) (*threadstream.Commands, OutputService, error) {
+	if s.deps.Outputs == nil || s.deps.Runs == nil {
+		return nil, nil, engine.E(engine.Op(op), engine.Unavailable, "Streaming is not configured on this server.")
+	}
+	cmds := &threadstream.Commands{Runs: s.deps.Runs}
+	if s.deps.Runner != nil {
+		cmds.States = s.deps.Runner
+	}
+	return cmds, s.deps.Outputs, nil
+}
+
+// threadCommand executes one command: 200 with the protocol's response (a success or an error
+// with its code); 422 for a body that is not a command.
+func (s *Server) threadCommand(c echo.Context) error {
+	var errs engine.Violations
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	var cmdID uint64
+	if f.Require("id") && !f.decode("id", &cmdID) {
+		f.Add("type_error", "id must be a non-negative integer", "id")
+	}
+	method := ""
+	if f.Require("method") {
+		method = f.String("method")
+	}
+	if err := errs.Err("threads.commands"); err != nil {
+		return err
+	}
+	cmds, _, err := s.protocol("threads.commands")
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cmds.Do(c.Request().Context(), id, cmdID, method, f.Raw()["params"]))
+}
+
+// eventsFilter reads a subscription's filter from the body.
+func eventsFilter(c echo.Context, errs *engine.Violations) (threadstream.Filter, error) {
+	var filter threadstream.Filter
+	body, err := ReadJSON(c, errs)
+	if err != nil || len(*errs) > 0 {
+		return filter, err
+	}
+	if err := json.Unmarshal(body, &filter); err != nil {
+		errs.Add("type_error", "the body must be {channels, namespaces?, depth?, since?}: "+err.Error(), "body")
+		return filter, nil
+	}
+	filter.Validate(errs, "body")
+	return filter, nil
+}
+
+// threadEvents streams a thread's events over SSE: those of the filter, from the start of the
+// active (or latest) run, or after since.
+func (s *Server) threadEvents(c echo.Context) error {
+	var errs engine.Violations
+	id := PathUUID(c, "thread_id", &errs)
+	filter, err := eventsFilter(c, &errs)
+	if err != nil {
+		return err
+	}
+	if err := errs.Err("threads.stream_events"); err != nil {
+		return err
+	}
+	_, outputs, err := s.protocol("threads.stream_events")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.deps.Threads.Get(ctx, id); err != nil {
+		return err
+	}
+	var since uint64
+	if filter.Since != nil {
+		since = *filter.Since
+	}
+	src, err := outputs.FollowOutput(ctx, id, since, filter.Since != nil)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	sse, err := openSSE(c)
+	if err != nil {
+		return nil
+	}
+	sink := &lockedSink{sink: sse}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go every(ctx, threadStreamHeartbeat, sink.heartbeat)
+	var buf []byte
+	err = threadstream.Pump(ctx, src, filter, func(e *threadstream.Event) error {
+		buf, _ = json.Marshal(e)
+		return sink.WriteFrame(streaming.Frame{Event: e.Method, Data: buf, ID: e.EventID})
+	}, sink.Flush)
+	if err != nil && ctx.Err() == nil && !sink.sink.failed {
+		s.log.Warn("thread event stream failed", "thread_id", id, "err", err)
+	}
+	return nil
+}
+
+// lockedSink is an SSE sink written by the stream and its heartbeat.
+type lockedSink struct {
+	mu    sync.Mutex
+	sink  *sseSink
+	wrote bool
+}
+
+func (l *lockedSink) WriteFrame(f streaming.Frame) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wrote = true
+	return l.sink.WriteFrame(f)
+}
+
+func (l *lockedSink) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sink.Flush()
+}
+
+// heartbeat sends a comment when nothing else was sent since the last call.
+func (l *lockedSink) heartbeat(context.Context) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.wrote {
+		_ = l.sink.WriteFrame(streaming.Frame{Comment: "heartbeat"})
+		_ = l.sink.Flush()
+	}
+	l.wrote = false
+}
+
+// every calls f every period until ctx ends.
+func every(ctx context.Context, period time.Duration, f func(context.Context)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
+// threadSocket serves the protocol over a WebSocket: commands and their responses, and the
+// events of each subscription.subscribe (from the start of the active or latest run, as a new
+// SSE stream), on one connection.
+func (s *Server) threadSocket(c echo.Context) error {
+	var errs engine.Violations
+	id := PathUUID(c, "thread_id", &errs)
+	if err := errs.Err("threads.stream_socket"); err != nil {
+		return err
+	}
+	cmds, outputs, err := s.protocol("threads.stream_socket")
+	if err != nil {
+		return err
+	}
+	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{OriginPatterns: s.deps.CORSOrigins})
+	if err != nil {
+		return nil // Accept answered the request
+	}
+	conn.SetReadLimit(engine.MaxStateBodyBytes)
+	ws := &socket{conn: conn, subs: map[string]context.CancelFunc{}}
+	ctx, stop := context.WithCancel(c.Request().Context())
+	defer func() {
+		stop()
+		ws.wg.Wait()
+		_ = conn.CloseNow()
+	}()
+	go every(ctx, threadStreamHeartbeat, ws.ping)
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return nil
+		}
+		var cmd threadstream.Command
+		if json.Unmarshal(data, &cmd) != nil || cmd.ID == nil {
+			_ = ws.send(ctx, map[string]any{"type": threadstream.TypeError, "id": nil,
+				"error": threadstream.ErrInvalidArgument, "message": "a command is {id, method, params}"})
+			continue
+		}
+		var resp threadstream.Response
+		switch cmd.Method {
+		case threadstream.MethodSubscribe:
+			resp = ws.subscribe(ctx, outputs, id, *cmd.ID, cmd.Params)
+		case threadstream.MethodUnsubscribe:
+			resp = ws.unsubscribe(*cmd.ID, cmd.Params)
+		default:
+			resp = cmds.Do(ctx, id, *cmd.ID, cmd.Method, cmd.Params)
+		}
+		if ws.send(ctx, resp) != nil {
+			return nil
+		}
+	}
+}
+
+// socket is one WebSocket connection of the protocol and its subscriptions.
+type socket struct {
+	conn *websocket.Conn
+	wmu  sync.Mutex // one writer at a time
+	wg   sync.WaitGroup
+
+	mu   sync.Mutex
+	subs map[string]context.CancelFunc
+	next int
+}
+
+// send writes v as one text message.
+func (w *socket) send(ctx context.Context, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	return w.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// ping keeps the connection alive through proxies.
+func (w *socket) ping(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, threadStreamHeartbeat)
+	defer cancel()
+	_ = w.conn.Ping(pctx)
+}
+
+// subscribe starts sending the events of a filter.
+func (w *socket) subscribe(ctx context.Context, outputs OutputService, thread string, cmdID uint64, params json.RawMessage) threadstream.Response {
+	var filter threadstream.Filter
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &filter); err != nil {
+			return threadstream.Failure(cmdID, threadstream.ErrInvalidArgument, "params: "+err.Error())
+		}
+	}
+	var errs engine.Violations
+	filter.Validate(&errs, "params")
+	if len(errs) > 0 {
+		return threadstream.Failure(cmdID, threadstream.ErrInvalidArgument, errs[0].Msg)
+	}
+	var since uint64
+	if filter.Since != nil {
+		since = *filter.Since
+	}
+	src, err := outputs.FollowOutput(ctx, thread, since, filter.Since != nil)
+	if err != nil {
+		return threadstream.Failure(cmdID, threadstream.ErrUnknownError, "the thread's output cannot be read")
+	}
+	w.mu.Lock()
+	w.next++
+	subID := "sub-" + strconv.Itoa(w.next)
+	sctx, cancel := context.WithCancel(ctx)
+	w.subs[subID] = cancel
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer src.Close()
+		_ = threadstream.Pump(sctx, src, filter, func(e *threadstream.Event) error { return w.send(sctx, e) },
+			func() error { return nil })
+	}()
+	return threadstream.Success(cmdID, threadstream.SubscribeResult{SubscriptionID: subID})
+}
+
+// unsubscribe stops a subscription.
+func (w *socket) unsubscribe(cmdID uint64, params json.RawMessage) threadstream.Response {
+	var p threadstream.UnsubscribeParams
+	_ = json.Unmarshal(params, &p)
+	w.mu.Lock()
+	cancel, ok := w.subs[p.SubscriptionID]
+	delete(w.subs, p.SubscriptionID)
+	w.mu.Unlock()
+	if !ok {
+		return threadstream.Failure(cmdID, threadstream.ErrNoSuchSubscription, "no subscription "+p.SubscriptionID)
+	}
+	cancel()
+	return threadstream.Success(cmdID, nil)
+}
