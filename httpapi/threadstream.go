@@ -3,7 +3,9 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -200,7 +202,7 @@ func (s *Server) threadSocket(c echo.Context) error {
 		return nil // Accept answered the request
 	}
 	conn.SetReadLimit(engine.MaxStateBodyBytes)
-	ws := &socket{conn: conn, subs: map[string]context.CancelFunc{}}
+	ws := &socket{conn: conn, thread: id, subs: map[string]threadstream.Filter{}}
 	ctx, stop := context.WithCancel(c.Request().Context())
 	defer func() {
 		stop()
@@ -222,7 +224,7 @@ func (s *Server) threadSocket(c echo.Context) error {
 		var resp threadstream.Response
 		switch cmd.Method {
 		case threadstream.MethodSubscribe:
-			resp = ws.subscribe(ctx, outputs, id, *cmd.ID, cmd.Params)
+			resp = ws.subscribe(ctx, outputs, *cmd.ID, cmd.Params)
 		case threadstream.MethodUnsubscribe:
 			resp = ws.unsubscribe(*cmd.ID, cmd.Params)
 		default:
@@ -234,15 +236,25 @@ func (s *Server) threadSocket(c echo.Context) error {
 	}
 }
 
-// socket is one WebSocket connection of the protocol and its subscriptions.
+// socket is one WebSocket connection of the protocol and its subscriptions. The events of
+// every subscription go out of one ordered reading of the thread's output, each event once: a
+// client that sees a run's end has seen all that came before it on any of its subscriptions.
 type socket struct {
-	conn *websocket.Conn
-	wmu  sync.Mutex // one writer at a time
-	wg   sync.WaitGroup
+	conn   *websocket.Conn
+	thread string
+	wmu    sync.Mutex // one writer at a time
+	wg     sync.WaitGroup
 
-	mu   sync.Mutex
-	subs map[string]context.CancelFunc
-	next int
+	mu      sync.Mutex
+	subs    map[string]threadstream.Filter
+	filters []threadstream.Filter // of subs, replaced whole on every change
+	next    int
+	pump    context.CancelFunc // stops the reading in progress
+	done    chan struct{}      // closed when it stopped
+	// sent is the seq of the last event sent, and sentBy the subscriptions it was sent for:
+	// a new reading skips what they were already sent.
+	sent   uint64
+	sentBy []threadstream.Filter
 }
 
 // send writes v as one text message.
@@ -263,8 +275,67 @@ func (w *socket) ping(ctx context.Context) {
 	_ = w.conn.Ping(pctx)
 }
 
-// subscribe starts sending the events of a filter.
-func (w *socket) subscribe(ctx context.Context, outputs OutputService, thread string, cmdID uint64, params json.RawMessage) threadstream.Response {
+// anyMatches reports whether one of filters asks for e.
+func anyMatches(filters []threadstream.Filter, e *threadstream.Event) bool {
+	for _, f := range filters {
+		if f.Matches(e) {
+			return true
+		}
+	}
+	return false
+}
+
+// restart replaces the reading of the thread's output by one for the current subscriptions,
+// from the start of the thread's active (or latest) run: a new subscription gets that run's
+// events so far, and the others nothing twice.
+func (w *socket) restart(ctx context.Context, outputs OutputService) error {
+	w.mu.Lock()
+	stop, done := w.pump, w.done
+	w.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pump, w.done = nil, nil
+	if len(w.filters) == 0 {
+		return nil
+	}
+	src, err := outputs.FollowOutput(ctx, w.thread, 0, false)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	w.pump, w.done = cancel, make(chan struct{})
+	sent, sentBy, done := w.sent, w.sentBy, w.done
+	all := threadstream.Filter{Channels: threadstream.Channels}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer close(done)
+		defer src.Close()
+		_ = threadstream.Pump(pctx, src, all, func(e *threadstream.Event) error {
+			w.mu.Lock()
+			filters := w.filters
+			w.mu.Unlock()
+			if !anyMatches(filters, e) || e.Seq <= sent && anyMatches(sentBy, e) {
+				return nil
+			}
+			if err := w.send(pctx, e); err != nil {
+				return err
+			}
+			w.mu.Lock()
+			w.sent, w.sentBy = e.Seq, filters
+			w.mu.Unlock()
+			return nil
+		}, func() error { return nil })
+	}()
+	return nil
+}
+
+// subscribe adds a subscription and restarts the reading for it.
+func (w *socket) subscribe(ctx context.Context, outputs OutputService, cmdID uint64, params json.RawMessage) threadstream.Response {
 	var filter threadstream.Filter
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &filter); err != nil {
@@ -276,41 +347,30 @@ func (w *socket) subscribe(ctx context.Context, outputs OutputService, thread st
 	if len(errs) > 0 {
 		return threadstream.Failure(cmdID, threadstream.ErrInvalidArgument, errs[0].Msg)
 	}
-	var since uint64
-	if filter.Since != nil {
-		since = *filter.Since
-	}
-	src, err := outputs.FollowOutput(ctx, thread, since, filter.Since != nil)
-	if err != nil {
-		return threadstream.Failure(cmdID, threadstream.ErrUnknownError, "the thread's output cannot be read")
-	}
+	filter.Since = nil // a subscription starts at the run's start; the client drops what it has
 	w.mu.Lock()
 	w.next++
 	subID := "sub-" + strconv.Itoa(w.next)
-	sctx, cancel := context.WithCancel(ctx)
-	w.subs[subID] = cancel
+	w.subs[subID] = filter
+	w.filters = append(slices.Clone(w.filters), filter)
 	w.mu.Unlock()
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		defer src.Close()
-		_ = threadstream.Pump(sctx, src, filter, func(e *threadstream.Event) error { return w.send(sctx, e) },
-			func() error { return nil })
-	}()
+	if err := w.restart(ctx, outputs); err != nil {
+		return threadstream.Failure(cmdID, threadstream.ErrUnknownError, "the thread's output cannot be read")
+	}
 	return threadstream.Success(cmdID, threadstream.SubscribeResult{SubscriptionID: subID})
 }
 
-// unsubscribe stops a subscription.
+// unsubscribe removes a subscription: its events stop with the next one read.
 func (w *socket) unsubscribe(cmdID uint64, params json.RawMessage) threadstream.Response {
 	var p threadstream.UnsubscribeParams
 	_ = json.Unmarshal(params, &p)
 	w.mu.Lock()
-	cancel, ok := w.subs[p.SubscriptionID]
+	_, ok := w.subs[p.SubscriptionID]
 	delete(w.subs, p.SubscriptionID)
+	w.filters = slices.Collect(maps.Values(w.subs))
 	w.mu.Unlock()
 	if !ok {
 		return threadstream.Failure(cmdID, threadstream.ErrNoSuchSubscription, "no subscription "+p.SubscriptionID)
 	}
-	cancel()
 	return threadstream.Success(cmdID, nil)
 }

@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/streaming"
@@ -209,4 +212,133 @@ func TestThreadEventsSinceAcrossRuns(t *testing.T) {
 	if want := seqs(all[k+1:]); !slices.Equal(fromOther, want) {
 		t.Fatalf("another streamer since %d: %v, want %v", all[k].Seq, fromOther, want)
 	}
+}
+
+// TestThreadCommandsAnswer checks the command envelope (422 when it is not a command) and the
+// protocol's answers: a success, or an error with the protocol's code.
+func TestThreadCommandsAnswer(t *testing.T) {
+	s := startStreamStack(t, 0)
+	tid := s.thread(t)
+	tests := []struct {
+		body   string
+		status int
+		code   string // the protocol error code; "" for a success
+	}{
+		{`{"method":"run.start"}`, 422, ""},
+		{`{"id":1}`, 422, ""},
+		{`{"id":-1,"method":"run.start"}`, 422, ""},
+		{`{"id":1,"method":"run.start","params":{}}`, 200, threadstream.ErrInvalidArgument},
+		{`{"id":2,"method":"run.start","params":{"assistant_id":"nope"}}`, 200, threadstream.ErrInvalidArgument},
+		{`{"id":3,"method":"run.start","params":{"assistant_id":"echo","input":{"messages":"x"},"multitask_strategy":"sometimes"}}`, 200, threadstream.ErrInvalidArgument},
+		{`{"id":4,"method":"bogus"}`, 200, threadstream.ErrUnknownCommand},
+		{`{"id":5,"method":"agent.getTree","params":{}}`, 200, threadstream.ErrNotSupported},
+		{`{"id":6,"method":"subscription.subscribe","params":{"channels":["values"]}}`, 200, threadstream.ErrNotSupported},
+		{`{"id":7,"method":"input.respond","params":{}}`, 200, threadstream.ErrInvalidArgument},
+		{`{"id":8,"method":"input.respond","params":{"namespace":[],"interrupt_id":"i","response":1}}`, 200, threadstream.ErrNoSuchInterrupt},
+		{`{"id":9,"method":"state.get","params":{"namespace":[]}}`, 200, ""},
+		{`{"id":10,"method":"run.start","params":{"assistant_id":"echo","input":{"messages":"x"}}}`, 200, ""},
+	}
+	for _, tt := range tests {
+		code, raw := s.status(t, "POST", "/threads/"+tid+"/commands", tt.body, nil)
+		if code != tt.status {
+			t.Errorf("%s: %d %s, want %d", tt.body, code, raw, tt.status)
+			continue
+		}
+		if code != http.StatusOK {
+			continue
+		}
+		var r threadstream.Response
+		if err := json.Unmarshal([]byte(raw), &r); err != nil {
+			t.Fatal(err)
+		}
+		var id struct {
+			ID uint64 `json:"id"`
+		}
+		_ = json.Unmarshal([]byte(tt.body), &id)
+		if r.ID != id.ID || r.Error != tt.code || (tt.code == "") != (r.Type == threadstream.TypeSuccess) {
+			t.Errorf("%s: %s, want code %q", tt.body, raw, tt.code)
+		}
+	}
+	if code, raw := s.status(t, "POST", "/threads/"+"00000000-0000-4000-8000-000000000000"+"/stream/events", `{"channels":["values"]}`, nil); code != http.StatusNotFound {
+		t.Errorf("events of a thread that does not exist: %d %s", code, raw)
+	}
+}
+
+// TestThreadSocket speaks the protocol over a WebSocket: run.start on a new thread, a
+// subscription that gets the run's events, unsubscribe, and the errors of a bad message and of
+// an unknown subscription.
+func TestThreadSocket(t *testing.T) {
+	s := startStreamStack(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tid := "0192f0c4-1111-7000-8000-000000000001"
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(s.URL, "http")+"/threads/"+tid+"/stream/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	send := func(msg string) {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next reads messages until one satisfies want.
+	next := func(want func(map[string]any) bool) map[string]any {
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatal(err)
+			}
+			if want(m) {
+				return m
+			}
+		}
+	}
+	response := func(id float64) func(map[string]any) bool {
+		return func(m map[string]any) bool { return m["type"] != threadstream.TypeEvent && m["id"] == id }
+	}
+	send(`not json`)
+	if m := next(func(m map[string]any) bool { return m["type"] == threadstream.TypeError }); m["id"] != nil || m["error"] != threadstream.ErrInvalidArgument {
+		t.Errorf("bad message: %v", m)
+	}
+	send(`{"id":1,"method":"run.start","params":{"assistant_id":"echo","input":{"messages":"hi"}}}`)
+	run := next(response(1))
+	runID, _ := run["result"].(map[string]any)["run_id"].(string)
+	if run["type"] != threadstream.TypeSuccess || runID == "" {
+		t.Fatalf("run.start: %v", run)
+	}
+	send(`{"id":2,"method":"subscription.subscribe","params":{"channels":["lifecycle","values"]}}`)
+	var subID string
+	var methods []string
+	next(func(m map[string]any) bool {
+		if m["type"] != threadstream.TypeEvent {
+			if m["id"] == 2.0 {
+				subID, _ = m["result"].(map[string]any)["subscription_id"].(string)
+			}
+			return false
+		}
+		methods = append(methods, m["method"].(string))
+		data := m["params"].(map[string]any)["data"].(map[string]any)
+		return m["method"] == threadstream.EventLifecycle && data["event"] == threadstream.StatusCompleted
+	})
+	if subID == "" || !slices.Contains(methods, "values") || methods[0] != "lifecycle" {
+		t.Fatalf("subscription %q gave %v", subID, methods)
+	}
+	send(fmt.Sprintf(`{"id":3,"method":"subscription.unsubscribe","params":{"subscription_id":%q}}`, subID))
+	if m := next(response(3)); m["type"] != threadstream.TypeSuccess {
+		t.Errorf("unsubscribe: %v", m)
+	}
+	send(fmt.Sprintf(`{"id":4,"method":"subscription.unsubscribe","params":{"subscription_id":%q}}`, subID))
+	if m := next(response(4)); m["error"] != threadstream.ErrNoSuchSubscription {
+		t.Errorf("unsubscribe again: %v", m)
+	}
+	send(`{"id":5,"method":"subscription.subscribe","params":{"channels":["nope"]}}`)
+	if m := next(response(5)); m["error"] != threadstream.ErrInvalidArgument {
+		t.Errorf("subscribe to no channel: %v", m)
+	}
+	_ = conn.Close(websocket.StatusNormalClosure, "")
 }

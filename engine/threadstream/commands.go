@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -45,6 +46,9 @@ func (c *Commands) Do(ctx context.Context, thread string, id uint64, method Meth
 		if p.AssistantID == "" {
 			return Failure(id, ErrInvalidArgument, "run.start: assistant_id is required")
 		}
+		if p.MultitaskStrategy != "" && !slices.Contains(engine.MultitaskStrategies, p.MultitaskStrategy) {
+			return Failure(id, ErrInvalidArgument, "run.start: multitask_strategy must be one of "+strings.Join(engine.MultitaskStrategies, ", "))
+		}
 		rec, err := c.Runs.Create(ctx, runs.Create{ThreadID: thread, IfNotExists: engine.IfNotExistsCreate,
 			AssistantID: p.AssistantID, Input: p.Input, Config: p.Config, Metadata: p.Metadata,
 			StreamMode: RunModes, MultitaskStrategy: p.MultitaskStrategy})
@@ -62,13 +66,13 @@ func (c *Commands) Do(ctx context.Context, thread string, id uint64, method Meth
 		if err := decodeParams(params, &p); err != nil {
 			return Failure(id, ErrInvalidArgument, err.Error())
 		}
-		snap, err := c.States.State(ctx, graph.Ref{ThreadID: thread}, false)
+		snap, err := c.state(ctx, thread)
 		if err != nil {
 			return failure(id, err)
 		}
 		res := StateGetResult{Values: map[string]any{}}
 		for k, v := range snap.Values {
-			if len(p.Keys) == 0 || contains(p.Keys, k) {
+			if len(p.Keys) == 0 || slices.Contains(p.Keys, k) {
 				res.Values[k] = v
 			}
 		}
@@ -109,6 +113,26 @@ func (c *Commands) respond(ctx context.Context, thread string, id uint64, params
 		}
 		resume[a.InterruptID] = a.Response
 	}
+	if c.States != nil {
+		snap, err := c.state(ctx, thread)
+		if err != nil {
+			return failure(id, err)
+		}
+		pending := map[string]bool{}
+		for _, iv := range snap.Interrupts {
+			pending[iv.ID] = true
+		}
+		for _, task := range snap.Tasks {
+			for _, iv := range task.Interrupts {
+				pending[iv.ID] = true
+			}
+		}
+		for iid := range resume {
+			if !pending[iid] {
+				return Failure(id, ErrNoSuchInterrupt, "input.respond: the thread has no pending interrupt "+iid)
+			}
+		}
+	}
 	latest, err := c.Runs.List(ctx, thread, "", 1, 0)
 	if err != nil {
 		return failure(id, err)
@@ -131,6 +155,15 @@ func (c *Commands) respond(ctx context.Context, thread string, id uint64, params
 	return Success(id, RunResult{RunID: rec.RunID})
 }
 
+// state is the thread's current state; empty for a thread without checkpoints.
+func (c *Commands) state(ctx context.Context, thread string) (*graph.Snapshot, error) {
+	snap, err := c.States.State(ctx, graph.Ref{ThreadID: thread}, false)
+	if snap == nil && err == nil {
+		snap = &graph.Snapshot{}
+	}
+	return snap, err
+}
+
 // decodeParams reads a command's params into v (absent params are an empty object).
 func decodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 || string(params) == "null" {
@@ -147,10 +180,8 @@ func decodeParams(params json.RawMessage, v any) error {
 func failure(id uint64, err error) Response {
 	code := ErrUnknownError
 	switch engine.KindOf(err) {
-	case engine.Invalid, engine.TooLarge, engine.BadRequest, engine.Conflict, engine.Exists:
-		code = ErrInvalidArgument
-	case engine.NotFound:
-		code = ErrNoSuchRun
+	case engine.Invalid, engine.TooLarge, engine.BadRequest, engine.Conflict, engine.Exists, engine.NotFound:
+		code = ErrInvalidArgument // the protocol has no code of its own for a missing assistant or thread
 	}
 	msg := "internal error"
 	var e *engine.Error
@@ -167,13 +198,4 @@ func failure(id uint64, err error) Response {
 		}
 	}
 	return Failure(id, code, msg)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

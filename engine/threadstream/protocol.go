@@ -75,7 +75,6 @@ const (
 	ErrInvalidArgument    = "invalid_argument"
 	ErrUnknownCommand     = "unknown_command"
 	ErrUnknownError       = "unknown_error"
-	ErrNoSuchRun          = "no_such_run"
 	ErrNoSuchSubscription = "no_such_subscription"
 	ErrNoSuchInterrupt    = "no_such_interrupt"
 	ErrNotSupported       = "not_supported"
