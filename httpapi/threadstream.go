@@ -286,9 +286,9 @@ func anyMatches(filters []threadstream.Filter, e *threadstream.Event) bool {
 }
 
 // restart replaces the reading of the thread's output by one for the current subscriptions,
-// from the start of the thread's active (or latest) run: a new subscription gets that run's
-// events so far, and the others nothing twice.
-func (w *socket) restart(ctx context.Context, outputs OutputService) error {
+// from the start of the thread's active (or latest) run: the added subscription gets that run's
+// events so far, and the others nothing twice that it does not ask for.
+func (w *socket) restart(ctx context.Context, outputs OutputService, added threadstream.Filter) error {
 	w.mu.Lock()
 	stop, done := w.pump, w.done
 	w.mu.Unlock()
@@ -319,10 +319,16 @@ func (w *socket) restart(ctx context.Context, outputs OutputService) error {
 			w.mu.Lock()
 			filters := w.filters
 			w.mu.Unlock()
-			if !anyMatches(filters, e) || e.Seq <= sent && anyMatches(sentBy, e) {
+			// What the new subscription asks for is sent again: the client hands it to the
+			// new subscription (and drops it, by event_id, for the others).
+			if !anyMatches(filters, e) || e.Seq <= sent && anyMatches(sentBy, e) && !added.Matches(e) {
 				return nil
 			}
-			if err := w.send(pctx, e); err != nil {
+			if pctx.Err() != nil {
+				return pctx.Err()
+			}
+			// Written under the connection's context: cancelling a write closes the connection.
+			if err := w.send(ctx, e); err != nil {
 				return err
 			}
 			w.mu.Lock()
@@ -354,7 +360,7 @@ func (w *socket) subscribe(ctx context.Context, outputs OutputService, cmdID uin
 	w.subs[subID] = filter
 	w.filters = append(slices.Clone(w.filters), filter)
 	w.mu.Unlock()
-	if err := w.restart(ctx, outputs); err != nil {
+	if err := w.restart(ctx, outputs, filter); err != nil {
 		return threadstream.Failure(cmdID, threadstream.ErrUnknownError, "the thread's output cannot be read")
 	}
 	return threadstream.Success(cmdID, threadstream.SubscribeResult{SubscriptionID: subID})
