@@ -43,6 +43,7 @@ var contextOf = map[string]string{
 	"engine/runs":              runtime,
 	"engine/checkpoints":       runtime,
 	"engine/streaming":         runtime,
+	"engine/threadstream":      runtime,
 	"engine/webhooks":          runtime,
 	"engine/truncate":          runtime,
 	"engine/command":           runtime,

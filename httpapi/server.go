@@ -32,6 +32,8 @@ type Deps struct {
 	Runs RunService
 	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
 	Streams StreamService
+	// Outputs serves the thread-centric streaming protocol (engine/threadstream); nil: 503.
+	Outputs OutputService
 	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
 	// config.configurable of the runs a request creates (the reference servers'
 	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
@@ -107,6 +109,7 @@ func New(d Deps) *Server {
 	s.runRoutes()
 	s.streamRoutes()
 	s.mcpRoutes()
+	s.threadStreamRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)
 	}
