@@ -37,6 +37,7 @@ var contextOf = map[string]string{
 	"engine/model":             runtime,
 	"engine/threads":           runtime,
 	"engine/assistants":        runtime,
+	"engine/crons":             runtime,
 	"engine/store":             runtime,
 	"engine/runner":            runtime,
 	"engine/runs":              runtime,

@@ -30,6 +30,8 @@ type Deps struct {
 	Runner StateService
 	// Runs creates, schedules, waits for and cancels runs (the durable scheduler).
 	Runs RunService
+	// Crons creates and searches crons (engine/crons); nil: /runs/crons answers 503.
+	Crons CronService
 	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
 	Streams StreamService
 	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
@@ -99,6 +101,7 @@ func New(d Deps) *Server {
 	s.eventRoutes()
 	s.stateRoutes()
 	s.runRoutes()
+	s.cronRoutes()
 	s.streamRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)

@@ -94,7 +94,7 @@ func serve(ctx context.Context, o *options) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	deps := httpapi.Deps{
-		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": version,
