@@ -18,9 +18,10 @@
 //   - A stateless cron's tick makes a thread of the recorded id; a thread of that id that existed
 //     and is gone (its run ended and on_run_completed deleted it) is never made again.
 //
-// Catch-up: a tick is due once its time has come; a cron whose ticks passed while no process was
-// up fires the most recent missed tick once, when a process is up again, and skips the older
-// ones (counted in the fire's `skipped`). A disabled cron fires nothing and catches nothing up:
+// Catch-up: a tick is due once its time has come. Ticks missed by up to CatchUpWindow (10 s: a
+// fire left pending by a process that died, a slow scan) all fire, in order, as soon as a
+// process is up; a cron whose next tick is older than that (no process was up) fires the most
+// recent missed tick once and skips the older ones (counted in the fire's `skipped`). A disabled cron fires nothing and catches nothing up:
 // enabling it again fires from the next tick on.
 package crons
 

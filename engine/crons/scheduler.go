@@ -21,7 +21,12 @@ const DefaultScanInterval = 100 * time.Millisecond
 // pendingGrace is how long a fire another process claimed may stay pending before this process
 // completes it: the claimer completes its own at once, and it is still correct (only slower)
 // when both do.
-const pendingGrace = 2 * time.Second
+const pendingGrace = time.Second
+
+// CatchUpWindow is how late a tick may be and still fire: a cron whose next tick is older than
+// this (no process was up, or its fire was pending on a process that died) fires only its latest
+// missed tick and skips the older ones; within it, every tick fires, in order, one per scan.
+const CatchUpWindow = 10 * time.Second
 
 // Run fires the crons of every tenant until ctx ends, scanning every interval (default
 // DefaultScanInterval). Every process runs it; see the package doc for why a tick fires once.
@@ -88,7 +93,10 @@ func (s *Service) fire(ctx context.Context, id string, now time.Time) error {
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
-		tick, skipped := sched.Latest(st.NextRunDate.Time, now)
+		tick, skipped := st.NextRunDate.Time, 0
+		if now.Sub(tick) > CatchUpWindow {
+			tick, skipped = sched.Latest(tick, now)
+		}
 		d := engine.CronFiredData{Tick: engine.At(tick), RunID: uuid.Must(uuid.NewV7()).String(),
 			NextRunDate: nextTick(sched, st.EndTime, tick), Skipped: skipped}
 		if st.ThreadID != nil {
