@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -64,11 +65,19 @@ func endTime(f *Fields) *engine.Time {
 		return nil
 	}
 	var t engine.Time
-	if json.Unmarshal(f.raw["end_time"], &t) != nil || t.IsZero() {
-		f.Add("datetime_parsing", "Input should be a valid datetime", "end_time")
-		return nil
+	if json.Unmarshal(f.raw["end_time"], &t) == nil && !t.IsZero() {
+		return &t
 	}
-	return &t
+	// Python's isoformat() of a naive datetime has no offset: it is taken as UTC.
+	var s string
+	if json.Unmarshal(f.raw["end_time"], &s) == nil {
+		if naive, err := time.Parse("2006-01-02T15:04:05.999999999", s); err == nil {
+			t = engine.At(naive)
+			return &t
+		}
+	}
+	f.Add("datetime_parsing", "Input should be a valid datetime", "end_time")
+	return nil
 }
 
 // enabledField reads enabled, or is_enabled as some clients name it.

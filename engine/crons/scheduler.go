@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,10 @@ func (s *Service) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// scanParallel bounds the crons a scan fires at once: a fire waits for two appends and a run's
+// creation, and firing crons one after the other would make the last of a thousand late.
+const scanParallel = 32
+
 // Scan fires every cron due now and completes the fires left pending, once.
 func (s *Service) Scan(ctx context.Context) error {
 	now := s.now()
@@ -55,18 +60,35 @@ func (s *Service) Scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, scanParallel)
 	for _, tc := range due {
-		tctx := engine.WithTenant(ctx, tc.Tenant)
-		if tc.Pending != nil {
-			if now.Sub(tc.Pending.FiredAt.Time) < pendingGrace {
-				continue
-			}
-			errs = append(errs, s.complete(tctx, tc.CronID, *tc.Pending))
+		if tc.Pending != nil && now.Sub(tc.Pending.FiredAt.Time) < pendingGrace {
 			continue
 		}
-		errs = append(errs, s.fire(tctx, tc.CronID, now))
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			tctx := engine.WithTenant(ctx, tc.Tenant)
+			var err error
+			if tc.Pending != nil {
+				err = s.complete(tctx, tc.CronID, *tc.Pending)
+			} else {
+				err = s.fire(tctx, tc.CronID, now)
+			}
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
