@@ -108,7 +108,7 @@ func TestCronsFireOnceAcrossProcesses(t *testing.T) {
 		return n
 	}
 	waitFires := func(n int) {
-		for deadline := time.Now().Add(time.Duration(seconds)*time.Second + time.Minute); fired() < n; time.Sleep(200 * time.Millisecond) {
+		for deadline := time.Now().Add(time.Duration(seconds)*time.Second + time.Minute); fired() < n; time.Sleep(time.Second) {
 			if time.Now().After(deadline) {
 				t.Fatalf("only %d ticks fired, want %d", fired(), n)
 			}

@@ -22,7 +22,7 @@ const DefaultScanInterval = 100 * time.Millisecond
 // pendingGrace is how long a fire another process claimed may stay pending before this process
 // completes it: the claimer completes its own at once, and it is still correct (only slower)
 // when both do.
-const pendingGrace = time.Second
+const pendingGrace = 500 * time.Millisecond
 
 // CatchUpWindow is how late a tick may be and still fire: a cron whose next tick is older than
 // this (no process was up, or its fire was pending on a process that died) fires only its latest
