@@ -30,6 +30,10 @@ func ParseSchedule(spec, tz string) (Schedule, error) {
 		return Schedule{}, fmt.Errorf("the schedule is empty")
 	}
 	hasTZ := strings.HasPrefix(spec, "CRON_TZ=") || strings.HasPrefix(spec, "TZ=")
+	if hasTZ && !strings.ContainsAny(spec, " \t") {
+		// robfig/cron/v3 slices a prefix up to its space: without one it panics.
+		return Schedule{}, fmt.Errorf("the schedule has a time zone and no fields")
+	}
 	if tz != "" {
 		if _, err := time.LoadLocation(tz); err != nil {
 			return Schedule{}, fmt.Errorf("unknown time zone %q", tz)

@@ -25,6 +25,8 @@ func TestParseSchedule(t *testing.T) {
 		{"too few fields", "* *", "", ""},
 		{"empty", " ", "", ""},
 		{"unknown zone", "0 9 * * *", "Mars/Olympus", ""},
+		{"a zone and no fields", "CRON_TZ=UTC", "", ""},
+		{"a zone and no fields, with timezone", "CRON_TZ=UTC", "UTC", ""},
 		{"prefix and another timezone", "CRON_TZ=Europe/Paris 0 9 * * *", "Asia/Tokyo", ""},
 	}
 	for _, tc := range cases {
