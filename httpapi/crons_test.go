@@ -156,28 +156,32 @@ func TestCronFiresRuns(t *testing.T) {
 		"input": {"messages": [{"role": "user", "content": "kept"}]}}`)
 	keepID := field(keep, "cron_id").(string)
 	kept := ""
-	eventually(t, "a stateless cron's thread was kept", func() bool {
+	cronEvents := func() []string {
+		events, err := s.P.Log.Load(context.Background(), eventlog.Aggregate{Kind: "cron", Tenant: engine.DefaultTenant, ID: keepID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, e := range events {
+			types = append(types, e.Type)
+		}
+		return types
+	}
+	eventually(t, "a stateless cron's thread was kept with its run's messages", func() bool {
 		_, v := s.must(t, 200, "POST", "/threads/search", `{"metadata": {"graph_id": "echo"}, "status": "idle"}`)
 		for _, th := range v.([]any) {
-			if id := field(th, "thread_id").(string); id != thread {
+			if id := field(th, "thread_id").(string); id != thread && len(s.stateTexts(t, id)) == 2 {
 				kept = id
 			}
 		}
-		return kept != ""
+		return kept != "" && slices.Contains(cronEvents(), engine.CronFireDone)
 	})
 	s.must(t, 204, "DELETE", "/runs/crons/"+keepID, "")
 	if texts := s.stateTexts(t, kept); len(texts) != 2 || texts[1] != "echo: kept" {
 		t.Errorf("kept thread's messages %v", texts)
 	}
 	// The cron's changes and fires are its events on the log.
-	events, err := s.P.Log.Load(context.Background(), eventlog.Aggregate{Kind: "cron", Tenant: engine.DefaultTenant, ID: keepID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var types []string
-	for _, e := range events {
-		types = append(types, e.Type)
-	}
+	types := cronEvents()
 	if len(types) < 4 || types[0] != engine.CronCreated || types[1] != engine.CronFired || types[2] != engine.CronFireDone || types[len(types)-1] != engine.CronDeleted {
 		t.Errorf("cron events %v", types)
 	}
