@@ -38,6 +38,7 @@ var contextOf = map[string]string{
 	"engine/embedding":         runtime,
 	"engine/threads":           runtime,
 	"engine/assistants":        runtime,
+	"engine/crons":             runtime,
 	"engine/store":             runtime,
 	"engine/runner":            runtime,
 	"engine/runs":              runtime,

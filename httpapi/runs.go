@@ -69,6 +69,12 @@ type runInput struct {
 // stateless sets the default of on_disconnect (cancel for stateless runs, continue otherwise).
 func readRun(f *Fields, stateless bool) runInput {
 	f.Require("assistant_id")
+	return readRunFields(f, stateless)
+}
+
+// readRunFields is readRun without the check that assistant_id is given (a cron's patch may
+// change some run fields only).
+func readRunFields(f *Fields, stateless bool) runInput {
 	disconnect := engine.OnDisconnectContinue
 	if stateless {
 		disconnect = engine.OnDisconnectCancel

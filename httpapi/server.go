@@ -30,6 +30,8 @@ type Deps struct {
 	Runner StateService
 	// Runs creates, schedules, waits for and cancels runs (the durable scheduler).
 	Runs RunService
+	// Crons creates and searches crons (engine/crons); nil: /runs/crons answers 503.
+	Crons CronService
 	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
 	Streams StreamService
 	// Outputs serves the thread-centric streaming protocol (engine/threadstream); nil: 503.
@@ -107,6 +109,7 @@ func New(d Deps) *Server {
 	s.eventRoutes()
 	s.stateRoutes()
 	s.runRoutes()
+	s.cronRoutes()
 	s.streamRoutes()
 	s.mcpRoutes()
 	s.threadStreamRoutes()

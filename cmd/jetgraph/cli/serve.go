@@ -99,11 +99,11 @@ func serve(ctx context.Context, o *options) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	deps := httpapi.Deps{
-		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": version,
-			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
+			"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
 	}
 	if !o.disableA2A {
