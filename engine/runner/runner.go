@@ -31,6 +31,7 @@ type Runner struct {
 type Saver interface {
 	graph.Saver
 	Copy(ctx context.Context, fromThread, toThread string) error
+	Fork(ctx context.Context, fromThread, toThread, checkpointID string) error
 	PatchMetadata(ctx context.Context, ref graph.Ref, metadata map[string]any) error
 }
 

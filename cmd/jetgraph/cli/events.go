@@ -199,15 +199,24 @@ func withLog(ctx context.Context, o *options, f func(*eventlog.Log) error) error
 	return f(l)
 }
 
-// tailFromServer asks the server that holds the data folder for the events.
-func tailFromServer(ctx context.Context, data string, agg eventlog.Aggregate, f eventFilter, follow bool, emit func([]byte) error) error {
+// runningServer reads what the server holding the data folder wrote of itself (serve.json).
+func runningServer(data string) (serveInfo, error) {
+	var info serveInfo
 	raw, err := os.ReadFile(serveInfoPath(data))
 	if err != nil {
-		return fmt.Errorf("data folder %s is locked by another process, and it left no serve.json: %w", data, err)
+		return info, fmt.Errorf("data folder %s is locked by another process, and it left no serve.json: %w", data, err)
 	}
-	var info serveInfo
 	if err := json.Unmarshal(raw, &info); err != nil {
-		return fmt.Errorf("%s: %w", serveInfoPath(data), err)
+		return info, fmt.Errorf("%s: %w", serveInfoPath(data), err)
+	}
+	return info, nil
+}
+
+// tailFromServer asks the server that holds the data folder for the events.
+func tailFromServer(ctx context.Context, data string, agg eventlog.Aggregate, f eventFilter, follow bool, emit func([]byte) error) error {
+	info, err := runningServer(data)
+	if err != nil {
+		return err
 	}
 	u := fmt.Sprintf("http://%s/events/%s/%s?%s", info.Addr, url.PathEscape(agg.Kind), url.PathEscape(agg.ID), f.query(follow).Encode())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
