@@ -1,0 +1,97 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/goldentest"
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
+	"github.com/jetgraph/jetgraph/engine/replay"
+	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// scrub replaces what differs from one run of a test to the next (ids, times, durations, the
+// process's name) with placeholders, so that a replay is compared as a golden file.
+func scrub(b []byte) []byte {
+	for _, r := range []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uuid>"},
+		{regexp.MustCompile(`(fake|call)[-_][0-9a-f-]{12,36}(_\d+)?`), "<$1 id>"},
+		{regexp.MustCompile(`\d\d:\d\d:\d\d\.\d{3}`), "<time>"},
+		{regexp.MustCompile(`\+[0-9.]+ms`), "+<ms>"},
+		{regexp.MustCompile(`(success|error|interrupted)  [0-9.]+(µs|ms|s)`), "$1  <duration>"},
+		{regexp.MustCompile(`on [a-zA-Z0-9_.-]+-[0-9a-f]{8}\b`), "on <process>"},
+	} {
+		b = r.re.ReplaceAll(b, []byte(r.with))
+	}
+	return b
+}
+
+// TestGoldenReplays: runs of the example graphs read back from the log as replays: every node,
+// write, diff, model and tool call, interrupt and resume, error and subgraph step is in the
+// golden file of its graph (testdata/<name>.txt).
+func TestGoldenReplays(t *testing.T) {
+	p := platformtest.Start(t, platform.Config{Graphs: graphs.Default()}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	msg := func(s string) map[string]any {
+		return map[string]any{"messages": []any{map[string]any{"role": "user", "content": s}}}
+	}
+	tests := []struct {
+		name  string
+		runs  []runs.Create
+		final string // the last run's status
+	}{
+		{"react", []runs.Create{{AssistantID: "react", Input: msg("calculator: 2+3*4")}}, engine.RunSuccess},
+		{"agent", []runs.Create{{AssistantID: "agent", Input: msg("foo")}}, engine.RunSuccess},
+		{"weather", []runs.Create{{AssistantID: "weather", Input: msg("what is the weather in sf")},
+			{AssistantID: "weather"}}, engine.RunSuccess},
+		{"nested", []runs.Create{{AssistantID: "nested", Input: msg("hi")}}, engine.RunSuccess},
+		{"error", []runs.Create{{AssistantID: "error", Input: msg("x")}}, engine.RunFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th, err := p.Threads.Create(ctx, threads.Create{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rec engine.RunRecord
+			for _, c := range tc.runs {
+				c.ThreadID = th.ThreadID
+				run, err := p.Runs.Create(ctx, c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec, err = p.Runs.Wait(ctx, th.ThreadID, run.RunID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if string(rec.Status) != tc.final {
+				t.Fatalf("last run: %s %+v", rec.Status, rec.Error)
+			}
+			events, err := p.Log.Load(ctx, eventlog.Aggregate{Kind: "thread", Tenant: engine.DefaultTenant, ID: th.ThreadID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt, err := replay.Read(th.ThreadID, events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := replay.Text(&out, rt); err != nil {
+				t.Fatal(err)
+			}
+			goldentest.Check(t, "testdata/"+tc.name+".txt", scrub(out.Bytes()))
+		})
+	}
+}
