@@ -12,6 +12,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/store"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // The runtime handlers depend on these interfaces, each listing exactly what the handlers call,
@@ -86,6 +87,8 @@ type StateService interface {
 	Copy(ctx context.Context, threadID string) (engine.Thread, error)
 	// Fork makes a new thread from a step of another, remembering where it came from.
 	Fork(ctx context.Context, f runner.Fork) (engine.Thread, error)
+	// Import makes a thread from an export's metadata and events ("" for a new id).
+	Import(ctx context.Context, threadID string, metadata map[string]any, events []eventlog.Event) (engine.Thread, error)
 	// CreateWithSupersteps creates a thread and writes supersteps of state updates on it; a bad
 	// update creates nothing.
 	CreateWithSupersteps(ctx context.Context, c threads.Create, supersteps [][]graph.Update) (engine.Thread, error)

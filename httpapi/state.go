@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/replay"
 	"github.com/jetgraph/jetgraph/engine/runner"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 )
@@ -20,6 +21,7 @@ func (s *Server) stateRoutes() {
 	s.echo.PATCH("/threads/:thread_id/state", s.patchState)
 	s.echo.POST("/threads/:thread_id/copy", s.copyThread)
 	s.echo.POST("/threads/:thread_id/fork", s.forkThread)
+	s.echo.POST("/threads/import", s.importThread)
 	s.echo.GET("/threads/:thread_id/history", s.history)
 	s.echo.POST("/threads/:thread_id/history", s.history)
 }
@@ -311,6 +313,37 @@ func (s *Server) forkThread(c echo.Context) error {
 		return err
 	}
 	th, err := s.deps.Runner.Fork(c.Request().Context(), fork)
+	if err != nil {
+		return err
+	}
+	th.TTL = nil
+	return OK(c, th)
+}
+
+// importThread is POST /threads/import: a thread made from an export file (replay.File, what
+// `jetgraph export thread` writes), under a new id, or the file's with ?keep_id=true.
+func (s *Server) importThread(c echo.Context) error {
+	var errs engine.Violations
+	keep := QueryFields(c, &errs).Bool("keep_id", false)
+	f, err := ReadBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	file := replay.File{JGX: f.Int("jgx", 0, 0), ThreadID: f.String("thread_id"), Metadata: f.Object("metadata")}
+	if f.Require("events") && !f.decode("events", &file.Events) {
+		f.Add("list_type", "Input should be a list of events", "events")
+	}
+	if err := errs.Err("threads.import"); err != nil {
+		return err
+	}
+	if err := file.Check(); err != nil {
+		return err
+	}
+	id := ""
+	if keep {
+		id = file.ThreadID
+	}
+	th, err := s.deps.Runner.Import(c.Request().Context(), id, file.Metadata, file.Events)
 	if err != nil {
 		return err
 	}

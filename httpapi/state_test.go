@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -334,4 +335,51 @@ func TestForkThread(t *testing.T) {
 	if all != 4.0 {
 		t.Errorf("threads = %v, want the forked one and 3 forks", all)
 	}
+}
+
+// TestImportThread: POST /threads/import makes a thread from an export of another (its state
+// and history), refuses a second one under the same id, and names what is wrong in a bad file.
+func TestImportThread(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}]}}`)
+	resp, err := http.Get(s.URL + "/threads/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []json.RawMessage
+	for dec := json.NewDecoder(resp.Body); dec.More(); {
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	resp.Body.Close()
+	file, _ := json.Marshal(map[string]any{"jgx": 1, "thread_id": id, "metadata": map[string]any{"graph_id": "agent"}, "events": events})
+	code, _, imported := s.call(t, "POST", "/threads/import", string(file))
+	if code != 200 || field(imported, "thread_id") == id || texts(field(imported, "values")) != "foo,begin,tool_call__begin,end" {
+		t.Fatalf("import: %d %v", code, imported)
+	}
+	if code, _, body := s.call(t, "POST", "/threads/import?keep_id=true", string(file)); code != 409 {
+		t.Fatalf("import under an existing id: %d %v", code, body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"jgx": 2, "thread_id": "` + id + `", "events": []}`, "version 2"},
+		{`{"jgx": 1, "thread_id": "` + uuid.NewString() + `", "events": ` + string(mustJSON(events)) + `}`, "is not of thread"},
+		{`{"jgx": 1, "thread_id": "` + id + `"}`, "Field required"},
+	} {
+		if code, _, body := s.call(t, "POST", "/threads/import", c.body); code != 422 || !strings.Contains(fmt.Sprint(body), c.want) {
+			t.Errorf("%.60s: %d %v", c.body, code, body)
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return raw
 }

@@ -251,6 +251,15 @@ func (s *Saver) Fork(ctx context.Context, fromThread, toThread, checkpointID str
 	return err
 }
 
+// Import appends to toThread the checkpoint and writes events among events (another thread's,
+// from an export file, in log order), as Copy does; the other events are left out. A value
+// kept in the object store (a Ref) is refused: the file does not carry it.
+func (s *Saver) Import(ctx context.Context, toThread string, events []eventlog.Event) error {
+	return s.rethreadEvents(ctx, "import", "file", toThread, events, func(decoded []any) func(int) bool {
+		return func(int) bool { return true }
+	})
+}
+
 // rethread re-appends to toThread the checkpoint and writes events of fromThread (since its
 // last deletion) that keep, made from their decoded payloads, lets through.
 func (s *Saver) rethread(ctx context.Context, op, fromThread, toThread string, keep func(decoded []any) func(int) bool) error {
@@ -262,6 +271,11 @@ func (s *Saver) rethread(ctx context.Context, op, fromThread, toThread string, k
 	if err != nil {
 		return fmt.Errorf("checkpoints: %s %s: %w", op, fromThread, err)
 	}
+	return s.rethreadEvents(ctx, op, fromThread, toThread, events, keep)
+}
+
+func (s *Saver) rethreadEvents(ctx context.Context, op, fromThread, toThread string, events []eventlog.Event, keep func(decoded []any) func(int) bool) error {
+	var err error
 	start := 0
 	for i, e := range events {
 		if e.Type == engine.ThreadDeleted {

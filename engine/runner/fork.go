@@ -8,6 +8,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // ForkedFromKey is the metadata key of a forked thread naming where it came from:
@@ -114,4 +115,18 @@ func (r *Runner) forkPoint(ctx context.Context, g *graph.Graph, f Fork) (*graph.
 		s = byID[s.Parent.ID]
 	}
 	return nil, engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Thread %s has no step %d on its current branch", f.ThreadID, *f.Step))
+}
+
+// Import makes a thread from an exported one (replay.File): its metadata, checkpoints and
+// pending writes, under threadID ("" for a new id). The runs of the file are not made again
+// (they would be scheduled): `jetgraph replay --file` shows them from the file.
+func (r *Runner) Import(ctx context.Context, threadID string, metadata map[string]any, events []eventlog.Event) (engine.Thread, error) {
+	th, err := r.threads.Create(ctx, threads.Create{ThreadID: threadID, Metadata: metadata})
+	if err != nil {
+		return engine.Thread{}, err
+	}
+	if err := r.saver.Import(ctx, th.ThreadID, events); err != nil {
+		return engine.Thread{}, engine.E(engine.Op("threads.import"), err)
+	}
+	return r.threads.Get(ctx, th.ThreadID)
 }

@@ -19,7 +19,7 @@ import (
 func replayCommand(o *options) *cobra.Command {
 	var asJSON bool
 	var step int
-	var threadID, runID string
+	var threadID, runID, file string
 	show := func(cmd *cobra.Command, thread, run string) error {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -27,7 +27,16 @@ func replayCommand(o *options) *cobra.Command {
 		if cmd.Flags().Changed("step") {
 			f.Step = &step
 		}
-		t, err := readThread(ctx, o, thread)
+		var t *replay.Thread
+		var err error
+		if file != "" {
+			var f *replay.File
+			if f, err = readFile(file); err == nil {
+				t, err = replay.Read(f.ThreadID, f.Events)
+			}
+		} else {
+			t, err = readThread(ctx, o, thread)
+		}
 		if err != nil {
 			return err
 		}
@@ -42,15 +51,27 @@ func replayCommand(o *options) *cobra.Command {
 		return replay.Text(o.prog.Stdout, t)
 	}
 	cmd := &cobra.Command{
-		Use:   "replay",
+		Use:   "replay [--file thread.jgx]",
 		Short: "Show what a run or a thread did, super-step by super-step, from its log",
 		Long: `Show each super-step of a thread's runs from the event log: the nodes that ran and
 their writes, the state diff against the previous checkpoint, what runs next, the model calls
 (model, tokens) and tool calls (arguments, results) of the step, interrupts, errors, timing,
 and which process and attempt ran it (a takeover shows as attempt 2 on another process).
 
-It reads the log as 'jetgraph events' does: directly, or through the server holding --data.`,
+It reads the log as 'jetgraph events' does: directly, or through the server holding --data;
+with --file, an export ('jetgraph export thread'), from any jetgraph.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return cmd.Help()
+			}
+			return show(cmd, "", runID)
+		},
 	}
+	cmd.Flags().StringVar(&file, "file", "", "show an export file (.jgx) instead of the log")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
+	cmd.Flags().IntVar(&step, "step", 0, "show only this step (a checkpoint's metadata.step)")
+	cmd.Flags().StringVar(&runID, "run", "", "show only this run")
 	flags := func(c *cobra.Command) {
 		addLogFlags(c.Flags(), o)
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
@@ -79,9 +100,18 @@ It reads the log as 'jetgraph events' does: directly, or through the server hold
 
 // readThread reads a thread's events, from the log or the server holding --data, as a replay.
 func readThread(ctx context.Context, o *options, threadID string) (*replay.Thread, error) {
+	id, events, err := threadEvents(ctx, o, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return replay.Read(id, events)
+}
+
+// threadEvents reads a thread's events from the log or the server holding --data.
+func threadEvents(ctx context.Context, o *options, threadID string) (string, []eventlog.Event, error) {
 	id, err := engine.AggregateID("thread", threadID)
 	if err != nil {
-		return nil, fmt.Errorf("thread %s: %w", threadID, err)
+		return "", nil, fmt.Errorf("thread %s: %w", threadID, err)
 	}
 	agg := eventlog.Aggregate{Kind: "thread", Tenant: engine.DefaultTenant, ID: id}
 	var events []eventlog.Event
@@ -99,10 +129,7 @@ func readThread(ctx context.Context, o *options, threadID string) (*replay.Threa
 		err = errNoEvents
 	}
 	if errors.Is(err, errNoEvents) {
-		return nil, fmt.Errorf("thread %s: %w", threadID, err)
+		return "", nil, fmt.Errorf("thread %s: %w", threadID, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return replay.Read(id, events)
+	return id, events, err
 }
