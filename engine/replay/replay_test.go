@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/goldentest"
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
@@ -79,19 +81,84 @@ func TestGoldenReplays(t *testing.T) {
 			if string(rec.Status) != tc.final {
 				t.Fatalf("last run: %s %+v", rec.Status, rec.Error)
 			}
-			events, err := p.Log.Load(ctx, eventlog.Aggregate{Kind: "thread", Tenant: engine.DefaultTenant, ID: th.ThreadID})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rt, err := replay.Read(th.ThreadID, events)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rt := readBack(ctx, t, p, th.ThreadID)
 			var out bytes.Buffer
 			if err := replay.Text(&out, rt); err != nil {
 				t.Fatal(err)
 			}
 			goldentest.Check(t, "testdata/"+tc.name+".txt", scrub(out.Bytes()))
+			// The same graphs re-executed offline from the record do what they did.
+			rep, err := replay.Rerun(ctx, rt, graphs.Default().Build, "")
+			if err != nil || rep.Divergence != nil || rep.Runs != len(tc.runs) || rep.Steps == 0 {
+				t.Fatalf("rerun: %+v %v", rep, err)
+			}
 		})
 	}
+}
+
+// TestRerunCatchesAChangedNode: a recorded echo run re-executed with an echo node that answers
+// otherwise diverges at that node's step, naming both writes; another graph diverges on the
+// nodes that ran.
+func TestRerunCatchesAChangedNode(t *testing.T) {
+	p := platformtest.Start(t, platform.Config{Graphs: graphs.Default()}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	th, err := p.Threads.Create(ctx, threads.Create{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo",
+		Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Runs.Wait(ctx, th.ThreadID, run.RunID); err != nil {
+		t.Fatal(err)
+	}
+	rt := readBack(ctx, t, p, th.ThreadID)
+	changed := func(string, graph.Config) (*graph.Graph, error) {
+		b := graph.NewBuilder("echo").Channel("messages", graph.Messages())
+		b.Node("echo", func(ctx context.Context, in any, _ *graph.Runtime) (any, error) {
+			return map[string]any{"messages": []any{map[string]any{"role": "assistant", "content": "ECHO"}}}, nil
+		})
+		return b.Edge(graph.Start, "echo").Edge("echo", graph.End).Compile(graph.CompileOptions{})
+	}
+	tests := []struct {
+		name  string
+		build replay.Build
+		graph string
+		want  string // the divergence, "" for none
+	}{
+		{"the same graph", graphs.Default().Build, "", ""},
+		{"a changed node", changed, "", "step 1 node echo: writes differ"},
+		{"another graph", graphs.Default().Build, "agent", "step 1: nodes differ"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := replay.Rerun(ctx, rt, tc.build, tc.graph)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && rep.Divergence != nil:
+				t.Fatalf("divergence: %s", rep.Divergence)
+			case tc.want != "" && (rep.Divergence == nil || !strings.Contains(rep.Divergence.String(), tc.want)):
+				t.Fatalf("divergence = %v, want %q", rep.Divergence, tc.want)
+			}
+		})
+	}
+}
+
+// readBack reads a thread's log as a replay.
+func readBack(ctx context.Context, t *testing.T, p *platform.Platform, threadID string) *replay.Thread {
+	t.Helper()
+	events, err := p.Log.Load(ctx, eventlog.Aggregate{Kind: "thread", Tenant: engine.DefaultTenant, ID: threadID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := replay.Read(threadID, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }

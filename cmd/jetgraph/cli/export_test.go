@@ -61,9 +61,17 @@ func TestExportImportReplayFile(t *testing.T) {
 		t.Errorf("a second import under the same id: %v %s", err, stderr)
 	}
 	a.stop(t)
-	out, stderr, err = run(t, Program{}, "replay", "--file", file, "--step", "2")
+	out, stderr, err = run(t, Program{}, "replay", "--file", file, "--show", "--step", "2")
 	if err != nil || !strings.Contains(out, `tool    tools calculator({"expression":"2+3*4"}) -> "14"`) || strings.Contains(out, "step 1 ") {
 		t.Errorf("replay --file: %v %s %s", err, out, stderr)
+	}
+	out, stderr, err = run(t, Program{}, "replay", "--file", file)
+	if err != nil || !strings.Contains(out, "replayed 1 run(s), 5 step(s): no divergence") {
+		t.Errorf("replay --file: %v %s %s", err, out, stderr)
+	}
+	out, stderr, err = run(t, Program{}, "replay", "--file", file, "--graph", "agent")
+	if err == nil || !strings.Contains(out, "step 1 node agent: writes differ") || !strings.Contains(stderr, "diverged") {
+		t.Errorf("replay --file --graph agent: %v %s %s", err, out, stderr)
 	}
 	bad := filepath.Join(t.TempDir(), "v9.jgx")
 	if err := os.WriteFile(bad, []byte(strings.Replace(string(mustRead(t, file)), `"jgx":1`, `"jgx":9`, 1)), 0o644); err != nil {

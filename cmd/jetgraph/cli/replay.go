@@ -19,7 +19,8 @@ import (
 func replayCommand(o *options) *cobra.Command {
 	var asJSON bool
 	var step int
-	var threadID, runID, file string
+	var threadID, runID, file, graphID string
+	var showFile bool
 	show := func(cmd *cobra.Command, thread, run string) error {
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -58,17 +59,28 @@ their writes, the state diff against the previous checkpoint, what runs next, th
 (model, tokens) and tool calls (arguments, results) of the step, interrupts, errors, timing,
 and which process and attempt ran it (a takeover shows as attempt 2 on another process).
 
-It reads the log as 'jetgraph events' does: directly, or through the server holding --data;
-with --file, an export ('jetgraph export thread'), from any jetgraph.`,
+It reads the log as 'jetgraph events' does: directly, or through the server holding --data.
+
+With --file (an export: 'jetgraph export thread'), it re-executes the recorded runs offline
+with this binary's graphs (the built-in ones, or --config's; --graph: another graph id), in
+memory, and compares every super-step with the record: the nodes that ran and what each wrote.
+It reports the first divergence and exits non-zero on one, so recorded threads work as
+regression tests. --show shows the file's steps instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return cmd.Help()
 			}
-			return show(cmd, "", runID)
+			if showFile {
+				return show(cmd, "", runID)
+			}
+			return rerun(cmd.Context(), o, file, graphID, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&file, "file", "", "show an export file (.jgx) instead of the log")
+	cmd.Flags().StringVar(&file, "file", "", "re-execute the runs of an export file (.jgx) and report the first divergence")
+	cmd.Flags().BoolVar(&showFile, "show", false, "with --file: show the file's steps instead of re-executing them")
+	cmd.Flags().StringVar(&graphID, "graph", "", "with --file: re-execute with this graph instead of the recorded one")
+	cmd.Flags().StringVar(&o.config, "config", "", "with --file: the graph.json whose graphs re-execute the runs")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 	cmd.Flags().IntVar(&step, "step", 0, "show only this step (a checkpoint's metadata.step)")
 	cmd.Flags().StringVar(&runID, "run", "", "show only this run")
@@ -96,6 +108,42 @@ with --file, an export ('jetgraph export thread'), from any jetgraph.`,
 	_ = runCmd.MarkFlagRequired("thread")
 	cmd.AddCommand(threadCmd, runCmd)
 	return cmd
+}
+
+// errDiverged is a re-execution that differs from the record (the report says where).
+var errDiverged = errors.New("the re-execution diverged from the record")
+
+// rerun re-executes an export's runs with the graphs this binary serves and reports.
+func rerun(ctx context.Context, o *options, file, graphID string, asJSON bool) error {
+	f, err := readFile(file)
+	if err != nil {
+		return err
+	}
+	t, err := replay.Read(f.ThreadID, f.Events)
+	if err != nil {
+		return err
+	}
+	reg, err := servedGraphs(o)
+	if err != nil {
+		return err
+	}
+	rep, err := replay.Rerun(ctx, t, reg.Build, graphID)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := json.NewEncoder(o.prog.Stdout).Encode(rep); err != nil {
+			return err
+		}
+	} else if rep.Divergence == nil {
+		fmt.Fprintf(o.prog.Stdout, "replayed %d run(s), %d step(s): no divergence\n", rep.Runs, rep.Steps)
+	} else {
+		fmt.Fprintf(o.prog.Stdout, "replayed %d run(s), %d step(s) alike, then a divergence:\n%s\n", rep.Runs, rep.Steps, rep.Divergence)
+	}
+	if rep.Divergence != nil {
+		return errDiverged
+	}
+	return nil
 }
 
 // readThread reads a thread's events, from the log or the server holding --data, as a replay.
