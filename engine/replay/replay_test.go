@@ -3,6 +3,9 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -161,4 +164,37 @@ func readBack(ctx context.Context, t *testing.T, p *platform.Platform, threadID 
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// TestRecordedThreadsReplay: the threads recorded under testdata/*.jgx (exports of example
+// graphs' runs) re-execute with the graphs as they are now without a divergence: a change to a
+// graph that alters what it did fails here, as `jetgraph replay --file` fails in a user's CI.
+func TestRecordedThreadsReplay(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.jgx")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no recorded threads", err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f replay.File
+			if err := json.Unmarshal(raw, &f); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Check(); err != nil {
+				t.Fatal(err)
+			}
+			rt, err := replay.Read(f.ThreadID, f.Events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := replay.Rerun(context.Background(), rt, graphs.Default().Build, "")
+			if err != nil || rep.Divergence != nil || rep.Steps == 0 {
+				t.Fatalf("%+v %v", rep, err)
+			}
+		})
+	}
 }
