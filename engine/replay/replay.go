@@ -35,10 +35,13 @@ type Run struct {
 	Error       *engine.RunError `json:"error,omitempty"`
 	Input       any              `json:"input,omitempty"`
 	Resume      any              `json:"resume,omitempty"` // Command.resume: the run resumed an interrupt
-	CreatedAt   time.Time        `json:"created_at"`
-	FinishedAt  *time.Time       `json:"finished_at,omitempty"`
-	Attempts    []Attempt        `json:"attempts"`
-	Steps       []Step           `json:"steps"`
+	// Config and Context are the run's, as it was created: a re-execution runs with them.
+	Config     map[string]any `json:"config,omitempty"`
+	Context    map[string]any `json:"context,omitempty"`
+	CreatedAt  time.Time      `json:"created_at"`
+	FinishedAt *time.Time     `json:"finished_at,omitempty"`
+	Attempts   []Attempt      `json:"attempts"`
+	Steps      []Step         `json:"steps"`
 }
 
 // Attempt is one start of a run: the first, or a takeover after its process died.
@@ -156,6 +159,7 @@ func (r *reader) apply(e eventlog.Event) error {
 			CreatedAt: e.Time, Attempts: []Attempt{}, Steps: []Step{}}
 		kw := d.Run.Kwargs
 		run.Input, run.Resume, run.GraphID = kw.Input, kw.Command["resume"], kw.GraphID()
+		run.Config, run.Context = kw.Config, kw.Context
 		r.runs[run.RunID] = run
 		r.t.Runs = append(r.t.Runs, run)
 	case engine.RunStartedEvent:
@@ -369,6 +373,18 @@ func diff(old, new map[string]json.RawMessage) []Change {
 
 // appended returns the items n adds at the end of o when both are lists and o is n's prefix.
 func appended(o, n json.RawMessage) ([]any, bool) {
+	// A message list grows by a few items a step: when n's text starts with o's without its
+	// closing bracket, only the tail is decoded (a long thread is not parsed twice a step).
+	o, n = bytes.TrimSpace(o), bytes.TrimSpace(n)
+	if len(o) >= 2 && o[0] == '[' && o[len(o)-1] == ']' && len(n) > len(o) && bytes.HasPrefix(n, o[:len(o)-1]) {
+		tail := n[len(o)-1:]
+		if len(o) == 2 || tail[0] == ',' {
+			var added []any
+			if json.Unmarshal(append([]byte{'['}, bytes.TrimPrefix(tail, []byte{','})...), &added) == nil {
+				return added, true
+			}
+		}
+	}
 	var a, b []json.RawMessage
 	if json.Unmarshal(o, &a) != nil || json.Unmarshal(n, &b) != nil || len(b) < len(a) {
 		return nil, false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,12 +57,19 @@ func Rerun(ctx context.Context, t *Thread, build Build, graphID string) (Report,
 		if id == "" {
 			id = run.GraphID
 		}
-		cfg := graph.Config{Configurable: map[string]any{"thread_id": t.ThreadID, "run_id": run.RunID, "graph_id": id}}
+		cfg := graph.Config{Configurable: map[string]any{}}
+		if c, ok := run.Config["configurable"].(map[string]any); ok {
+			cfg.Configurable = maps.Clone(c)
+		}
+		if n, ok := run.Config["recursion_limit"].(float64); ok {
+			cfg.RecursionLimit = int(n)
+		}
+		cfg.Configurable["thread_id"], cfg.Configurable["run_id"], cfg.Configurable["graph_id"] = t.ThreadID, run.RunID, id
 		g, err := build(id, cfg)
 		if err != nil {
 			return rep, fmt.Errorf("replay: run %s: graph %s: %w", run.RunID, id, err)
 		}
-		opts := graph.RunOptions{ThreadID: t.ThreadID, Input: run.Input, Config: cfg, Saver: saver, Store: store,
+		opts := graph.RunOptions{ThreadID: t.ThreadID, Input: run.Input, Config: cfg, Context: run.Context, Saver: saver, Store: store,
 			Metadata: map[string]any{"run_id": run.RunID}}
 		if run.Resume != nil {
 			opts.Input, opts.Command = nil, &graph.Command{Resume: run.Resume}
