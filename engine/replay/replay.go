@@ -270,15 +270,7 @@ func (r *reader) calls1(s *Step, node string, raw json.RawMessage) {
 	if json.Unmarshal(raw, &w) != nil || w.Messages == nil {
 		return
 	}
-	var msgs []engine.Message
-	if json.Unmarshal(w.Messages, &msgs) != nil {
-		var one engine.Message
-		if json.Unmarshal(w.Messages, &one) != nil {
-			return
-		}
-		msgs = []engine.Message{one}
-	}
-	for _, m := range msgs {
+	for _, m := range parseMessages(w.Messages) {
 		switch m.Type {
 		case engine.MessageAI:
 			c := ModelCall{Node: node, Content: m.Content, ToolCalls: m.ToolCalls}

@@ -101,24 +101,12 @@ func TestGoldenReplays(t *testing.T) {
 
 // TestRerunCatchesAChangedNode: a recorded echo run re-executed with an echo node that answers
 // otherwise diverges at that node's step, naming both writes; another graph diverges on the
-// nodes that ran.
+// model call it makes that the recording does not have.
 func TestRerunCatchesAChangedNode(t *testing.T) {
 	p := platformtest.Start(t, platform.Config{Graphs: graphs.Default()}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	th, err := p.Threads.Create(ctx, threads.Create{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo",
-		Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Runs.Wait(ctx, th.ThreadID, run.RunID); err != nil {
-		t.Fatal(err)
-	}
-	rt := readBack(ctx, t, p, th.ThreadID)
+	rt := readBack(ctx, t, p, recordRun(ctx, t, p, "echo", "hi"))
 	changed := func(string, graph.Config) (*graph.Graph, error) {
 		b := graph.NewBuilder("echo").Channel("messages", graph.Messages())
 		b.Node("echo", func(ctx context.Context, in any, _ *graph.Runtime) (any, error) {
@@ -134,7 +122,7 @@ func TestRerunCatchesAChangedNode(t *testing.T) {
 	}{
 		{"the same graph", graphs.Default().Build, "", ""},
 		{"a changed node", changed, "", "step 1 node echo: writes differ"},
-		{"another graph", graphs.Default().Build, "agent", "step 1: nodes differ"},
+		{"another graph", graphs.Default().Build, "agent", "step 1 node agent: model_call differ"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +138,25 @@ func TestRerunCatchesAChangedNode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recordRun runs assistant on a new thread with one human message and returns the thread's id
+// once the run succeeded.
+func recordRun(ctx context.Context, t *testing.T, p *platform.Platform, assistant, text string) string {
+	t.Helper()
+	th, err := p.Threads.Create(ctx, threads.Create{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: assistant,
+		Input: map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := p.Runs.Wait(ctx, th.ThreadID, run.RunID); err != nil || rec.Status != engine.RunSuccess {
+		t.Fatalf("run %s: %v %v", assistant, rec.Status, err)
+	}
+	return th.ThreadID
 }
 
 // readBack reads a thread's log as a replay.

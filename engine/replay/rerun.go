@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // Build makes the graph a recorded run executed (graphs.Registry.Build is one).
@@ -22,7 +23,8 @@ type Divergence struct {
 	Step  int    `json:"step"`
 	// Kind is what differs: nodes (another set of nodes ran), writes (a node wrote something
 	// else), missing_step (the record has a step the re-execution did not reach), extra_step
-	// (the re-execution went further), status (one failed, the other did not).
+	// (the re-execution went further), status (one failed, the other did not), or one of a
+	// call's: model_input, model_call, tool_input, tool_call (see KindModelInput).
 	Kind     string `json:"kind"`
 	Node     string `json:"node,omitempty"`
 	Recorded any    `json:"recorded"`
@@ -46,7 +48,9 @@ type Report struct {
 }
 
 // Rerun re-executes the recorded runs of t in order, on an in-memory saver and store, with the
-// graphs build makes now (graphID, when set, instead of the recorded one), and compares every
+// graphs build makes now (graphID, when set, instead of the recorded one), their model and tool
+// calls answered from the recording (graphs.Playback: no network, no keys; a model sent other
+// messages or tools than recorded, or a call not recorded, is a divergence), and compares every
 // root super-step with the record: the nodes that ran and what each wrote (message ids aside,
 // which are random for input messages). It stops at the first divergence.
 func Rerun(ctx context.Context, t *Thread, build Build, graphID string) (Report, error) {
@@ -74,11 +78,16 @@ func Rerun(ctx context.Context, t *Thread, build Build, graphID string) (Report,
 		if run.Resume != nil {
 			opts.Input, opts.Command = nil, &graph.Command{Resume: run.Resume}
 		}
-		_, runErr := g.Run(ctx, opts)
+		rec := newRecording(run)
+		_, runErr := g.Run(graphs.WithPlayback(ctx, rec), opts)
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
 		rep.Runs++
+		if d := rec.divergence(); d != nil {
+			rep.Divergence = d
+			return rep, nil
+		}
 		replayed, err := rootSteps(ctx, g, saver, t.ThreadID, run.RunID)
 		if err != nil {
 			return rep, err

@@ -70,7 +70,7 @@ func TestExportImportReplayFile(t *testing.T) {
 		t.Errorf("replay --file: %v %s %s", err, out, stderr)
 	}
 	out, stderr, err = run(t, Program{}, "replay", "--file", file, "--graph", "agent")
-	if err == nil || !strings.Contains(out, "step 1 node agent: writes differ") || !strings.Contains(stderr, "diverged") {
+	if err == nil || !strings.Contains(out, "step 1 node agent: model_input differ") || !strings.Contains(stderr, "diverged") {
 		t.Errorf("replay --file --graph agent: %v %s %s", err, out, stderr)
 	}
 	bad := filepath.Join(t.TempDir(), "v9.jgx")
