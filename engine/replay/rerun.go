@@ -84,10 +84,6 @@ func Rerun(ctx context.Context, t *Thread, build Build, graphID string) (Report,
 			return rep, ctx.Err()
 		}
 		rep.Runs++
-		if d := rec.divergence(); d != nil {
-			rep.Divergence = d
-			return rep, nil
-		}
 		replayed, err := rootSteps(ctx, g, saver, t.ThreadID, run.RunID)
 		if err != nil {
 			return rep, err
@@ -97,6 +93,15 @@ func Rerun(ctx context.Context, t *Thread, build Build, graphID string) (Report,
 			if s.NS == "" {
 				recorded = append(recorded, s)
 			}
+		}
+		if d := rec.divergence(); d != nil { // a call diverged: the steps before it are compared
+			recorded = slices.DeleteFunc(recorded, func(s Step) bool { return s.Step >= d.Step })
+			replayed = slices.DeleteFunc(replayed, func(s replayedStep) bool { return s.step >= d.Step })
+			if earlier := compareSteps(run.RunID, recorded, replayed, &rep.Steps); earlier != nil {
+				d = earlier
+			}
+			rep.Divergence = d
+			return rep, nil
 		}
 		if d := compareSteps(run.RunID, recorded, replayed, &rep.Steps); d != nil {
 			rep.Divergence = d
