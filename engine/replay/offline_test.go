@@ -91,3 +91,27 @@ func TestOfflineReplayAnswersFromTheRecording(t *testing.T) {
 		})
 	}
 }
+
+// TestOfflineReplayOfAFailedToolCall: a tool call that failed is fed back as the same failure
+// (the tool message with status "error"), so the run replays alike.
+func TestOfflineReplayOfAFailedToolCall(t *testing.T) {
+	p := platformtest.Start(t, platform.Config{Graphs: graphs.Default()}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	recorded := readBack(ctx, t, p, recordRun(ctx, t, p, "react", "calculator: 2+3*"))
+	failed := 0
+	for _, s := range recorded.Runs[0].Steps {
+		for _, c := range s.ToolCalls {
+			if c.Status == "error" {
+				failed++
+			}
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d failed tool calls recorded", failed)
+	}
+	rep, err := replay.Rerun(ctx, recorded, graphs.Default().Build, "")
+	if err != nil || rep.Divergence != nil || rep.Steps != 5 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+}
