@@ -62,8 +62,8 @@ func taskKey(rt *graph.Runtime) CallKey {
 }
 
 // InputDigest is a digest of what a model call sends: the messages (types, names, contents, tool
-// calls by name and arguments, tool call ids; message ids aside, which are random for input
-// messages), the tools offered and the tool choice.
+// calls by name and arguments; message and tool call ids aside, which are random for input
+// messages and for many models' calls), the tools offered and the tool choice.
 func InputDigest(req model.Request) string {
 	type call struct {
 		Name string         `json:"name"`
@@ -74,7 +74,6 @@ func InputDigest(req model.Request) string {
 		Name    *string `json:"name,omitempty"`
 		Content any     `json:"content"`
 		Calls   []call  `json:"tool_calls,omitempty"`
-		CallID  string  `json:"tool_call_id,omitempty"`
 	}
 	in := struct {
 		Messages   []msg        `json:"messages"`
@@ -82,7 +81,7 @@ func InputDigest(req model.Request) string {
 		ToolChoice string       `json:"tool_choice"`
 	}{Messages: make([]msg, len(req.Messages)), Tools: req.Tools, ToolChoice: req.ToolChoice}
 	for i, m := range req.Messages {
-		in.Messages[i] = msg{Type: m.Type, Name: m.Name, Content: m.Content, CallID: m.ToolCallID}
+		in.Messages[i] = msg{Type: m.Type, Name: m.Name, Content: m.Content}
 		for _, c := range m.ToolCalls {
 			in.Messages[i].Calls = append(in.Messages[i].Calls, call{Name: c.Name, Args: c.Args})
 		}
