@@ -48,6 +48,7 @@ var contextOf = map[string]string{
 	"engine/webhooks":          runtime,
 	"engine/truncate":          runtime,
 	"engine/command":           runtime,
+	"engine/replay":            runtime,
 	"projections":              runtime,
 	"projections/":             runtime,
 	"httpapi":                  runtime,

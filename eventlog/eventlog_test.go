@@ -215,3 +215,48 @@ func TestAppendBatchOfOneAggregateIsPacked(t *testing.T) {
 		t.Fatalf("events = %v, want %s", got, want)
 	}
 }
+
+// TestTailFromSequence: a reader that has seen up to sequence n gets what follows n alone, and
+// a sequence past the end is an empty page, not an error.
+func TestTailFromSequence(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	a, b := thread("a"), thread("b")
+	var seqs []uint64
+	for i := range 4 {
+		for _, agg := range []eventlog.Aggregate{a, b} {
+			seq, err := l.Append(ctx, mustEvent(t, agg, "touched", map[string]int{"n": i}), eventlog.Any)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if agg == a {
+				seqs = append(seqs, seq)
+			}
+		}
+	}
+	tests := []struct {
+		name string
+		from uint64
+		want []uint64
+	}{
+		{"from the start", 1, seqs},
+		{"after the second", seqs[1] + 1, seqs[2:]},
+		{"at a sequence of another aggregate", seqs[2] + 1, seqs[3:]},
+		{"past the end", seqs[3] + 10, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []uint64
+			err := l.TailFrom(ctx, a, tc.from, false, func(e eventlog.Event) error {
+				got = append(got, e.Seq)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("sequences = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

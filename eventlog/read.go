@@ -15,7 +15,7 @@ import (
 // long (a thread with its checkpoints), Tail hands them over one by one.
 func (l *Log) Load(ctx context.Context, agg Aggregate) ([]Event, error) {
 	var events []Event
-	_, err := l.each(ctx, agg, func(e Event) error {
+	_, err := l.each(ctx, agg, 1, func(e Event) error {
 		events = append(events, e)
 		return nil
 	})
@@ -24,7 +24,7 @@ func (l *Log) Load(ctx context.Context, agg Aggregate) ([]Event, error) {
 
 // each hands every event of agg now in the log to emit, in log order, reading them as they come
 // from the log rather than all at once, and returns the sequence of the last one (0: none).
-func (l *Log) each(ctx context.Context, agg Aggregate, emit func(Event) error) (uint64, error) {
+func (l *Log) each(ctx context.Context, agg Aggregate, from uint64, emit func(Event) error) (uint64, error) {
 	if err := agg.Validate(); err != nil {
 		return 0, err
 	}
@@ -40,8 +40,11 @@ func (l *Log) each(ctx context.Context, agg Aggregate, emit func(Event) error) (
 	if err != nil {
 		return 0, fmt.Errorf("eventlog: load %s: %w", agg, err)
 	}
+	if from > last.Sequence {
+		return max(last.Sequence, from-1), nil
+	}
 	var emitErr error
-	err = l.read(ctx, stream, 1, []string{agg.Filter()}, func(e Event) bool {
+	err = l.read(ctx, stream, max(from, 1), []string{agg.Filter()}, func(e Event) bool {
 		if emitErr == nil {
 			emitErr = emit(e)
 		}
@@ -449,7 +452,14 @@ func (s *Subscription) Stop() {
 // Tail hands every event of agg to emit in log order and, with follow, keeps handing new ones
 // as they are appended until ctx ends or emit fails.
 func (l *Log) Tail(ctx context.Context, agg Aggregate, follow bool, emit func(Event) error) error {
-	last, err := l.each(ctx, agg, emit)
+	return l.TailFrom(ctx, agg, 1, follow, emit)
+}
+
+// TailFrom is Tail from the stream sequence from on: a reader that has seen the events up to
+// sequence n asks for n+1, and the log delivers only what follows (a page of a long thread
+// does not read the thread from its start).
+func (l *Log) TailFrom(ctx context.Context, agg Aggregate, from uint64, follow bool, emit func(Event) error) error {
+	last, err := l.each(ctx, agg, from, emit)
 	if err != nil || !follow {
 		return err
 	}

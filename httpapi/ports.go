@@ -7,10 +7,12 @@ import (
 	"github.com/jetgraph/jetgraph/engine/assistants"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/runner"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/store"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // The runtime handlers depend on these interfaces, each listing exactly what the handlers call,
@@ -83,6 +85,10 @@ type StateService interface {
 	PatchState(ctx context.Context, ref graph.Ref, metadata map[string]any) error
 	// Copy makes a new thread with the metadata and every checkpoint of threadID.
 	Copy(ctx context.Context, threadID string) (engine.Thread, error)
+	// Fork makes a new thread from a step of another, remembering where it came from.
+	Fork(ctx context.Context, f runner.Fork) (engine.Thread, error)
+	// Import makes a thread from an export's metadata and events ("" for a new id).
+	Import(ctx context.Context, threadID string, metadata map[string]any, events []eventlog.Event) (engine.Thread, error)
 	// CreateWithSupersteps creates a thread and writes supersteps of state updates on it; a bad
 	// update creates nothing.
 	CreateWithSupersteps(ctx context.Context, c threads.Create, supersteps [][]graph.Update) (engine.Thread, error)

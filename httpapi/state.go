@@ -8,6 +8,8 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/replay"
+	"github.com/jetgraph/jetgraph/engine/runner"
 	"github.com/jetgraph/jetgraph/engine/streaming"
 )
 
@@ -18,6 +20,8 @@ func (s *Server) stateRoutes() {
 	s.echo.POST("/threads/:thread_id/state", s.updateState)
 	s.echo.PATCH("/threads/:thread_id/state", s.patchState)
 	s.echo.POST("/threads/:thread_id/copy", s.copyThread)
+	s.echo.POST("/threads/:thread_id/fork", s.forkThread)
+	s.echo.POST("/threads/import", s.importThread)
 	s.echo.GET("/threads/:thread_id/history", s.history)
 	s.echo.POST("/threads/:thread_id/history", s.history)
 }
@@ -272,6 +276,74 @@ func (s *Server) copyThread(c echo.Context) error {
 		return err
 	}
 	th, err := s.deps.Runner.Copy(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	th.TTL = nil
+	return OK(c, th)
+}
+
+// forkThread is POST /threads/{thread_id}/fork: a new thread from a step of this one (its
+// checkpoint_id, or its step on the current branch), with an optional state update on it.
+func (s *Server) forkThread(c echo.Context) error {
+	var errs engine.Violations
+	id := PathUUID(c, "thread_id", &errs)
+	f, err := ReadBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	if err := stateWithin(f, "threads.fork", "values"); err != nil {
+		return err
+	}
+	fork := runner.Fork{ThreadID: id, CheckpointID: f.UUID("checkpoint_id"), Metadata: f.Object("metadata")}
+	if f.Present("step") {
+		step := f.Int("step", 0, -1)
+		fork.Step = &step
+	}
+	switch {
+	case fork.CheckpointID == "" && fork.Step == nil:
+		errs.Add("missing", "Field required: checkpoint_id or step", "body", "checkpoint_id")
+	case fork.CheckpointID != "" && fork.Step != nil:
+		errs.Add("value_error", "Give checkpoint_id or step, not both", "body", "step")
+	}
+	if f.Present("values") || f.Present("as_node") {
+		fork.Update = &graph.Update{Values: f.Any("values"), AsNode: f.String("as_node")}
+	}
+	if err := errs.Err("threads.fork"); err != nil {
+		return err
+	}
+	th, err := s.deps.Runner.Fork(c.Request().Context(), fork)
+	if err != nil {
+		return err
+	}
+	th.TTL = nil
+	return OK(c, th)
+}
+
+// importThread is POST /threads/import: a thread made from an export file (replay.File, what
+// `jetgraph export thread` writes), under a new id, or the file's with ?keep_id=true.
+func (s *Server) importThread(c echo.Context) error {
+	var errs engine.Violations
+	keep := QueryFields(c, &errs).Bool("keep_id", false)
+	f, err := ReadBody(c, &errs)
+	if err != nil {
+		return err
+	}
+	file := replay.File{JGX: f.Int("jgx", 0, 0), ThreadID: f.String("thread_id"), Metadata: f.Object("metadata")}
+	if f.Require("events") && !f.decode("events", &file.Events) {
+		f.Add("list_type", "Input should be a list of events", "events")
+	}
+	if err := errs.Err("threads.import"); err != nil {
+		return err
+	}
+	if err := file.Check(); err != nil {
+		return err
+	}
+	id := ""
+	if keep {
+		id = file.ThreadID
+	}
+	th, err := s.deps.Runner.Import(c.Request().Context(), id, file.Metadata, file.Events)
 	if err != nil {
 		return err
 	}

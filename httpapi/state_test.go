@@ -3,8 +3,11 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
@@ -254,4 +257,129 @@ func TestStateUpdateRefusedWhileARunIsActive(t *testing.T) {
 	if code, _, e := s.call(t, "POST", "/threads/"+id+"/state", `{"values":{"messages":"x"},"as_node":"tool"}`); code != 200 {
 		t.Fatalf("update after the runs: %d %v", code, e)
 	}
+}
+
+// TestForkThread: POST /threads/{id}/fork makes a new thread whose history is the forked one's
+// up to the step asked for (same checkpoint ids), remembers where it came from, and takes an
+// optional update; the forked thread is unchanged, and bad requests are refused naming each
+// problem before anything is made.
+func TestForkThread(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, th := s.call(t, "POST", "/threads", `{"metadata":{"user":"a"}}`)
+	id := field(th, "thread_id").(string)
+	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}]}}`)
+	_, _, hist := s.call(t, "POST", "/threads/"+id+"/history", `{"limit":10}`)
+	ids := func(hist any) []string {
+		var out []string
+		for _, h := range hist.([]any) {
+			out = append(out, fmt.Sprintf("%v@%v", field(h, "checkpoint_id"), field(h, "metadata", "step")))
+		}
+		return out
+	}
+	source := ids(hist) // steps 3 2 1 0 -1
+	at1 := field(hist.([]any)[2], "checkpoint_id").(string)
+
+	tests := []struct {
+		name, body string
+		history    []string // "" at the front: a new checkpoint of the update
+		texts      string
+	}{
+		{"by step", `{"step": 1}`, source[2:], "foo,begin"},
+		{"by checkpoint", `{"checkpoint_id": "` + at1 + `", "metadata": {"why": "retry"}}`, source[2:], "foo,begin"},
+		{"with an update", `{"step": 0, "values": {"messages": [{"role": "user", "content": "bar"}]}, "as_node": "__start__"}`, append([]string{""}, source[3:]...), "foo,bar"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, forked := s.call(t, "POST", "/threads/"+id+"/fork", tc.body)
+			if code != 200 || field(forked, "metadata", "forked_from", "thread_id") != id || field(forked, "metadata", "user") != "a" {
+				t.Fatalf("fork: %d %v", code, forked)
+			}
+			fid := field(forked, "thread_id").(string)
+			_, _, fh := s.call(t, "POST", "/threads/"+fid+"/history", `{"limit":10}`)
+			got := ids(fh)
+			if tc.history[0] == "" {
+				got[0] = ""
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.history) {
+				t.Fatalf("history = %v, want %v", got, tc.history)
+			}
+			_, _, st := s.call(t, "GET", "/threads/"+fid+"/state", "")
+			if texts(field(st, "values")) != tc.texts || field(st, "metadata", "thread_id") != fid {
+				t.Fatalf("state: %v", st)
+			}
+		})
+	}
+	_, _, after := s.call(t, "POST", "/threads/"+id+"/history", `{"limit":10}`)
+	if fmt.Sprint(ids(after)) != fmt.Sprint(source) {
+		t.Fatalf("the forked thread changed: %v", ids(after))
+	}
+	for _, c := range []struct {
+		body    string
+		code, n int // n: problems listed
+	}{
+		{`{}`, 422, 1},
+		{`{"step": 1, "checkpoint_id": "` + at1 + `"}`, 422, 1},
+		{`{"step": "x", "checkpoint_id": "nope"}`, 422, 2},
+		{`{"step": 9}`, 404, 0},
+		{`{"checkpoint_id": "` + uuid.NewString() + `"}`, 404, 0},
+	} {
+		code, _, body := s.call(t, "POST", "/threads/"+id+"/fork", c.body)
+		if detail, _ := field(body, "detail").([]any); code != c.code || len(detail) != c.n {
+			t.Errorf("%s: %d %v", c.body, code, body)
+		}
+	}
+	if code, _, _ := s.call(t, "POST", "/threads/"+uuid.NewString()+"/fork", `{"step": 1}`); code != 404 {
+		t.Errorf("unknown thread: %d", code)
+	}
+	_, _, all := s.call(t, "POST", "/threads/count", `{}`)
+	if all != 4.0 {
+		t.Errorf("threads = %v, want the forked one and 3 forks", all)
+	}
+}
+
+// TestImportThread: POST /threads/import makes a thread from an export of another (its state
+// and history), refuses a second one under the same id, and names what is wrong in a bad file.
+func TestImportThread(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"agent","input":{"messages":[{"role":"user","content":"foo"}]}}`)
+	resp, err := http.Get(s.URL + "/threads/" + id + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []json.RawMessage
+	for dec := json.NewDecoder(resp.Body); dec.More(); {
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	resp.Body.Close()
+	file, _ := json.Marshal(map[string]any{"jgx": 1, "thread_id": id, "metadata": map[string]any{"graph_id": "agent"}, "events": events})
+	code, _, imported := s.call(t, "POST", "/threads/import", string(file))
+	if code != 200 || field(imported, "thread_id") == id || texts(field(imported, "values")) != "foo,begin,tool_call__begin,end" {
+		t.Fatalf("import: %d %v", code, imported)
+	}
+	if code, _, body := s.call(t, "POST", "/threads/import?keep_id=true", string(file)); code != 409 {
+		t.Fatalf("import under an existing id: %d %v", code, body)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"jgx": 2, "thread_id": "` + id + `", "events": []}`, "version 2"},
+		{`{"jgx": 1, "thread_id": "` + uuid.NewString() + `", "events": ` + string(mustJSON(events)) + `}`, "is not of thread"},
+		{`{"jgx": 1, "thread_id": "` + id + `"}`, "Field required"},
+	} {
+		if code, _, body := s.call(t, "POST", "/threads/import", c.body); code != 422 || !strings.Contains(fmt.Sprint(body), c.want) {
+			t.Errorf("%.60s: %d %v", c.body, code, body)
+		}
+	}
+}
+
+func mustJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return raw
 }

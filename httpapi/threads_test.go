@@ -300,6 +300,71 @@ func TestEventsEndpoint(t *testing.T) {
 	}
 }
 
+// TestThreadEventsPages: GET /threads/{id}/events pages a thread's log by sequence and filters
+// it by type; an unknown thread is a 404, a bad filter a 422 naming it.
+func TestThreadEventsPages(t *testing.T) {
+	s := startStack(t)
+	_, _, th := s.call(t, "POST", "/threads", `{"metadata":{"a":1}}`)
+	id := field(th, "thread_id").(string)
+	for i := range 3 {
+		s.call(t, "PATCH", "/threads/"+id, fmt.Sprintf(`{"metadata":{"b":%d}}`, i))
+	}
+	get := func(query string) (int, []map[string]any) {
+		t.Helper()
+		resp, err := http.Get(s.URL + "/threads/" + id + "/events" + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var events []map[string]any
+		dec := json.NewDecoder(resp.Body)
+		for dec.More() {
+			var e map[string]any
+			if err := dec.Decode(&e); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, e)
+		}
+		return resp.StatusCode, events
+	}
+	_, all := get("")
+	if len(all) != 4 {
+		t.Fatalf("events = %v", all)
+	}
+	seq := func(e map[string]any) string { return fmt.Sprint(e["seq"]) }
+	tests := []struct {
+		name, query string
+		want        []map[string]any
+	}{
+		{"whole", "", all},
+		{"after the second", "?since=" + seq(all[1]), all[2:]},
+		{"a page of two", "?limit=2", all[:2]},
+		{"the page after", "?limit=2&since=" + seq(all[1]), all[2:]},
+		{"past the end", "?since=" + seq(all[3]), nil},
+		{"by type", "?type=patched", all[1:]},
+		{"by types", "?type=created&type=deleted", all[:1]},
+		{"by comma", "?type=created,patched&limit=1", all[:1]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, got := get(tc.query)
+			if code != 200 || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("%d %v, want %v", code, got, tc.want)
+			}
+		})
+	}
+	if code, _, _ := s.call(t, "GET", "/threads/"+uuid.NewString()+"/events", ""); code != 404 {
+		t.Fatalf("unknown thread: %d", code)
+	}
+	if code, _, _ := s.call(t, "GET", "/threads/"+uuid.NewString()+"/events?since=3", ""); code != 404 {
+		t.Fatalf("unknown thread from a sequence: %d", code)
+	}
+	code, _, body := s.call(t, "GET", "/threads/nope/events?since=-1&type=Bad.Type", "")
+	if code != 422 || len(body.(map[string]any)["detail"].([]any)) != 3 {
+		t.Fatalf("bad query: %d %v", code, body)
+	}
+}
+
 func TestHealthAndMetrics(t *testing.T) {
 	s := startStack(t)
 	if code, _, body := s.call(t, "GET", "/ok", ""); code != 200 || field(body, "ok") != true {

@@ -2,7 +2,6 @@ package checkpoints
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -203,27 +202,103 @@ func (s *Saver) appendChunked(ctx context.Context, events []eventlog.Event) (uin
 // projection. Events from before the thread's last deletion are not copied. toThread should have
 // no checkpoints of its own. POST /threads/{id}/copy uses it.
 func (s *Saver) Copy(ctx context.Context, fromThread, toThread string) error {
+	return s.rethread(ctx, "copy", fromThread, toThread, func([]any) func(int) bool {
+		return func(int) bool { return true }
+	})
+}
+
+// Fork is Copy of the branch that ends at checkpoint checkpointID of the root namespace alone:
+// that checkpoint and its ancestors, their pending writes, and the subgraph checkpoints written
+// before it (with their writes). toThread's history is the forked thread's up to that step, and
+// its newest checkpoint is that one. A checkpoint the thread does not hold is NotFound.
+func (s *Saver) Fork(ctx context.Context, fromThread, toThread, checkpointID string) error {
+	var missing bool
+	err := s.rethread(ctx, "fork", fromThread, toThread, func(decoded []any) func(int) bool {
+		parent, at := map[string]string{}, -1
+		for i, v := range decoded {
+			if d, ok := v.(*engine.CheckpointData); ok && d.NS == "" {
+				if d.Parent != nil {
+					parent[d.Checkpoint.ID] = d.Parent.ID
+				} else {
+					parent[d.Checkpoint.ID] = ""
+				}
+				if d.Checkpoint.ID == checkpointID {
+					at = i
+				}
+			}
+		}
+		if at < 0 {
+			missing = true
+			return func(int) bool { return false }
+		}
+		branch := map[string]bool{}
+		for id := checkpointID; id != "" && !branch[id]; id = parent[id] {
+			branch[id] = true
+		}
+		return func(i int) bool {
+			switch d := decoded[i].(type) {
+			case *engine.CheckpointData:
+				return d.NS == "" && branch[d.Checkpoint.ID] || d.NS != "" && i < at
+			case *engine.WritesData:
+				return d.NS == "" && branch[d.CheckpointID] || d.NS != "" && i < at
+			}
+			return false
+		}
+	})
+	if err == nil && missing {
+		return engine.E(engine.Op("checkpoints.fork"), engine.NotFound, fmt.Sprintf("Checkpoint %s not found", checkpointID))
+	}
+	return err
+}
+
+// Import appends to toThread the checkpoint and writes events among events (another thread's,
+// from an export file, in log order), as Copy does; the other events are left out. A value
+// kept in the object store (a Ref) is refused: the file does not carry it.
+func (s *Saver) Import(ctx context.Context, toThread string, events []eventlog.Event) error {
+	return s.rethreadEvents(ctx, "import", "file", toThread, events, func(decoded []any) func(int) bool {
+		return func(int) bool { return true }
+	})
+}
+
+// rethread re-appends to toThread the checkpoint and writes events of fromThread (since its
+// last deletion) that keep, made from their decoded payloads, lets through.
+func (s *Saver) rethread(ctx context.Context, op, fromThread, toThread string, keep func(decoded []any) func(int) bool) error {
 	if fromThread == toThread {
-		return errors.New("checkpoints: copy: a thread cannot be copied onto itself")
+		return fmt.Errorf("checkpoints: %s: a thread cannot be copied onto itself", op)
 	}
 	tenant := engine.TenantFrom(ctx)
 	events, err := s.log.Load(ctx, Aggregate(tenant, fromThread))
 	if err != nil {
-		return fmt.Errorf("checkpoints: copy %s: %w", fromThread, err)
+		return fmt.Errorf("checkpoints: %s %s: %w", op, fromThread, err)
 	}
+	return s.rethreadEvents(ctx, op, fromThread, toThread, events, keep)
+}
+
+func (s *Saver) rethreadEvents(ctx context.Context, op, fromThread, toThread string, events []eventlog.Event, keep func(decoded []any) func(int) bool) error {
+	var err error
 	start := 0
 	for i, e := range events {
 		if e.Type == engine.ThreadDeleted {
 			start = i + 1
 		}
 	}
-	var copied []eventlog.Event
-	for _, e := range events[start:] {
+	events = events[start:]
+	decoded := make([]any, len(events))
+	for i, e := range events {
 		// The copies are written in the current version of their types: read the stored
 		// events so too.
-		e, err := eventlog.Upcasts.Upcast(e)
-		if err != nil {
-			return fmt.Errorf("checkpoints: copy %s: %w", fromThread, err)
+		if events[i], err = eventlog.Upcasts.Upcast(e); err != nil {
+			return fmt.Errorf("checkpoints: %s %s: %w", op, fromThread, err)
+		}
+		if decoded[i], err = Decode(events[i]); err != nil {
+			return err
+		}
+	}
+	kept := keep(decoded)
+	var copied []eventlog.Event
+	for i, e := range events {
+		if !kept(i) {
+			continue
 		}
 		ne, ok, err := Rethread(e, toThread)
 		if err != nil {
@@ -235,7 +310,7 @@ func (s *Saver) Copy(ctx context.Context, fromThread, toThread string) error {
 	}
 	last, err := s.appendChunked(ctx, copied)
 	if err != nil {
-		return fmt.Errorf("checkpoints: copy %s to %s: %w", fromThread, toThread, err)
+		return fmt.Errorf("checkpoints: %s %s to %s: %w", op, fromThread, toThread, err)
 	}
 	if last == 0 {
 		return nil

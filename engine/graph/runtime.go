@@ -83,6 +83,20 @@ func interruptID(t *task, i int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// Task names what rt runs: the node, its super-step, and the subgraph path as node names (task
+// ids aside). Unlike task ids, they are the same when a recorded run is executed again, so an
+// offline replay keys recorded model and tool calls by them.
+func (rt *Runtime) Task() (node string, step int, path []string) {
+	for _, p := range rt.ns {
+		name, _, _ := strings.Cut(p, ":")
+		path = append(path, name)
+	}
+	if rt.task == nil {
+		return "", 0, path
+	}
+	return rt.task.name, rt.task.step, path
+}
+
 // Write emits a custom stream event (stream mode "custom").
 func (rt *Runtime) Write(v any) { rt.emit("custom", v) }
 

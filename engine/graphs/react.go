@@ -136,7 +136,7 @@ func (r *react) tools(ctx context.Context, in any, rt *graph.Runtime) (any, erro
 	ai := last(graph.MessagesOf(stateOf(in), "messages"))
 	out := make([]any, 0, len(ai.ToolCalls))
 	for _, call := range ai.ToolCalls {
-		text, err := callTool(rt, call, func() (string, error) { return r.call(ctx, call) })
+		text, err := callTool(ctx, rt, call, func() (string, error) { return r.call(ctx, call) })
 		tm := toolMessage(stableID(rt, r.s.Name, "tool", ai.ID, call.ID), call.ID, text)
 		name := call.Name
 		tm.Name = &name

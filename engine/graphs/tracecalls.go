@@ -2,6 +2,7 @@ package graphs
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -29,7 +30,8 @@ const (
 )
 
 // callModel calls m with req, streaming its chunks to the run's messages stream, between a
-// trace/llm_start and a trace/llm_end event.
+// trace/llm_start and a trace/llm_end event; the answer carries the digest of what m was sent
+// (InputDigestKey). A playback in ctx answers instead of m.
 func callModel(ctx context.Context, rt *graph.Runtime, m model.ChatModel, req model.Request) (engine.Message, error) {
 	id := uuid.Must(uuid.NewV7()).String()
 	info := m.Info()
@@ -43,21 +45,40 @@ func callModel(ctx context.Context, rt *graph.Runtime, m model.ChatModel, req mo
 		once  sync.Once
 		first *time.Time
 	)
-	msg, err := m.Stream(ctx, req, func(c engine.MessageChunk) error {
-		once.Do(func() { t := time.Now(); first = &t })
-		rt.MessageChunk(c)
-		return nil
-	})
+	var (
+		msg engine.Message
+		err error
+	)
+	if p := playbackOf(ctx); p != nil {
+		msg, err = p.Model(ctx, taskKey(rt), req)
+	} else {
+		msg, err = m.Stream(ctx, req, func(c engine.MessageChunk) error {
+			once.Do(func() { t := time.Now(); first = &t })
+			rt.MessageChunk(c)
+			return nil
+		})
+		if err == nil {
+			msg.ResponseMetadata = maps.Clone(msg.ResponseMetadata)
+			if msg.ResponseMetadata == nil {
+				msg.ResponseMetadata = map[string]any{}
+			}
+			msg.ResponseMetadata[InputDigestKey] = InputDigest(req)
+		}
+	}
 	rt.Emit(TraceLLMEnd, map[string]any{"id": id, "message": msg, "first_token_time": first,
 		"error": errText(err), "time": time.Now()})
 	return msg, err
 }
 
-// callTool runs one tool call between a trace/tool_start and a trace/tool_end event.
-func callTool(rt *graph.Runtime, call engine.ToolCall, run func() (string, error)) (string, error) {
+// callTool runs one tool call between a trace/tool_start and a trace/tool_end event; a playback
+// in ctx answers instead of run.
+func callTool(ctx context.Context, rt *graph.Runtime, call engine.ToolCall, run func() (string, error)) (string, error) {
 	id := uuid.Must(uuid.NewV7()).String()
 	rt.Emit(TraceToolStart, map[string]any{"id": id, "name": call.Name, "tool_call_id": call.ID,
 		"input": call.Args, "time": time.Now()})
+	if p := playbackOf(ctx); p != nil {
+		run = func() (string, error) { return p.Tool(ctx, taskKey(rt), call) }
+	}
 	out, err := run()
 	rt.Emit(TraceToolEnd, map[string]any{"id": id, "output": out, "error": errText(err), "time": time.Now()})
 	return out, err

@@ -15,6 +15,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/store"
 	"github.com/jetgraph/jetgraph/engine/threads"
+	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // Runner runs graphs on threads.
@@ -31,6 +32,8 @@ type Runner struct {
 type Saver interface {
 	graph.Saver
 	Copy(ctx context.Context, fromThread, toThread string) error
+	Fork(ctx context.Context, fromThread, toThread, checkpointID string) error
+	Import(ctx context.Context, toThread string, events []eventlog.Event) error
 	PatchMetadata(ctx context.Context, ref graph.Ref, metadata map[string]any) error
 }
 

@@ -182,25 +182,44 @@ func TestEventsAndRebuildOnDataFolders(t *testing.T) {
 		t.Errorf("the startup line does not name the process:\n%s", srv.logs)
 	}
 	thread := post(t, srv.url+"/threads", `{}`)["thread_id"].(string)
+	req, _ := http.NewRequest("PATCH", srv.url+"/threads/"+thread, strings.NewReader(`{"metadata":{"a":1}}`))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatal(err, resp)
+	}
+	out, _, err := run(t, Program{}, "events", "thread", thread, "--data", data)
+	var first struct{ Seq uint64 }
+	if err != nil || json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &first) != nil {
+		t.Fatal(err, out)
+	}
+	since := fmt.Sprint(first.Seq)
 	unknown := uuid.NewString()
 	check := func(where string) {
 		t.Helper()
 		for _, c := range []struct {
 			args  []string
-			lines int // -1: an error
+			lines int    // -1: an error
+			has   string // the type of every line ("": the first is created)
 		}{
-			{[]string{"events", "thread", thread}, 1},
-			{[]string{"events", "assistant", "echo"}, 1},
-			{[]string{"events", "assistant", assistants.SystemID("echo")}, 1},
-			{[]string{"events", "thread", unknown}, -1},
-			{[]string{"events", "thread", unknown, "--follow"}, -1},
-			{[]string{"events", "assistant", "no_such_graph"}, -1},
+			{[]string{"events", "thread", thread}, 2, ""},
+			{[]string{"events", "thread", thread, "--type", "patched"}, 1, "patched"},
+			{[]string{"events", "thread", thread, "--type", "created,patched", "--since", since}, 1, "patched"},
+			{[]string{"events", "thread", thread, "--type", "deleted"}, 0, "none"},
+			{[]string{"events", "assistant", "echo"}, 1, ""},
+			{[]string{"events", "assistant", assistants.SystemID("echo")}, 1, ""},
+			{[]string{"events", "thread", unknown}, -1, ""},
+			{[]string{"events", "thread", unknown, "--follow"}, -1, ""},
+			{[]string{"events", "thread", unknown, "--type", "created"}, -1, ""},
+			{[]string{"events", "assistant", "no_such_graph"}, -1, ""},
 		} {
 			out, stderr, err := run(t, Program{}, append(c.args, "--data", data)...)
+			want := strings.Count(out, `"type":"`+c.has+`"`) == c.lines // the filter keeps these alone
+			if c.has == "" {
+				want = strings.Contains(out, `"type":"created"`)
+			}
 			switch {
 			case c.lines < 0 && (err == nil || !strings.Contains(stderr, "no events")):
 				t.Errorf("%s: %v: %v %q", where, c.args, err, stderr)
-			case c.lines >= 0 && (err != nil || strings.Count(out, "\n") != c.lines || !strings.Contains(out, `"type":"created"`)):
+			case c.lines >= 0 && (err != nil || strings.Count(out, "\n") != c.lines || !want):
 				t.Errorf("%s: %v: %v %q", where, c.args, err, out)
 			}
 		}

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 func eventsCommand(o *options) *cobra.Command {
 	var follow bool
 	var tenant string
+	var filter eventFilter
 	cmd := &cobra.Command{
 		Use:   "events <kind> <id>",
 		Short: "Print the events of one aggregate (thread, assistant, cron, store, deployment) as JSON lines, in log order",
@@ -37,7 +40,10 @@ of a graph (its system assistant). An id without events is an error.
 
 It reads the log directly: from --nats-url when given, or from the embedded store in --data (which
 must exist). When a jetgraph server holds that data folder, it asks that server instead
-(GET /events/<kind>/<id>).`,
+(GET /events/<kind>/<id>).
+
+--since N prints only the events after stream sequence N (the "seq" of the last event seen), and
+--type only the events of these types (checkpoint, writes, run_created, …).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +63,7 @@ must exist). When a jetgraph server holds that data folder, it asks that server 
 			if err := agg.Validate(); err != nil {
 				return err
 			}
-			err = printEvents(ctx, o, agg, follow, o.prog.Stdout)
+			err = printEvents(ctx, o, agg, filter, follow, o.prog.Stdout)
 			if errors.Is(err, errNoEvents) {
 				return fmt.Errorf("%s %s: %w", args[0], args[1], err)
 			}
@@ -67,22 +73,52 @@ must exist). When a jetgraph server holds that data folder, it asks that server 
 	addLogFlags(cmd.Flags(), o)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events until interrupted")
 	cmd.Flags().StringVar(&tenant, "tenant", engine.DefaultTenant, "tenant that owns the aggregate")
+	cmd.Flags().Uint64Var(&filter.since, "since", 0, "print only the events after this stream sequence (an event's seq)")
+	cmd.Flags().StringSliceVar(&filter.types, "type", nil, "print only events of these types (repeat or comma-separate)")
 	return cmd
+}
+
+// eventFilter narrows what `jetgraph events` prints.
+type eventFilter struct {
+	since uint64   // only after this stream sequence
+	types []string // only these types; all when empty
+}
+
+// keeps reports whether the filter lets e through (its sequence is handled by the reader).
+func (f eventFilter) keeps(typ string) bool {
+	return len(f.types) == 0 || slices.Contains(f.types, typ)
+}
+
+// query is the filter as GET /events's query string.
+func (f eventFilter) query(follow bool) url.Values {
+	q := url.Values{}
+	if follow {
+		q.Set("follow", "true")
+	}
+	if f.since > 0 {
+		q.Set("since", strconv.FormatUint(f.since, 10))
+	}
+	for _, t := range f.types {
+		q.Add("type", t)
+	}
+	return q
 }
 
 // errNoEvents is an aggregate without events: an id that names nothing.
 var errNoEvents = errors.New("no events: no such id in this log")
 
-// tailFunc hands the events of one aggregate to emit as JSON lines (see eventlog.Log.Tail).
-type tailFunc func(follow bool, emit func(line []byte) error) error
+// tailFunc hands the events of one aggregate the filter keeps to emit as JSON lines (see
+// eventlog.Log.TailFrom).
+type tailFunc func(f eventFilter, follow bool, emit func(line []byte) error) error
 
 // printEvents writes the events of agg to w, as JSON lines; an aggregate without events is
 // errNoEvents, before any wait for new ones.
-func printEvents(ctx context.Context, o *options, agg eventlog.Aggregate, follow bool, w io.Writer) error {
+func printEvents(ctx context.Context, o *options, agg eventlog.Aggregate, f eventFilter, follow bool, w io.Writer) error {
 	return withEvents(ctx, o, agg, func(tail tailFunc) error {
 		errFound := errors.New("found")
-		if follow { // an unknown id is refused, not followed
-			switch err := tail(false, func([]byte) error { return errFound }); {
+		filtered := f.since > 0 || len(f.types) > 0
+		if follow || filtered { // an unknown id is refused, not followed nor filtered to nothing
+			switch err := tail(eventFilter{}, false, func([]byte) error { return errFound }); {
 			case err == nil:
 				return errNoEvents
 			case err != errFound:
@@ -90,12 +126,12 @@ func printEvents(ctx context.Context, o *options, agg eventlog.Aggregate, follow
 			}
 		}
 		n := 0
-		err := tail(follow, func(line []byte) error {
+		err := tail(f, follow, func(line []byte) error {
 			n++
 			_, err := w.Write(append(line, '\n'))
 			return err
 		})
-		if err == nil && n == 0 {
+		if err == nil && n == 0 && !filtered {
 			return errNoEvents
 		}
 		return err
@@ -106,8 +142,11 @@ func printEvents(ctx context.Context, o *options, agg eventlog.Aggregate, follow
 // holds the data folder, from that server.
 func withEvents(ctx context.Context, o *options, agg eventlog.Aggregate, f func(tailFunc) error) error {
 	fromLog := func(l *eventlog.Log) error {
-		return f(func(follow bool, emit func([]byte) error) error {
-			return l.Tail(ctx, agg, follow, func(e eventlog.Event) error {
+		return f(func(filter eventFilter, follow bool, emit func([]byte) error) error {
+			return l.TailFrom(ctx, agg, filter.since+1, follow, func(e eventlog.Event) error {
+				if !filter.keeps(e.Type) {
+					return nil
+				}
 				line, err := json.Marshal(e)
 				if err != nil {
 					return err
@@ -126,8 +165,8 @@ func withEvents(ctx context.Context, o *options, agg eventlog.Aggregate, f func(
 	lock, err := lockData(data)
 	var inUse errDataInUse
 	if errors.As(err, &inUse) {
-		return f(func(follow bool, emit func([]byte) error) error {
-			return tailFromServer(ctx, data, agg, follow, emit)
+		return f(func(filter eventFilter, follow bool, emit func([]byte) error) error {
+			return tailFromServer(ctx, data, agg, filter, follow, emit)
 		})
 	}
 	if err != nil {
@@ -163,20 +202,26 @@ func withLog(ctx context.Context, o *options, f func(*eventlog.Log) error) error
 	return f(l)
 }
 
-// tailFromServer asks the server that holds the data folder for the events.
-func tailFromServer(ctx context.Context, data string, agg eventlog.Aggregate, follow bool, emit func([]byte) error) error {
+// runningServer reads what the server holding the data folder wrote of itself (serve.json).
+func runningServer(data string) (serveInfo, error) {
+	var info serveInfo
 	raw, err := os.ReadFile(serveInfoPath(data))
 	if err != nil {
-		return fmt.Errorf("data folder %s is locked by another process, and it left no serve.json: %w", data, err)
+		return info, fmt.Errorf("data folder %s is locked by another process, and it left no serve.json: %w", data, err)
 	}
-	var info serveInfo
 	if err := json.Unmarshal(raw, &info); err != nil {
-		return fmt.Errorf("%s: %w", serveInfoPath(data), err)
+		return info, fmt.Errorf("%s: %w", serveInfoPath(data), err)
 	}
-	u := fmt.Sprintf("http://%s/events/%s/%s", info.Addr, url.PathEscape(agg.Kind), url.PathEscape(agg.ID))
-	if follow {
-		u += "?follow=true"
+	return info, nil
+}
+
+// tailFromServer asks the server that holds the data folder for the events.
+func tailFromServer(ctx context.Context, data string, agg eventlog.Aggregate, f eventFilter, follow bool, emit func([]byte) error) error {
+	info, err := runningServer(data)
+	if err != nil {
+		return err
 	}
+	u := fmt.Sprintf("http://%s/events/%s/%s?%s", info.Addr, url.PathEscape(agg.Kind), url.PathEscape(agg.ID), f.query(follow).Encode())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -186,6 +231,9 @@ func tailFromServer(ctx context.Context, data string, agg eventlog.Aggregate, fo
 		return fmt.Errorf("asking the running server (pid %d) at %s: %w", info.PID, info.Addr, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return errNoEvents
+	}
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return fmt.Errorf("server at %s answered %s: %s", info.Addr, resp.Status, body)
