@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -107,6 +108,51 @@ func pollRevision(t *testing.T, srv *server, dep, rev string, stop func(status s
 
 func settled(s string) bool { return terminal[s] }
 
+// rolloutLoad loops stateless /runs/wait calls of assistant at a deployment's custom_url until
+// stop is called, which returns how many were sent and the failures (zero-downtime switch:
+// none while revisions roll out).
+func rolloutLoad(url, key, assistant string) (stop func() (int, []string)) {
+	done := make(chan struct{})
+	result := make(chan struct {
+		n    int
+		errs []string
+	}, 1)
+	go func() {
+		n, errs := 0, []string{}
+		body := `{"assistant_id": "` + assistant + `", "input": {"messages": [{"role": "user", "content": "hi"}]}}`
+		for {
+			select {
+			case <-done:
+				result <- struct {
+					n    int
+					errs []string
+				}{n, errs}
+				return
+			default:
+			}
+			req, _ := http.NewRequest("POST", url+"/runs/wait", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", key)
+			n++
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(raw), "echo: hi") {
+				errs = append(errs, fmt.Sprintf("%d %s", resp.StatusCode, raw))
+			}
+		}
+	}()
+	return func() (int, []string) {
+		close(done)
+		r := <-result
+		return r.n, r.errs
+	}
+}
+
 func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, rev string) {
 	t.Helper()
 	d := must(t, srv, 201, "POST", "/v2/deployments", `{"name": "`+name+`", "source": "git_host",
@@ -153,7 +199,9 @@ func TestControlPlaneScenario(t *testing.T) {
 	out := runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "run")
 	threadID := strings.TrimPrefix(strings.Split(out, "\n")[0], "thread ")
 
-	// A new branch: a new revision, active moves, the thread is still there.
+	// A new branch: a new revision, active moves, the thread is still there; a /runs/wait loop
+	// through custom_url sees no failure across this rollout and the redeploy below.
+	stopLoad := rolloutLoad(url, scenarioAdminKey, "agent")
 	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "dev"}}`)
 	second := d["latest_revision_id"].(string)
 	if r := pollRevision(t, srv, dep, second, settled); r["status"] != "DEPLOYED" {
@@ -173,6 +221,11 @@ func TestControlPlaneScenario(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 		d = must(t, srv, 200, "GET", "/v2/deployments/"+dep, "")
+	}
+	if n, errs := stopLoad(); len(errs) > 0 || n == 0 {
+		t.Errorf("/runs/wait through custom_url across a rollout and a redeploy: %d of %d failed: %v", len(errs), n, errs)
+	} else {
+		t.Logf("/runs/wait through custom_url across a rollout and a redeploy: 0 of %d failed", n)
 	}
 	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
