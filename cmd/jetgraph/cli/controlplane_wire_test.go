@@ -10,6 +10,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
 // gitopsFiles lists the files of branch main of the bare repository repo (none before its
@@ -94,5 +96,30 @@ func TestServeWiresTheGitOpsPublisher(t *testing.T) {
 	})
 	if files := gitopsFiles(t, repo); strings.Contains(strings.Join(files, ","), "support-bot/") {
 		t.Errorf("the deleted deployment's manifests are still in the repository: %v", files)
+	}
+}
+
+// TestServeOnAnExternalClusterRefusesGitHostRevisions checks the control plane with --nats-url:
+// its API serves, and a git_host revision fails with a reason saying why (deployments' data
+// namespaces are accounts of the embedded server), instead of the server refusing to start.
+func TestServeOnAnExternalClusterRefusesGitHostRevisions(t *testing.T) {
+	const admin = "wire-admin-key-0123456789abcdef"
+	t.Setenv(AdminKeyEnv, admin)
+	s := startServe(t, Program{}, t.TempDir(), "--nats-url", eventlogtest.Server(t))
+	code, d := call(t, "POST", s.url+"/v2/deployments", admin, `{"name": "app", "source": "git_host",
+		"source_config": {"repo_url": "/nowhere"}, "source_revision_config": {"repo_ref": "main"}, "secrets": []}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, d)
+	}
+	var r map[string]any
+	waitFor(t, "the revision to fail", func() bool {
+		_, r = call(t, "GET", s.url+"/v2/deployments/"+d["id"].(string)+"/revisions/"+d["latest_revision_id"].(string), admin, "")
+		return r["status"] == "BUILD_FAILED"
+	})
+	if reason, _ := r["failure_reason"].(string); !strings.Contains(reason, "no builder") {
+		t.Errorf("failure_reason %q", reason)
+	}
+	if !strings.Contains(s.logs.String(), "cannot run on an external NATS cluster") {
+		t.Errorf("no warning in the log:\n%s", s.logs)
 	}
 }
