@@ -7,12 +7,12 @@ import (
 )
 
 // AggregateID returns id in the form its aggregate of kind has in the log, or an error when id
-// cannot be one: a thread or assistant id is a UUID (canonical form), a store item's is the 32
+// cannot be one: a thread, assistant or cron id is a UUID (canonical form), a store item's is the 32
 // lower-case hex digits of its hash (store.ItemID). Nothing else reaches a subject, so an id
 // from a request never stands for a pattern ("*", ">") or for several tokens.
 func AggregateID(kind, id string) (string, error) {
 	switch kind {
-	case "thread", "assistant":
+	case "thread", "assistant", "cron":
 		u, err := uuid.Parse(id)
 		if err != nil {
 			return "", fmt.Errorf("a %s id is a UUID: %w", kind, err)
@@ -29,5 +29,5 @@ func AggregateID(kind, id string) (string, error) {
 		}
 		return id, nil
 	}
-	return "", fmt.Errorf("no aggregate kind %q: thread, assistant or store", kind)
+	return "", fmt.Errorf("no aggregate kind %q: thread, assistant, cron or store", kind)
 }

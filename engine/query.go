@@ -36,12 +36,17 @@ var AssistantSortFields = []string{"assistant_id", "graph_id", "name", "created_
 type StoreQuery struct {
 	Prefix []string       // namespace prefix; empty: every namespace
 	Filter map[string]any // checked with CheckFilter
-	// Query, when not empty, keeps only the items whose indexed text contains it (case
-	// insensitive) and ranks them by the number of occurrences: a lexical stand-in for semantic
-	// search.
-	Query  string
-	Limit  int
-	Offset int
+	// Query, when not empty and without Vector, keeps only the items whose indexed text
+	// contains it (case insensitive) and ranks them by the number of occurrences: the lexical
+	// search of a store without a semantic index.
+	Query string
+	// Vector, set by the store service when it has a semantic index, is Query's embedding
+	// (named Embedding): the items embedded alike rank by cosine similarity, best first, and
+	// the others follow, without a score.
+	Vector    []float32
+	Embedding string
+	Limit     int
+	Offset    int
 }
 
 // NamespaceQuery selects the namespaces a store lists. A "*" label in Prefix or Suffix matches

@@ -98,7 +98,8 @@ const (
 	StreamCheckpoints   StreamMode = "checkpoints"
 	StreamCustom        StreamMode = "custom"
 	// StreamTools and StreamLifecycle are accepted for the clients' sake; on a run stream they
-	// stream nothing of their own.
+	// stream nothing of their own (tools carries the tool calls' events on the output bus for
+	// the thread-centric protocol's tools channel, engine/threadstream).
 	StreamTools     StreamMode = "tools"
 	StreamLifecycle StreamMode = "lifecycle"
 )

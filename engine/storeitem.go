@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"unicode"
@@ -39,6 +41,65 @@ type StorePutData struct {
 	Index any `json:"index,omitempty"`
 	// TTL is the time to live in minutes, counted from the event; nil: the item never expires.
 	TTL *float64 `json:"ttl,omitempty"`
+	// Embedding names the embedding of Vectors (see engine/embedding: "local:256",
+	// "openai:<model>"); empty when the item was put without a semantic index.
+	Embedding string `json:"embedding,omitempty"`
+	// Vectors are the embeddings of the indexed fields, computed when the put was accepted: they
+	// are log data, so that a projection rebuilt from the log has them without calling an
+	// embeddings server, and a put the server cannot embed is refused before it is appended.
+	Vectors []StoreVector `json:"vectors,omitempty"`
+}
+
+// StoreVector is the embedding of the text at one path of an item's value.
+type StoreVector struct {
+	Path string `json:"path"`
+	// Vector is the unit vector as little-endian float32s (base64 in JSON: a quarter of the
+	// size of a list of numbers).
+	Vector []byte `json:"vector"`
+}
+
+// PackVector encodes v as StoreVector.Vector does.
+func PackVector(v []float32) []byte {
+	out := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint32(out, math.Float32bits(x))
+	}
+	return out
+}
+
+// UnpackVector decodes a StoreVector.Vector; a length that is not a multiple of 4 is nil.
+func UnpackVector(b []byte) []float32 {
+	if len(b)%4 != 0 {
+		return nil
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// ValueAt returns the value at a path of an item's value: "$" or "" is the whole value, else
+// dot-separated object keys; a [..] suffix on a segment (a list index or [*]) is ignored and the
+// whole list taken. It returns false when the path leads nowhere.
+func ValueAt(value map[string]any, path string) (any, bool) {
+	if path == "$" || path == "" {
+		return value, true
+	}
+	var v any = value
+	for _, seg := range strings.Split(path, ".") {
+		if i := strings.IndexByte(seg, '['); i >= 0 {
+			seg = seg[:i]
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if v, ok = m[seg]; !ok {
+			return nil, false
+		}
+	}
+	return v, v != nil
 }
 
 // StoreDeletedData is the payload of StoreDeleted. Reason is "ttl" when the sweeper deleted it.

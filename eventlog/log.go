@@ -49,7 +49,7 @@ const DefaultTraceRetention = 30 * 24 * time.Hour
 
 // streamKinds maps each stream to the aggregate kinds stored in it.
 var streamKinds = map[string][]string{
-	RuntimeStream: {"thread", "assistant", "store", "system"},
+	RuntimeStream: {"thread", "assistant", "store", "system", "cron"},
 	TraceStream:   {"trace", "trace_project"},
 	OutputStream:  {"out"},
 	ControlStream: {"deploy", "listener", "apikey"},

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,24 +26,30 @@ func (s *Server) assistantGraphRoutes() {
 
 // graphOf returns the assistant named by the path (an assistant id or a graph id) and its graph,
 // built with the assistant's configurable values.
-func (s *Server) graphOf(c echo.Context, op, id string) (engine.Assistant, *graph.Graph, error) {
-	a, err := s.deps.Assistants.Get(c.Request().Context(), id)
+func (s *Server) graphOf(ctx context.Context, op, id string) (engine.Assistant, *graph.Graph, error) {
+	a, err := s.deps.Assistants.Get(ctx, id)
 	if err != nil {
 		return engine.Assistant{}, nil, err
 	}
+	g, err := s.buildGraph(op, a)
+	return a, g, err
+}
+
+// buildGraph builds the graph of assistant a with its configurable values.
+func (s *Server) buildGraph(op string, a engine.Assistant) (*graph.Graph, error) {
 	if s.deps.Graphs == nil {
-		return a, nil, engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Graph '%s' not found", a.GraphID))
+		return nil, engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Graph '%s' not found", a.GraphID))
 	}
 	if _, found := s.deps.Graphs.Get(a.GraphID); !found {
-		return a, nil, engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Graph '%s' not found", a.GraphID))
+		return nil, engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Graph '%s' not found", a.GraphID))
 	}
 	configurable, _ := a.Config["configurable"].(map[string]any)
 	g, err := s.deps.Graphs.Build(a.GraphID, graph.Config{Configurable: configurable})
 	if err != nil {
-		return a, nil, engine.E(engine.Op(op), engine.BadRequest,
+		return nil, engine.E(engine.Op(op), engine.BadRequest,
 			fmt.Sprintf("Failed to build graph '%s': %v", a.GraphID, err), err)
 	}
-	return a, g, nil
+	return g, nil
 }
 
 // xrayQuery reads ?xray: true (every level), false, or a depth (a non-negative integer, 0 being
@@ -92,7 +99,7 @@ func (s *Server) assistantGraph(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
-	_, g, err := s.graphOf(c, op, id)
+	_, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
 	}
@@ -108,7 +115,7 @@ func (s *Server) assistantSchemas(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
-	a, g, err := s.graphOf(c, op, id)
+	a, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
 	}
@@ -143,7 +150,7 @@ func (s *Server) assistantSubgraphs(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
-	_, g, err := s.graphOf(c, op, id)
+	_, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ var stateBodyRoutes = map[string]bool{
 	"/threads": true, "/threads/:thread_id/state": true,
 	"/threads/:thread_id/runs": true, "/threads/:thread_id/runs/wait": true, "/threads/:thread_id/runs/stream": true,
 	"/runs": true, "/runs/wait": true, "/runs/stream": true, "/runs/batch": true,
-	"/store/items": true,
+	"/store/items": true, "/threads/:thread_id/commands": true,
 }
 
 // bodyLimit is the most bytes the body of c's route may have.

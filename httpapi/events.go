@@ -29,8 +29,8 @@ func (s *Server) tailEvents(c echo.Context) error {
 	kind := c.Param("kind")
 	id, err := engine.AggregateID(kind, c.Param("id"))
 	switch {
-	case kind != "thread" && kind != "assistant" && kind != "store":
-		errs.Add("literal_error", "Input should be 'thread', 'assistant' or 'store'", "path", "kind")
+	case kind != "thread" && kind != "assistant" && kind != "store" && kind != "cron":
+		errs.Add("literal_error", "Input should be 'thread', 'assistant', 'cron' or 'store'", "path", "kind")
 	case err != nil:
 		errs.Add("value_error", "Invalid id: "+err.Error(), "path", "id")
 	}

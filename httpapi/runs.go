@@ -69,6 +69,12 @@ type runInput struct {
 // stateless sets the default of on_disconnect (cancel for stateless runs, continue otherwise).
 func readRun(f *Fields, stateless bool) runInput {
 	f.Require("assistant_id")
+	return readRunFields(f, stateless)
+}
+
+// readRunFields is readRun without the check that assistant_id is given (a cron's patch may
+// change some run fields only).
+func readRunFields(f *Fields, stateless bool) runInput {
 	disconnect := engine.OnDisconnectContinue
 	if stateless {
 		disconnect = engine.OnDisconnectCancel
@@ -333,7 +339,7 @@ func (s *Server) waitRun(c echo.Context) error {
 		return err
 	}
 	runLocation(c, rec, false)
-	rec, values, err := s.awaitRun(c, rec, true, in.onDisconnect == engine.OnDisconnectCancel)
+	rec, values, err := s.awaitRun(c.Request().Context(), rec, true, in.onDisconnect == engine.OnDisconnectCancel)
 	if err != nil {
 		return err
 	}
@@ -350,8 +356,7 @@ func (s *Server) waitRun(c echo.Context) error {
 //
 // It returns the run as it ended and, when this process executed it and it succeeded, the values
 // it ended with (see runs.Service.WaitEnd; nil otherwise).
-func (s *Server) awaitRun(c echo.Context, rec engine.RunRecord, created, cancelOnDisconnect bool) (engine.RunRecord, graph.State, error) {
-	ctx := c.Request().Context()
+func (s *Server) awaitRun(ctx context.Context, rec engine.RunRecord, created, cancelOnDisconnect bool) (engine.RunRecord, graph.State, error) {
 	thread, run := rec.ThreadID, rec.RunID
 	var values graph.State
 	var err error
@@ -481,7 +486,7 @@ func (s *Server) joinRun(c echo.Context) error {
 	if err := errs.Err("runs.join"); err != nil {
 		return err
 	}
-	rec, _, err := s.awaitRun(c, engine.RunRecord{Run: engine.Run{ThreadID: thread, RunID: run}}, false, cancelOnDisconnect)
+	rec, _, err := s.awaitRun(c.Request().Context(), engine.RunRecord{Run: engine.Run{ThreadID: thread, RunID: run}}, false, cancelOnDisconnect)
 	if err != nil {
 		return err
 	}

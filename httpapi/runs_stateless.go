@@ -45,21 +45,35 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in.create.OnCompletion = engine.OnCompletionKeep // the worker must not delete the thread before it is read
-	in.create.Await = true
-	ctx := c.Request().Context()
-	rec, err := s.deps.Runs.Create(ctx, in.create)
+	_, out, err := s.waitStateless(c.Request().Context(), in.create, in.onCompletion == engine.OnCompletionDelete,
+		in.onDisconnect == engine.OnDisconnectCancel, func(rec engine.RunRecord) { runLocation(c, rec, true) })
 	if err != nil {
 		return err
 	}
-	runLocation(c, rec, true)
-	deleteThread := in.onCompletion == engine.OnCompletionDelete
-	done, values, err := s.awaitRun(c, rec, true, in.onDisconnect == engine.OnDisconnectCancel)
+	return OK(c, out)
+}
+
+// waitStateless creates create as a run on a temporary thread, waits for its end and returns it
+// with its answer (runResult); created, when not nil, is told of the run once it is recorded.
+// The thread is kept until the values are read, then deleted when deleteThread is set (also
+// once the run ends if the caller leaves first). /runs/wait and MCP tool calls run through it.
+func (s *Server) waitStateless(ctx context.Context, create runs.Create, deleteThread, cancelOnDisconnect bool, created func(engine.RunRecord)) (engine.RunRecord, map[string]any, error) {
+	create.ThreadID = ""
+	create.OnCompletion = engine.OnCompletionKeep // the worker must not delete the thread before it is read
+	create.Await = true
+	rec, err := s.deps.Runs.Create(ctx, create)
+	if err != nil {
+		return engine.RunRecord{}, nil, err
+	}
+	if created != nil {
+		created(rec)
+	}
+	done, values, err := s.awaitRun(ctx, rec, true, cancelOnDisconnect)
 	if err != nil {
 		if ctx.Err() != nil && deleteThread {
 			go s.deleteWhenDone(context.WithoutCancel(ctx), rec)
 		}
-		return err
+		return rec, nil, err
 	}
 	out, err := s.runResult(ctx, done, values)
 	if deleteThread {
@@ -67,10 +81,7 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 			s.log.Warn("runs: deleting a stateless run's thread", "thread_id", rec.ThreadID, "err", derr)
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return OK(c, out)
+	return done, out, err
 }
 
 // deleteWhenDone deletes the temporary thread of a stateless wait whose client left, once its

@@ -30,8 +30,12 @@ type Deps struct {
 	Runner StateService
 	// Runs creates, schedules, waits for and cancels runs (the durable scheduler).
 	Runs RunService
+	// Crons creates and searches crons (engine/crons); nil: /runs/crons answers 503.
+	Crons CronService
 	// Streams serves the runs' and threads' server-sent event streams (engine/streaming).
 	Streams StreamService
+	// Outputs serves the thread-centric streaming protocol (engine/threadstream); nil: 503.
+	Outputs OutputService
 	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
 	// config.configurable of the runs a request creates (the reference servers'
 	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
@@ -105,7 +109,10 @@ func New(d Deps) *Server {
 	s.eventRoutes()
 	s.stateRoutes()
 	s.runRoutes()
+	s.cronRoutes()
 	s.streamRoutes()
+	s.mcpRoutes()
+	s.threadStreamRoutes()
 	if d.Tracing != nil {
 		d.Tracing.Mount(e)
 	}

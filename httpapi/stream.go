@@ -229,19 +229,11 @@ func lastEventID(c echo.Context, errs *engine.Violations) (uint64, bool) {
 func (s *Server) serveStream(c echo.Context, f Follower, rec *engine.RunRecord, cancel bool) error {
 	defer f.Close()
 	ctx := c.Request().Context()
-	resp := c.Response()
-	h := resp.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	resp.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(resp.Writer)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream lasts as long as its run
-	sink := &sseSink{resp: resp, rc: rc}
-	if err := sink.Flush(); err != nil {
+	sink, err := openSSE(c)
+	if err != nil {
 		return nil
 	}
-	err := f.Serve(ctx, sink)
+	err = f.Serve(ctx, sink)
 	switch {
 	case err == nil:
 	case ctx.Err() != nil || sink.failed:
@@ -267,6 +259,21 @@ func (s *Server) cancelDeparted(ctx context.Context, rec engine.RunRecord) {
 	if err != nil && !engine.Is(engine.NotFound, err) {
 		s.log.Warn("runs: cancelling the run of a departed client", "thread_id", rec.ThreadID, "run_id", rec.RunID, "err", err)
 	}
+}
+
+// openSSE starts an event stream in answer to c: the headers, sent at once. The stream lasts
+// as long as its client or its run, past the server's write timeout.
+func openSSE(c echo.Context) (*sseSink, error) {
+	resp := c.Response()
+	h := resp.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	resp.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(resp.Writer)
+	_ = rc.SetWriteDeadline(time.Time{})
+	sink := &sseSink{resp: resp, rc: rc}
+	return sink, sink.Flush()
 }
 
 // sseSink writes frames to a response.

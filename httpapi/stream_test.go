@@ -51,7 +51,7 @@ func startStreamStackWith(t testing.TB, retention time.Duration, before func(*pl
 	t.Cleanup(l.Close)
 	p := platformtest.StartWith(t, platform.Config{Graphs: streamGraphs(), Logger: discard}, l, before)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Runner: p.Runner,
-		Graphs: p.Graphs, Runs: p.Runs, Streams: httpapi.StreamsOf(p.Streams), Logger: discard})
+		Graphs: p.Graphs, Runs: p.Runs, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Logger: discard})
 	ts := serve(t, srv.Handler())
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}
 	t.Cleanup(client.CloseIdleConnections)

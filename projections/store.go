@@ -42,6 +42,9 @@ type StoreRecord struct {
 	TTL float64 `json:"ttl,omitempty"`
 	// ExpiresAt is when the item expires; zero when TTL is 0.
 	ExpiresAt engine.Time `json:"expires_at"`
+	// Embedding and Vectors are the item's semantic index, as its put event carries them.
+	Embedding string               `json:"embedding,omitempty"`
+	Vectors   []engine.StoreVector `json:"vectors,omitempty"`
 }
 
 // Expired reports whether the record's time to live has passed at now.
@@ -132,7 +135,7 @@ func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		rec := StoreRecord{
-			Tenant: e.Aggregate.Tenant, Index: d.Index,
+			Tenant: e.Aggregate.Tenant, Index: d.Index, Embedding: d.Embedding, Vectors: d.Vectors,
 			Item: engine.Item{Namespace: d.Namespace, Key: d.Key, Value: orEmpty(d.Value), CreatedAt: at, UpdatedAt: at},
 		}
 		if found {
@@ -247,7 +250,12 @@ func (s *Store) Search(tenant string, q engine.StoreQuery, now time.Time) ([]Sto
 		if !engine.MatchFilter(rec.Item.Value, q.Filter) {
 			return
 		}
-		if query != "" {
+		switch {
+		case q.Vector != nil:
+			if score, ok := similarity(rec, q.Embedding, q.Vector); ok {
+				rec.Item.Score = &score
+			}
+		case query != "":
 			n := strings.Count(strings.ToLower(indexedText(rec)), query)
 			if n == 0 {
 				return
@@ -261,6 +269,12 @@ func (s *Store) Search(tenant string, q engine.StoreQuery, now time.Time) ([]Sto
 		return nil, err
 	}
 	slices.SortStableFunc(all, func(a, b StoreRecord) int {
+		if (a.Item.Score == nil) != (b.Item.Score == nil) { // scored items first
+			if a.Item.Score != nil {
+				return -1
+			}
+			return 1
+		}
 		if a.Item.Score != nil && b.Item.Score != nil && *a.Item.Score != *b.Item.Score {
 			if *a.Item.Score > *b.Item.Score {
 				return -1
@@ -278,6 +292,29 @@ func (s *Store) Search(tenant string, q engine.StoreQuery, now time.Time) ([]Sto
 	return page(all, q.Offset, q.Limit), nil
 }
 
+// similarity is the best cosine similarity between query (a unit vector of embedding) and the
+// vectors of rec's indexed fields; false when rec has none of that embedding.
+func similarity(rec StoreRecord, embedding string, query []float32) (float64, bool) {
+	if rec.Embedding != embedding {
+		return 0, false
+	}
+	best, found := 0.0, false
+	for _, sv := range rec.Vectors {
+		v := engine.UnpackVector(sv.Vector)
+		if len(v) != len(query) {
+			continue
+		}
+		var dot float64
+		for i, x := range v {
+			dot += float64(x) * float64(query[i])
+		}
+		if !found || dot > best {
+			best, found = dot, true
+		}
+	}
+	return best, found
+}
+
 // indexedText is the JSON text a query searches: the whole value, the values at the item's index
 // paths, or nothing when the item is not indexed. A path is dot-separated object keys; a [..]
 // suffix on a segment (a list index or [*]) is ignored and the whole list searched.
@@ -293,22 +330,7 @@ func indexedText(rec StoreRecord) string {
 	case []any:
 		for _, p := range ix {
 			path, _ := p.(string)
-			if path == "$" || path == "" {
-				parts = append(parts, rec.Item.Value)
-				continue
-			}
-			var v any = rec.Item.Value
-			for _, seg := range strings.Split(path, ".") {
-				if i := strings.IndexByte(seg, '['); i >= 0 {
-					seg = seg[:i]
-				}
-				m, ok := v.(map[string]any)
-				if !ok {
-					v = nil
-					break
-				}
-				v = m[seg]
-			}
+			v, _ := engine.ValueAt(rec.Item.Value, path)
 			if v != nil {
 				parts = append(parts, v)
 			}

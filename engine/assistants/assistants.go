@@ -175,15 +175,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error
 
 // decide is the one-event decision of a command on agg.
 func (s *Service) decide(op string, agg eventlog.Aggregate, typ string, data any) (command.Decision, error) {
-	expect, err := s.cmd.Version(agg)
-	if err != nil {
-		return nil, err
-	}
-	e, err := eventlog.New(agg, typ, data)
-	if err != nil {
-		return nil, engine.E(engine.Op(op), err)
-	}
-	return command.Decision{{Event: e, Expect: expect}}, nil
+	return s.cmd.One(op, agg, typ, data)
 }
 
 // Get returns the assistant idOrGraph names (an assistant id or a registered graph id).

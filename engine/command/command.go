@@ -49,6 +49,20 @@ func (r *Runner) Version(agg eventlog.Aggregate) (eventlog.Expect, error) {
 	return eventlog.At(v), nil
 }
 
+// One is the decision to append one event of type typ with data to agg, expecting agg's
+// current version: the decision of most commands on one aggregate.
+func (r *Runner) One(op string, agg eventlog.Aggregate, typ string, data any) (Decision, error) {
+	expect, err := r.Version(agg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		return nil, engine.E(engine.Op(op), err)
+	}
+	return Decision{{Event: e, Expect: expect}}, nil
+}
+
 // Run calls decide until its events are appended without a conflict, then waits until the local
 // projection has applied them. decide reads the projection afresh each time it is called; it
 // returns an *engine.Error to refuse the command. Run returns the last appended sequence (0 when

@@ -80,23 +80,9 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
 		return nil, engine.E(openAIOp, engine.Invalid, "no model name is configured")
 	}
-	opts := []option.RequestOption{}
-	server := openAIBaseURL
-	if cfg.BaseURL == "" {
-		if cfg.APIKey == "" {
-			return nil, engine.E(openAIOp, engine.Invalid, "no API key is configured for the OpenAI API (set OPENAI_API_KEY)")
-		}
-		opts = append(opts, option.WithEnvironmentProduction())
-	} else {
-		u, err := url.Parse(cfg.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, engine.E(openAIOp, engine.Invalid, "the base URL must be an http or https URL")
-		}
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-		server = withoutCredentials(u)
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	opts, server, err := ServerOptions(openAIOp, cfg.BaseURL, cfg.APIKey)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
@@ -114,6 +100,32 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		apiKey:      cfg.APIKey,
 		server:      server,
 	}, nil
+}
+
+// ServerOptions are the client options of an OpenAI-compatible server at baseURL ("": OpenAI's
+// API, which needs apiKey) and the server's URL without credentials, to name it in errors. The
+// chat models and the store's embeddings (engine/embedding) reach their servers alike. A
+// malformed URL, or no key for OpenAI's API, is an Invalid error of op.
+func ServerOptions(op engine.Op, baseURL, apiKey string) ([]option.RequestOption, string, error) {
+	opts := []option.RequestOption{}
+	server := openAIBaseURL
+	if baseURL == "" {
+		if apiKey == "" {
+			return nil, "", engine.E(op, engine.Invalid, "no API key is configured for the OpenAI API (set OPENAI_API_KEY)")
+		}
+		opts = append(opts, option.WithEnvironmentProduction())
+	} else {
+		u, err := url.Parse(baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, "", engine.E(op, engine.Invalid, "the base URL must be an http or https URL")
+		}
+		opts = append(opts, option.WithBaseURL(baseURL))
+		server = withoutCredentials(u)
+	}
+	if apiKey != "" {
+		opts = append(opts, option.WithAPIKey(apiKey))
+	}
+	return opts, server, nil
 }
 
 // Info reports provider "openai" and the configured model name.

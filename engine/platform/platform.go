@@ -16,6 +16,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/assistants"
 	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
+	"github.com/jetgraph/jetgraph/engine/crons"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/runner"
 	"github.com/jetgraph/jetgraph/engine/runs"
@@ -38,6 +39,9 @@ type Config struct {
 	Graphs *graphs.Registry
 	// SweepInterval is how often expired threads and store items are deleted (default 30s).
 	SweepInterval time.Duration
+	// CronScanInterval is how often the cron scheduler looks for due ticks (default
+	// crons.DefaultScanInterval).
+	CronScanInterval time.Duration
 	// Tracing configures the LLM tracing service (see tracing.go).
 	Tracing TracingConfig
 	// Runs configures the run scheduler and its workers. Its Streamer, when set, is given every
@@ -46,7 +50,9 @@ type Config struct {
 	// ShutdownGrace is how long Close lets executing runs finish before it stops them and
 	// leaves them to another process (0: stop them at once).
 	ShutdownGrace time.Duration
-	Logger        *slog.Logger
+	// StoreIndex is the store's semantic index (nil: store queries match text).
+	StoreIndex *store.Index
+	Logger     *slog.Logger
 }
 
 // Platform is a running process's domain side.
@@ -64,6 +70,9 @@ type Platform struct {
 	// Runs creates, schedules and executes runs; RunsView is its projection.
 	Runs     *runs.Service
 	RunsView *projections.Runs
+	// Crons creates, changes and fires crons; CronsView is its projection.
+	Crons     *crons.Service
+	CronsView *projections.Crons
 	// Checkpoints is the graph.Saver of graph runs on threads.
 	Checkpoints *checkpoints.Saver
 	// Streams publishes what runs stream and follows it for clients (engine/streaming).
@@ -128,12 +137,14 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.StoreView = projections.NewStore(db)
 	p.CheckpointsView = projections.NewCheckpoints(db)
 	p.RunsView = projections.NewRuns(db)
-	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView, p.CheckpointsView, p.RunsView)
+	p.CronsView = projections.NewCrons(db)
+	p.Runtime = projections.NewProjector(db, l, eventlog.RuntimeStream, p.ThreadsView, p.AssistantsView, p.StoreView, p.CheckpointsView, p.RunsView, p.CronsView)
 	p.Runtime.BusyLinger = runtimeBusyLinger
 	cmds := &command.Runner{Log: l, Projector: p.Runtime}
 	p.Threads = threads.New(cmds, p.ThreadsView, cfg.Logger)
 	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
 	p.Store = store.New(cmds, p.StoreView, cfg.Logger)
+	p.Store.SetIndex(cfg.StoreIndex)
 	p.Checkpoints = checkpoints.New(l, p.Runtime, p.CheckpointsView)
 	p.Threads.ResolveValuesWith(p.Checkpoints.Blob)
 	p.Runner = runner.New(p.Assistants, p.Threads, p.Graphs, p.Checkpoints, p.Store)
@@ -151,6 +162,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	// (tracing.go) gets all of it.
 	rc.Streamer = runs.Streamers(runs.WithoutTrace(p.Streams), p.selfTraceStreamer(), cfg.Runs.Streamer)
 	p.Runs = runs.New(rc, l, cmds, p.RunsView, p.ThreadsView, p.Threads, p.Assistants, p.Runner)
+	p.Crons = crons.New(cmds, p.CronsView, p.Assistants, p.Threads, p.Runs, cfg.Logger)
 	p.Truncate = truncate.New(cmds, p.Runs, func() []string {
 		var ids []string
 		for _, g := range p.Graphs.IDs() {
@@ -186,7 +198,8 @@ func (p *Platform) Start(ctx context.Context) error {
 	if err := p.Runs.Start(runCtx); err != nil {
 		return fmt.Errorf("platform: run workers: %w", err)
 	}
-	p.wg.Add(2)
+	p.wg.Add(3)
+	go func() { defer p.wg.Done(); p.Crons.Run(runCtx, p.cfg.CronScanInterval) }()
 	go func() { defer p.wg.Done(); p.Threads.RunSweeper(runCtx, p.cfg.SweepInterval) }()
 	go func() { defer p.wg.Done(); p.Store.RunSweeper(runCtx, p.cfg.SweepInterval) }()
 	return nil

@@ -155,6 +155,14 @@ type Create struct {
 	MultitaskStrategy string  // default enqueue
 	AfterSeconds      float64 // start no sooner than this
 	OnCompletion      string  // stateless runs: engine.OnCompletionDelete (default) or engine.OnCompletionKeep
+	// RunID, when set, is the run's id (a UUIDv7) instead of a new one, and makes the creation
+	// idempotent: a run of that id already on the thread is returned as it is, nothing appended.
+	// A cron's fire records the id first, so that whichever process completes the fire creates
+	// the run once.
+	RunID string
+	// NewThreadID, for a run without ThreadID, is the id of the thread made for it (default a
+	// new UUID); the thread is reused if it exists, for the same reason as RunID.
+	NewThreadID string
 	// Await says the caller calls WaitEnd next: the values the run ends with here are kept for
 	// it from before the run exists (a fast run may end before WaitEnd is called).
 	Await bool
@@ -182,7 +190,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	}
 	temporary := false
 	if c.ThreadID == "" {
-		th, err := s.threads.Create(ctx, threads.Create{Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}})
+		tc := threads.Create{Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}
+		if c.NewThreadID != "" {
+			tc.ThreadID, tc.IfExists = c.NewThreadID, engine.IfExistsDoNothing
+		}
+		th, err := s.threads.Create(ctx, tc)
 		if err != nil {
 			return engine.RunRecord{}, err
 		}
@@ -205,7 +217,18 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	if c.Await {
 		s.results.expect(rec.RunID)
 	}
+	existing := false
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if c.RunID != "" {
+			old, ok, err := s.runs.Get(agg.Tenant, agg.ID, c.RunID)
+			if err != nil {
+				return nil, engine.E(engine.Op(op), err)
+			}
+			if existing = ok; ok {
+				rec = old
+				return nil, nil
+			}
+		}
 		active, err := s.runs.ActiveIDs(agg.Tenant, agg.ID)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
@@ -247,7 +270,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		}
 		return engine.RunRecord{}, err
 	}
-	if c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback {
+	if !existing && (c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback) {
 		s.cancelLocal(agg.Tenant, agg.ID)
 	}
 	// The run as created: a worker may already have moved it on.
@@ -299,7 +322,10 @@ func (s *Service) checkResume(ctx context.Context, c Create) error {
 
 // record builds the run record of a creation request, with the kwargs the API shows.
 func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engine.RunRecord {
-	runID := uuid.Must(uuid.NewV7()).String()
+	runID := c.RunID
+	if runID == "" {
+		runID = uuid.Must(uuid.NewV7()).String()
+	}
 	configurable := map[string]any{}
 	if cf, ok := c.Config["configurable"].(map[string]any); ok {
 		for k, v := range cf {

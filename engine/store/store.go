@@ -37,6 +37,7 @@ type Service struct {
 	view  *projections.Store
 	log   *slog.Logger
 	clock func() time.Time
+	index *Index // nil: no semantic index
 }
 
 // New returns the store service writing through cmd and reading view.
@@ -99,14 +100,19 @@ func (s *Service) Put(ctx context.Context, p Put) error {
 	if p.Value == nil {
 		p.Value = map[string]any{}
 	}
+	embedding, vectors, err := s.embedItem(ctx, op, p.Value, p.Index)
+	if err != nil {
+		return err
+	}
 	agg := Aggregate(ctx, p.Namespace, p.Key)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		expect, err := s.cmd.Version(agg)
 		if err != nil {
 			return nil, err
 		}
 		e, err := s.event(agg, engine.StorePut, engine.StorePutData{
 			Namespace: p.Namespace, Key: p.Key, Value: p.Value, Index: p.Index, TTL: p.TTL,
+			Embedding: embedding, Vectors: vectors,
 		})
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
@@ -207,6 +213,9 @@ func (s *Service) Search(ctx context.Context, q engine.StoreQuery, refresh bool)
 	var errs engine.Violations
 	engine.CheckFilter(q.Filter, &errs, "filter")
 	if err := errs.Err(op); err != nil {
+		return nil, err
+	}
+	if err := s.embedQuery(ctx, op, &q); err != nil {
 		return nil, err
 	}
 	recs, err := s.view.Search(engine.TenantFrom(ctx), q, s.clock())

@@ -254,7 +254,8 @@ func TestCarriedEvents(t *testing.T) {
 		{[]engine.StreamMode{"messages-tuple"}, "checkpoints,messages,tasks,updates,values"},
 		{[]engine.StreamMode{"messages", "values"}, "checkpoints,messages,tasks,updates,values"},
 		{[]engine.StreamMode{"values", "events"}, "*"},
-		{[]engine.StreamMode{"lifecycle", "tools"}, ""},
+		{[]engine.StreamMode{"lifecycle"}, ""},
+		{[]engine.StreamMode{"lifecycle", "tools"}, "trace/tool_end,trace/tool_start"}, // the thread protocol's tools channel
 		{nil, ""},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // The wire form of an output message: five lines, then the event's data as JSON. Only the data
@@ -142,6 +143,9 @@ func carriedEvents(modes []engine.StreamMode) map[string]bool {
 			carried[string(m)] = true
 		case engine.StreamDebug:
 			carried["tasks"], carried["checkpoints"] = true, true
+		case engine.StreamTools:
+			// The tool calls of the react template (the thread protocol's tools channel).
+			carried[graphs.TraceToolStart], carried[graphs.TraceToolEnd] = true, true
 		case engine.StreamMessages, engine.StreamMessagesTuple:
 			// Chunks, the messages of states and updates (not to repeat them), and the task and
 			// step of each message's metadata.

@@ -145,6 +145,7 @@ type options struct {
 	disableA2A       bool
 	trace            traceOptions
 	control          controlOptions
+	store            storeOptions
 }
 
 // envPrefix starts the environment twin of every flag: --nats-url is JETGRAPH_NATS_URL.
@@ -228,6 +229,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 		"webhook-fields", "run fields sent to webhooks, comma-separated (default: all)")
 	addTraceFlags(f, &o.trace)
 	addControlFlags(f, &o.control)
+	addStoreFlags(f, &o.store)
 }
 
 // versionCommand is `jetgraph version`.

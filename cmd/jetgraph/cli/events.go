@@ -29,10 +29,10 @@ func eventsCommand(o *options) *cobra.Command {
 	var tenant string
 	cmd := &cobra.Command{
 		Use:   "events <kind> <id>",
-		Short: "Print the events of one aggregate (thread, assistant, store, deployment) as JSON lines, in log order",
+		Short: "Print the events of one aggregate (thread, assistant, cron, store, deployment) as JSON lines, in log order",
 		Long: `Print the raw event log of one aggregate as JSON lines, in log order.
 
-kind is thread, assistant, store or deployment (secret values masked); an assistant is named by its id or, as in the API, by the id
+kind is thread, assistant, cron, store or deployment (secret values masked); an assistant is named by its id or, as in the API, by the id
 of a graph (its system assistant). An id without events is an error.
 
 It reads the log directly: from --nats-url when given, or from the embedded store in --data (which

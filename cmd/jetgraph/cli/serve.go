@@ -55,6 +55,10 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	storeIndex, err := o.store.index()
+	if err != nil {
+		return err
+	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
 		return err
@@ -81,7 +85,7 @@ func serve(ctx context.Context, o *options) error {
 		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(version),
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
-		ShutdownGrace: grace,
+		ShutdownGrace: grace, StoreIndex: storeIndex,
 	}, nil)
 	if err != nil {
 		return err
@@ -98,11 +102,11 @@ func serve(ctx context.Context, o *options) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	deps := httpapi.Deps{
-		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
-		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Runs: p.Runs, Pprof: o.pprof,
+		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
+		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": version,
-			"flags":   map[string]bool{"assistants": true, "crons": false, "langsmith": false, "store": true, "tracing": true, "streaming": true},
+			"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "store": true, "tracing": true, "streaming": true},
 		},
 	}
 	if !o.disableA2A {

@@ -1,0 +1,158 @@
+// Thread-centric streaming scenario: the official LangGraph JS SDK's ThreadStream
+// (client.threads.stream) drives a thread through POST /threads/{id}/commands and reads its
+// events from /threads/{id}/stream/events.
+//
+//   node threadstream.mjs sse         run.start, subscriptions by channel, an interrupt answered
+//                                     with input.respond, over SSE; then a stream cut mid-run and
+//                                     reopened with since=<last seq>: no gap, no duplicate
+//   node threadstream.mjs sse <url>   the same, the cut stream resumed through another process
+//                                     (at <url>) sharing the log
+//   node threadstream.mjs websocket   run.start, a subscription, the interrupt and input.respond
+//                                     over the SDK's WebSocket transport (Node 20 needs
+//                                     NODE_OPTIONS=--experimental-websocket)
+//
+// The server URL comes from JETGRAPH_URL. On a failed assertion the events seen are printed to
+// stderr.
+import assert from "node:assert/strict";
+import { Client, ProtocolSseTransportAdapter } from "@langchain/langgraph-sdk";
+
+const base = process.env.JETGRAPH_URL;
+const client = new Client({ apiUrl: base, apiKey: null, callerOptions: { maxRetries: 0 } });
+const ALL = ["values", "updates", "messages", "tools", "lifecycle", "input", "checkpoints", "tasks", "custom"];
+const seen = [];
+
+const terminal = (ev) =>
+  ev.method === "lifecycle" && ev.params.namespace.length === 0 &&
+  ["completed", "failed", "interrupted"].includes(ev.params.data.event);
+
+// drain reads a subscription until its run's terminal lifecycle event (the SDK pauses it then).
+async function drain(sub) {
+  const events = [];
+  for await (const ev of sub) {
+    events.push(ev);
+    seen.push(ev);
+    if (terminal(ev)) break;
+  }
+  return events;
+}
+
+// interruptAndRespond: a run that interrupts, its input.requested, and the run that answers it.
+async function interruptAndRespond(thread) {
+  const started = await thread.run.start({ input: { messages: "foo", interrupt: true } });
+  assert.ok(started.run_id, "run.start gave no run_id");
+  const sub = await thread.subscribe(["values", "updates", "lifecycle", "input", "messages"]);
+  const first = await drain(sub);
+  const requested = first.filter((e) => e.method === "input.requested");
+  assert.equal(requested.length, 1, "one input.requested");
+  assert.equal(requested[0].params.data.payload, "i want to interrupt");
+  assert.equal(first.at(-1).params.data.event, "interrupted", "the run ends interrupted");
+  assert.ok(first.some((e) => e.method === "values"), "values events");
+  assert.ok(first.every((e) => e.params.run_id === started.run_id), "events of the run started");
+  assert.equal(thread.interrupted, true, "the thread knows it is interrupted");
+  assert.equal(thread.interrupts.length, 1, "the thread holds the interrupt");
+  const interruptId = requested[0].params.data.interrupt_id;
+  assert.equal(thread.interrupts[0].interruptId, interruptId);
+
+  await thread.input.respond({ namespace: [], interrupt_id: interruptId, response: "yes" });
+  const sub2 = await thread.subscribe(["values", "lifecycle", "messages", "updates"]);
+  let second = [];
+  while (!second.some((e) => terminal(e) && e.params.run_id !== started.run_id)) {
+    second = second.concat(await drain(sub2));
+    if (!sub2.isPaused) break;
+    await sub2.waitForResume();
+  }
+  const resumed = second.filter((e) => e.params.run_id !== started.run_id);
+  assert.equal(resumed.at(-1).params.data.event, "completed", "the resumed run completes");
+  const text = resumed
+    .filter((e) => e.method === "messages" && e.params.data.event === "content-block-delta")
+    .map((e) => e.params.data.delta.text).join("");
+  assert.equal(text, "beginend", "the streamed answer of the resumed run");
+  const last = resumed.filter((e) => e.method === "values").at(-1).params.data;
+  assert.deepEqual(last.messages.map((m) => m.content), ["foo", "begin", "tool_call__begin", "end"]);
+  return started.run_id;
+}
+
+// readUntil reads an event stream handle until done(events) holds.
+async function readUntil(handle, done) {
+  const events = [];
+  for await (const ev of handle.events) {
+    events.push(ev);
+    seen.push(ev);
+    if (done(events)) break;
+  }
+  return events;
+}
+
+// cutAndResume: a stream cut in the middle of a run and reopened with since=<the last seq it
+// had> gives exactly the events an uncut stream of the run gives.
+async function cutAndResume(threadId, resumeUrl) {
+  const thread = client.threads.stream(threadId, { assistantId: "agent" });
+  const { run_id: runId } = await thread.run.start({
+    input: { messages: [{ role: "user", content: "again" }], sleep: { steps: 20, ms: 50 } },
+  });
+  const transport = (apiUrl = base) => new ProtocolSseTransportAdapter({ apiUrl, threadId, maxReconnectAttempts: 0 });
+  const ofRun = (events) => events.filter((e) => e.params.run_id === runId);
+  const endOf = (events) => ofRun(events).some(terminal);
+
+  const a = transport();
+  const h1 = a.openEventStream({ channels: ALL });
+  await h1.ready;
+  const part1 = await readUntil(h1, (evs) => ofRun(evs).filter((e) => e.method === "custom").length >= 5);
+  h1.close(); // the disconnect, mid-run
+  await a.close();
+  assert.ok(!endOf(part1), "the cut falls before the run's end");
+  const since = part1.at(-1).seq;
+
+  const b = transport(resumeUrl);
+  const h2 = b.openEventStream({ channels: ALL, since });
+  await h2.ready;
+  const part2 = await readUntil(h2, endOf);
+  h2.close();
+  await b.close();
+  assert.ok(part2.length > 0 && part2[0].seq > since, `the resumed stream starts after ${since}`);
+
+  const c = transport();
+  const h3 = c.openEventStream({ channels: ALL }); // the run is the latest: from its start
+  await h3.ready;
+  const whole = await readUntil(h3, endOf);
+  h3.close();
+  await c.close();
+  await thread.close();
+
+  const ids = (evs) => ofRun(evs).map((e) => e.event_id);
+  const joined = ids(part1).concat(ids(part2));
+  assert.equal(new Set(joined).size, joined.length, "no event twice");
+  assert.deepEqual(joined, ids(whole), "the cut stream and its resumption are the whole stream");
+  const steps = ofRun(whole).filter((e) => e.method === "custom").map((e) => e.params.data.payload.step);
+  assert.deepEqual(steps, [...Array(20).keys()], "every custom event of the run, once, in order");
+  return { cutAfter: ofRun(part1).length, resumed: ofRun(part2).length };
+}
+
+async function main() {
+  const phase = process.argv[2];
+  if (phase === "sse") {
+    const thread = client.threads.stream({ assistantId: "agent" });
+    await interruptAndRespond(thread);
+    await thread.close();
+    const state = await client.threads.getState(thread.threadId);
+    assert.deepEqual(state.values.messages.map((m) => m.content), ["foo", "begin", "tool_call__begin", "end"]);
+    const resumeUrl = process.argv[3] ?? base;
+    const cut = await cutAndResume(thread.threadId, resumeUrl);
+    const where = resumeUrl === base ? "" : " through another process";
+    console.log(`thread stream sse scenario passed (cut after ${cut.cutAfter} events, ${cut.resumed} resumed${where})`);
+  } else if (phase === "websocket") {
+    assert.equal(typeof WebSocket, "function", "this Node has no WebSocket (NODE_OPTIONS=--experimental-websocket)");
+    const thread = client.threads.stream({ assistantId: "agent", transport: "websocket" });
+    await interruptAndRespond(thread);
+    await thread.close();
+    console.log("thread stream websocket scenario passed");
+  } else {
+    throw new Error(`unknown phase ${phase}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  console.error("events seen:", JSON.stringify(seen.slice(-40), null, 1).slice(0, 8000));
+  process.exit(1);
+});
