@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -107,6 +108,51 @@ func pollRevision(t *testing.T, srv *server, dep, rev string, stop func(status s
 
 func settled(s string) bool { return terminal[s] }
 
+// rolloutLoad loops stateless /runs/wait calls of assistant at a deployment's custom_url until
+// stop is called, which returns how many were sent and the failures (zero-downtime switch:
+// none while revisions roll out).
+func rolloutLoad(url, key, assistant string) (stop func() (int, []string)) {
+	done := make(chan struct{})
+	result := make(chan struct {
+		n    int
+		errs []string
+	}, 1)
+	go func() {
+		n, errs := 0, []string{}
+		body := `{"assistant_id": "` + assistant + `", "input": {"messages": [{"role": "user", "content": "hi"}]}}`
+		for {
+			select {
+			case <-done:
+				result <- struct {
+					n    int
+					errs []string
+				}{n, errs}
+				return
+			default:
+			}
+			req, _ := http.NewRequest("POST", url+"/runs/wait", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", key)
+			n++
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(raw), "echo: hi") {
+				errs = append(errs, fmt.Sprintf("%d %s", resp.StatusCode, raw))
+			}
+		}
+	}()
+	return func() (int, []string) {
+		close(done)
+		r := <-result
+		return r.n, r.errs
+	}
+}
+
 func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, rev string) {
 	t.Helper()
 	d := must(t, srv, 201, "POST", "/v2/deployments", `{"name": "`+name+`", "source": "git_host",
@@ -116,9 +162,7 @@ func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, re
 }
 
 // TestControlPlaneScenario drives the control plane of the built binary against local git
-// repositories: the API's authentication, tenants and validation always; then, once the
-// builder and deployer are plugged in (cmd/jetgraph/cli/controlplane.go, controlPlanePorts),
-// the whole flow: a graph.json repository and a Go-graph module deployed and run through the
+// repositories: the API's authentication, tenants and validation, then the whole flow: a graph.json repository and a Go-graph module deployed and run through the
 // official JS SDK at their custom_url, a PATCH to a new branch (the thread made before is still
 // there), a redeploy of the first revision, a broken graph.json and a Go compile error
 // (BUILD_FAILED with the reason), kill -9 while a revision builds (it finishes after the
@@ -147,10 +191,6 @@ func TestControlPlaneScenario(t *testing.T) {
 		t.Errorf("another tenant's deployment: %d, want 404", code)
 	}
 	r := pollRevision(t, srv, dep, first, settled)
-	if reason, _ := r["failure_reason"].(string); r["status"] == "BUILD_FAILED" && strings.Contains(reason, "has no builder") {
-		must(t, srv, 204, "DELETE", "/v2/deployments/"+dep, "")
-		t.Skip("the binary has no builder yet (cmd/jetgraph/cli/controlplane.go, controlPlanePorts): the deployment part of the scenario runs once it is plugged in")
-	}
 	if r["status"] != "DEPLOYED" {
 		t.Fatalf("graph.json revision: %v", r)
 	}
@@ -159,7 +199,9 @@ func TestControlPlaneScenario(t *testing.T) {
 	out := runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "run")
 	threadID := strings.TrimPrefix(strings.Split(out, "\n")[0], "thread ")
 
-	// A new branch: a new revision, active moves, the thread is still there.
+	// A new branch: a new revision, active moves, the thread is still there; a /runs/wait loop
+	// through custom_url sees no failure across this rollout and the redeploy below.
+	stopLoad := rolloutLoad(url, scenarioAdminKey, "agent")
 	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "dev"}}`)
 	second := d["latest_revision_id"].(string)
 	if r := pollRevision(t, srv, dep, second, settled); r["status"] != "DEPLOYED" {
@@ -179,6 +221,11 @@ func TestControlPlaneScenario(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 		d = must(t, srv, 200, "GET", "/v2/deployments/"+dep, "")
+	}
+	if n, errs := stopLoad(); len(errs) > 0 || n == 0 {
+		t.Errorf("/runs/wait through custom_url across a rollout and a redeploy: %d of %d failed: %v", len(errs), n, errs)
+	} else {
+		t.Logf("/runs/wait through custom_url across a rollout and a redeploy: 0 of %d failed", n)
 	}
 	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
@@ -230,7 +277,7 @@ func TestControlPlaneScenario(t *testing.T) {
 	building := d["latest_revision_id"].(string)
 	pollRevision(t, srv, goDep, building, func(s string) bool { return s == "BUILDING" || terminal[s] })
 	srv.Kill9()
-	srv = startServer(t, data)
+	srv = startServerAt(t, data, strings.TrimPrefix(srv.URL, "http://")) // custom_url holds the address
 	r = pollRevision(t, srv, goDep, building, settled)
 	if r["status"] != "DEPLOYED" {
 		t.Fatalf("after kill -9 mid-build: %v", r)

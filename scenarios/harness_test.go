@@ -154,8 +154,14 @@ func startServer(t *testing.T, dataDir string) *server {
 // startServerArgs is startServer with extra command-line flags.
 func startServerArgs(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
+	return startServerAt(t, dataDir, freeAddr(t), extra...)
+}
+
+// startServerAt is startServerArgs on the address addr: a restarted server keeps the URL
+// its deployments' custom_url was made from.
+func startServerAt(t *testing.T, dataDir, addr string, extra ...string) *server {
+	t.Helper()
 	bin := buildBinary(t)
-	addr := freeAddr(t)
 	s := &server{
 		URL:  "http://" + addr,
 		Data: dataDir,

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -52,12 +53,25 @@ func (s *Service) ListListeners(ctx context.Context, offset, limit int) ([]Liste
 // CreateListener registers a compute target; its compute id is unique per compute type.
 func (s *Service) CreateListener(ctx context.Context, body map[string]any) (Listener, error) {
 	const op = "controlplane.create_listener"
-	l, err := ParseListener(body, nil)
+	l, err := s.parseListener(body, nil)
 	if err != nil {
 		return l, err
 	}
 	l.ID, l.TenantID = uuid.NewString(), engine.TenantFrom(ctx)
 	return s.saveListener(ctx, op, l, ListenerCreated, eventlog.At(0))
+}
+
+// parseListener is ParseListener, then the compute_config check of a k8s listener.
+func (s *Service) parseListener(body map[string]any, cur *Listener) (Listener, error) {
+	l, err := ParseListener(body, cur)
+	if err != nil || s.compute == nil || l.ComputeType != "k8s" {
+		return l, err
+	}
+	raw, err := json.Marshal(l.ComputeConfig)
+	if err != nil {
+		return l, engine.E(engine.Op("controlplane.listener"), err)
+	}
+	return l, s.compute(raw, "body", "compute_config")
 }
 
 // UpdateListener changes a listener's compute id or config.
@@ -67,7 +81,7 @@ func (s *Service) UpdateListener(ctx context.Context, id string, body map[string
 	if err != nil {
 		return cur, err
 	}
-	l, err := ParseListener(body, &cur)
+	l, err := s.parseListener(body, &cur)
 	if err != nil {
 		return cur, err
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -285,10 +286,13 @@ func (p *Pipeline) step(ctx context.Context, id string) (bool, error) {
 	tenant, agg := d.TenantID, deploymentAgg(id)
 	switch d.Status {
 	case DeploymentAwaitingDelete:
-		if p.ports.Deployer != nil {
+		if p.ports.Deployer != nil && d.Source == SourceGitHost {
 			if err := p.ports.Deployer.Remove(ctx, tenant, id); err != nil {
 				return false, err
 			}
+		}
+		if err := p.removeManifests(ctx, d.Deployment); err != nil {
+			return false, err
 		}
 		return false, p.emit(ctx, agg, DeploymentDeleted, struct{}{})
 	case DeploymentAwaitingDatabase:
@@ -429,6 +433,43 @@ func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, 
 	return p.ports.Publisher.Publish(ctx, ManifestSpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name,
 		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: r.Inputs.Secrets, ResourceSpec: r.Inputs.ResourceSpec,
 		Namespace: r.Inputs.Namespace, Listener: raw}, out)
+}
+
+// removeManifests takes an external_container deployment's folder out of the repository of
+// every listener its revisions were published to (idempotent: a step redone after a crash
+// finds nothing to remove). A listener deleted since has nothing left to remove.
+func (p *Pipeline) removeManifests(ctx context.Context, d Deployment) error {
+	rm, ok := p.ports.Publisher.(ManifestRemover)
+	if d.Source != SourceExternalContainer || !ok {
+		return nil
+	}
+	revs, err := p.view.Revisions(d.ID)
+	if err != nil {
+		return err
+	}
+	done := map[string]bool{}
+	for _, r := range revs {
+		id := r.Inputs.ListenerID
+		if id == "" || done[id] {
+			continue
+		}
+		done[id] = true
+		l, ok, err := p.view.Listener(d.TenantID, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		raw, err := json.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if err := rm.Remove(ctx, raw, d.Name, io.Discard); err != nil {
+			return fmt.Errorf("removing the manifests of %s: %w", d.Name, err)
+		}
+	}
+	return nil
 }
 
 func agg(d Deployment) eventlog.Aggregate { return deploymentAgg(d.ID) }

@@ -124,6 +124,13 @@ type ManifestPublisher interface {
 	Publish(ctx context.Context, spec ManifestSpec, log io.Writer) (Artifact, error)
 }
 
+// ManifestRemover is a ManifestPublisher that can also take a deleted deployment's objects
+// out of the listener's repository (the cluster then prunes them); the pipeline calls it on
+// DELETE of an external_container deployment when its publisher has it.
+type ManifestRemover interface {
+	Remove(ctx context.Context, listener []byte, deploymentName string, log io.Writer) error
+}
+
 // RefWatcher reports new commits of a watched ref, for build_on_push.
 type RefWatcher interface {
 	// Head returns the commit sha the ref points to now in the repository.

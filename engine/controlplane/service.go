@@ -56,7 +56,14 @@ type Service struct {
 	view     Reader
 	projects ProjectCreator
 	urls     func(deploymentID string) string
+	compute  func(raw []byte, loc ...any) error
 }
+
+// CheckComputeConfig makes POST/PATCH /v2/listeners check a k8s listener's compute_config
+// with check (manifests.ParseComputeConfig in the wiring: this package cannot import the
+// renderer, which imports it), so that a listener the publisher would refuse at deploy time
+// is refused at the command, with every problem at its loc.
+func (s *Service) CheckComputeConfig(check func(raw []byte, loc ...any) error) { s.compute = check }
 
 // NewService builds the service. projects may be nil (no tracing project is created); urls
 // gives a git_host deployment's custom_url (Deployer.CustomURL), nil for none.

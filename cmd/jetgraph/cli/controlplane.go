@@ -15,6 +15,8 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/keys"
+	"github.com/jetgraph/jetgraph/engine/controlplane/manifests"
+	"github.com/jetgraph/jetgraph/engine/controlplane/watch"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi/controlapi"
@@ -51,11 +53,23 @@ type ControlPlaneEnv struct {
 }
 
 // controlPlanePorts builds the builder, deployer, manifest publisher and ref watcher of the
-// revision pipeline (engine/controlplane/build, supervise, manifests, watch). Until they are
-// plugged in here, revisions fail at the step that needs a missing port, with a reason that
-// says so.
-var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (controlplane.Ports, error) {
-	return controlplane.Ports{}, nil
+// revision pipeline (engine/controlplane/build, supervise, manifests, watch), and what stops
+// them. On an external NATS cluster (--nats-url) deployments' data namespaces cannot be
+// made, so the builder and deployer are left out: git_host revisions then fail with a reason
+// that says so, external_container ones (manifests) still work.
+var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (controlplane.Ports, func(), error) {
+	ports := controlplane.Ports{Publisher: &manifests.Publisher{}, Watcher: watch.Git{}}
+	if !env.Log.Embedded() {
+		env.Logger.Warn("control plane: git_host revisions cannot run on an external NATS cluster (--nats-url); only external_container deployments are served")
+		return ports, func() {}, nil
+	}
+	b, s, err := revisionRunners(ctx, env.Log, env.Data, "http://"+env.Addr)
+	if err != nil {
+		return controlplane.Ports{}, nil, err
+	}
+	s.Logger = env.Logger
+	ports.Builder, ports.Deployer = b, s
+	return ports, s.Close, nil
 }
 
 // ControlDBPath is where the control plane's projection file of a data folder lives.
@@ -72,6 +86,7 @@ type controlPlane struct {
 	pipe   *controlplane.Pipeline
 	routes *controlapi.Handlers
 	logger *slog.Logger
+	stop   func() // drains and stops the deployments' processes
 	wg     sync.WaitGroup
 }
 
@@ -91,12 +106,12 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		return nil, err
 	}
 	db.SyncAlways(o.sync == "always")
-	ports, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger})
+	ports, stop, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("control plane: %w", err)
 	}
-	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
+	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger, stop: stop}
 	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
 	var projects controlplane.ProjectCreator
 	if tr != nil {
@@ -108,6 +123,10 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		urls = ports.Deployer.CustomURL
 	}
 	c.svc = controlplane.NewService(l, c.proj, c.view, projects, urls)
+	c.svc.CheckComputeConfig(func(raw []byte, loc ...any) error {
+		_, err := manifests.ParseComputeConfig(raw, loc...)
+		return err
+	})
 	c.keys = keys.New(l, c.proj, c.view)
 	c.pipe = controlplane.NewPipeline(l, c.proj, c.view, c.svc, ports, controlplane.PipelineConfig{
 		AckWait: o.control.ackWait, PollInterval: o.control.pollInterval, Workers: o.control.workers, Logger: o.logger})
@@ -143,9 +162,11 @@ func (c *controlPlane) start(ctx context.Context, stderr io.Writer) error {
 	return c.pipe.Start(ctx)
 }
 
-// wait waits for the projector and the pipeline once ctx ended, then closes the file.
+// close waits for the projector and the pipeline once ctx ended, drains and stops the
+// deployments' processes, then closes the file.
 func (c *controlPlane) close() {
 	c.pipe.Wait()
 	c.wg.Wait()
+	c.stop()
 	_ = c.db.Close()
 }

@@ -48,6 +48,9 @@ func serve(ctx context.Context, o *options) error {
 	tuneGC()
 	logger, grace, version := o.logger, o.gracePeriod, o.prog.Version
 	lc := logConfig(o)
+	if !o.control.off {
+		lc = withDeploymentNamespaces(lc) // deployments' data namespaces are accounts of the embedded server
+	}
 	reg, err := servedGraphs(o)
 	if err != nil {
 		return err

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+)
+
+// gitopsFiles lists the files of branch main of the bare repository repo (none before its
+// first commit).
+func gitopsFiles(t *testing.T, repo string) []string {
+	t.Helper()
+	r, err := git.PlainOpen(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := r.Reference(plumbing.NewBranchReferenceName("main"), true)
+	if err != nil {
+		return nil
+	}
+	c, err := r.CommitObject(ref.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.Tree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	_ = tr.Files().ForEach(func(f *object.File) error { names = append(names, f.Name); return nil })
+	return names
+}
+
+// waitFor polls cond every 50 ms for up to a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestServeWiresTheGitOpsPublisher checks serve's ports of the external_container path: a k8s
+// listener's compute_config is checked at the command (422 at its loc), a deployment's
+// manifests reach the listener's GitOps repository, and its DELETE takes them out again.
+func TestServeWiresTheGitOpsPublisher(t *testing.T) {
+	const admin = "wire-admin-key-0123456789abcdef"
+	t.Setenv(AdminKeyEnv, admin)
+	repo := t.TempDir()
+	if _, err := git.PlainInit(repo, true); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, Program{}, t.TempDir())
+
+	code, v := call(t, "POST", s.url+"/v2/listeners", admin, `{"compute_type": "k8s", "compute_id": "prod",
+		"compute_config": {"gitops": {"branch": "refs/heads/x", "secrets": "vault"}}}`)
+	detail, _ := json.Marshal(v["detail"])
+	for _, want := range []string{`["body","compute_config","gitops","repo_url"]`, `["body","compute_config","gitops","branch"]`, `["body","compute_config","gitops","secrets"]`} {
+		if code != 422 || !strings.Contains(string(detail), want) {
+			t.Errorf("invalid compute_config: %d %s, want 422 at %s", code, detail, want)
+		}
+	}
+	code, l := call(t, "POST", s.url+"/v2/listeners", admin, `{"compute_type": "k8s", "compute_id": "prod",
+		"compute_config": {"gitops": {"repo_url": "`+repo+`"}}}`)
+	if code != 201 {
+		t.Fatalf("listener: %d %v", code, l)
+	}
+	if code, v := call(t, "PATCH", s.url+"/v2/listeners/"+l["id"].(string), admin, `{"compute_config": {"gitops": {}}}`); code != 422 {
+		t.Errorf("PATCH to an invalid compute_config: %d %v, want 422", code, v)
+	}
+
+	code, d := call(t, "POST", s.url+"/v2/deployments", admin, `{"name": "support-bot", "source": "external_container",
+		"source_config": {"listener_id": "`+l["id"].(string)+`"}, "source_revision_config": {"image_uri": "registry/bot:1"}, "secrets": []}`)
+	if code != 201 {
+		t.Fatalf("external_container deployment: %d %v", code, d)
+	}
+	id := d["id"].(string)
+	waitFor(t, "the manifests in the GitOps repository", func() bool {
+		return strings.Contains(strings.Join(gitopsFiles(t, repo), ","), "support-bot/")
+	})
+	if code, _ := call(t, "DELETE", s.url+"/v2/deployments/"+id, admin, ""); code != 204 {
+		t.Fatalf("delete: %d", code)
+	}
+	waitFor(t, "the deployment's removal", func() bool {
+		code, _ := call(t, "GET", s.url+"/v2/deployments/"+id, admin, "")
+		return code == http.StatusNotFound
+	})
+	if files := gitopsFiles(t, repo); strings.Contains(strings.Join(files, ","), "support-bot/") {
+		t.Errorf("the deleted deployment's manifests are still in the repository: %v", files)
+	}
+}
+
+// TestServeOnAnExternalClusterRefusesGitHostRevisions checks the control plane with --nats-url:
+// its API serves, and a git_host revision fails with a reason saying why (deployments' data
+// namespaces are accounts of the embedded server), instead of the server refusing to start.
+func TestServeOnAnExternalClusterRefusesGitHostRevisions(t *testing.T) {
+	const admin = "wire-admin-key-0123456789abcdef"
+	t.Setenv(AdminKeyEnv, admin)
+	s := startServe(t, Program{}, t.TempDir(), "--nats-url", eventlogtest.Server(t))
+	code, d := call(t, "POST", s.url+"/v2/deployments", admin, `{"name": "app", "source": "git_host",
+		"source_config": {"repo_url": "/nowhere"}, "source_revision_config": {"repo_ref": "main"}, "secrets": []}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, d)
+	}
+	var r map[string]any
+	waitFor(t, "the revision to fail", func() bool {
+		_, r = call(t, "GET", s.url+"/v2/deployments/"+d["id"].(string)+"/revisions/"+d["latest_revision_id"].(string), admin, "")
+		return r["status"] == "BUILD_FAILED"
+	})
+	if reason, _ := r["failure_reason"].(string); !strings.Contains(reason, "no builder") {
+		t.Errorf("failure_reason %q", reason)
+	}
+	if !strings.Contains(s.logs.String(), "cannot run on an external NATS cluster") {
+		t.Errorf("no warning in the log:\n%s", s.logs)
+	}
+}
