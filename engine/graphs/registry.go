@@ -84,6 +84,12 @@ func (r *Registry) Entries() []Entry {
 	return out
 }
 
+// Has reports whether r serves the graph id.
+func (r *Registry) Has(id string) bool {
+	_, ok := r.entries[id]
+	return ok
+}
+
 // Build returns the graph id runs with cfg.
 func (r *Registry) Build(id string, cfg graph.Config) (*graph.Graph, error) {
 	e, ok := r.entries[id]

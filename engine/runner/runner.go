@@ -82,6 +82,17 @@ func (o Outcome) Status() string {
 	return engine.RunSuccess
 }
 
+// Serves reports whether this process has the graph of the run's assistant. It is false only
+// when the assistant resolves to a graph id this process's registry lacks: during a rollout,
+// processes of two revisions share one log, and each runs only the runs of its own graphs.
+func (r *Runner) Serves(ctx context.Context, assistantID string) bool {
+	a, err := r.assistants.Resolve(ctx, assistantID)
+	if err != nil {
+		return true // the run fails with the reason when it executes
+	}
+	return r.graphs.Has(a.GraphID)
+}
+
 // Run executes req to its end (finished, interrupted or failed). When it fails after resolving
 // the assistant, the outcome still names it (for the failure's log line).
 func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {

@@ -150,6 +150,10 @@ func threadOf(subject string) (tenant, thread string, ok bool) {
 	return parts[1], parts[2], true
 }
 
+// unservedGraphWait is how long a run whose graph this process does not serve is left for a
+// process that does, before it fails here.
+const unservedGraphWait = 30 * time.Second
+
 // handle drains the thread of a dispatch message if it can take its lease.
 func (s *Service) handle(ctx context.Context, msg delivery) {
 	tenant, thread, ok := threadOf(msg.Subject())
@@ -218,6 +222,14 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 		}
 		if wait := time.Until(rec.RunAt.Time); !rec.RunAt.IsZero() && wait > 0 {
 			_ = msg.Nak(wait)
+			return
+		}
+		if rec.Cancel == "" && !s.runner.Serves(ctx, rec.AssistantID) && time.Since(rec.CreatedAt.Time) < unservedGraphWait {
+			// Another process on this log (the next or the previous revision of a deployment)
+			// has the run's graph: it takes the run. Past the wait, the run fails here with the
+			// reason, so a graph that no process serves never leaves a run pending forever.
+			s.logger.Info("runs: run left to a process that serves its graph", "run_id", rec.RunID, "assistant_id", rec.AssistantID)
+			_ = msg.Nak(500 * time.Millisecond)
 			return
 		}
 		if endSeq, err = s.execute(ctx, lease, rec); err != nil {
