@@ -72,6 +72,9 @@ func Text(w io.Writer, t *Thread) error {
 			}
 			p.f("\n")
 		}
+		if r.Trace == TraceAbsent {
+			p.f("  trace    none (tracing off for this run, e.g. --no-self-trace): no model cost or latency\n")
+		}
 		for _, s := range r.Steps {
 			p.step(s)
 		}
@@ -108,6 +111,17 @@ func (p *printer) step(s Step) {
 	p.f("\n")
 	for _, c := range s.ModelCalls {
 		p.f("    model   %s %s/%s  in %d out %d tokens  %s", c.Node, c.Provider, c.Model, c.InputTokens, c.OutputTokens, c.FinishReason)
+		if c.LatencyMS != nil {
+			p.f("  %.1fms", *c.LatencyMS)
+			if c.FirstTokenMS != nil {
+				p.f(" (first token %.1fms)", *c.FirstTokenMS)
+			}
+			if c.Cost != nil {
+				p.f("  $%.6f", *c.Cost)
+			} else {
+				p.f("  no price")
+			}
+		}
 		for _, tc := range c.ToolCalls {
 			p.f("  calls %s(%s)", tc.Name, compact(tc.Args, 80))
 		}

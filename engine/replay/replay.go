@@ -42,6 +42,9 @@ type Run struct {
 	FinishedAt *time.Time     `json:"finished_at,omitempty"`
 	Attempts   []Attempt      `json:"attempts"`
 	Steps      []Step         `json:"steps"`
+	// Trace is whether the run's trace was joined (TraceJoined), missing (TraceAbsent), or not
+	// looked up ("": an export file).
+	Trace string `json:"trace,omitempty"`
 }
 
 // Attempt is one start of a run: the first, or a takeover after its process died.
@@ -101,6 +104,11 @@ type ModelCall struct {
 	OutputTokens int               `json:"output_tokens"`
 	Content      any               `json:"content"`
 	ToolCalls    []engine.ToolCall `json:"tool_calls,omitempty"`
+	// LatencyMS, FirstTokenMS and Cost (USD) come from the run's trace (JoinTraces): nil when
+	// not traced, or not recorded (no first token time, no price for the model).
+	LatencyMS    *float64 `json:"latency_ms,omitempty"`
+	FirstTokenMS *float64 `json:"first_token_ms,omitempty"`
+	Cost         *float64 `json:"cost,omitempty"`
 }
 
 // ToolCall is a tool message a node wrote, with the call it answers.

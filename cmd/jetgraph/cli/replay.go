@@ -44,6 +44,19 @@ func replayCommand(o *options) *cobra.Command {
 		if t, err = t.Apply(f); err != nil {
 			return err
 		}
+		if file == "" {
+			tc, err := openTracedCalls(ctx, o)
+			if err != nil {
+				return err
+			}
+			if tc != nil {
+				err = t.JoinTraces(ctx, tc)
+				tc.closer()
+				if err != nil {
+					return err
+				}
+			}
+		}
 		if asJSON {
 			enc := json.NewEncoder(o.prog.Stdout)
 			enc.SetIndent("", "  ")
@@ -56,7 +69,7 @@ func replayCommand(o *options) *cobra.Command {
 		Short: "Show what a run or a thread did, super-step by super-step, from its log",
 		Long: `Show each super-step of a thread's runs from the event log: the nodes that ran and
 their writes, the state diff against the previous checkpoint, what runs next, the model calls
-(model, tokens) and tool calls (arguments, results) of the step, interrupts, errors, timing,
+(model, tokens, and from the run's trace their latency, time to first token and cost) and tool calls (arguments, results) of the step, interrupts, errors, timing,
 and which process and attempt ran it (a takeover shows as attempt 2 on another process).
 
 It reads the log as 'jetgraph events' does: directly, or through the server holding --data.
@@ -88,6 +101,8 @@ regression tests. --show shows the file's steps instead.`,
 		addLogFlags(c.Flags(), o)
 		c.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 		c.Flags().IntVar(&step, "step", 0, "show only this step (a checkpoint's metadata.step)")
+		c.Flags().StringVar(&o.trace.prices, "trace-prices", "",
+			"without a server holding --data: JSON file of model prices for the model calls' costs (as serve's)")
 	}
 	threadCmd := &cobra.Command{
 		Use:   "thread <thread_id>",
