@@ -28,6 +28,7 @@ func (s *Server) runRoutes() {
 	s.echo.GET("/threads/:thread_id/runs", r(s.listRuns))
 	s.echo.POST("/threads/:thread_id/runs/wait", r(s.waitRun))
 	s.echo.GET("/threads/:thread_id/runs/:run_id", r(s.getRun))
+	s.echo.GET("/runs/:run_id", r(s.getRunByID))
 	s.echo.DELETE("/threads/:thread_id/runs/:run_id", r(s.deleteRun))
 	s.echo.GET("/threads/:thread_id/runs/:run_id/join", r(s.joinRun))
 	s.echo.POST("/threads/:thread_id/runs/:run_id/cancel", r(s.cancelRun))
@@ -458,6 +459,21 @@ func (s *Server) getRun(c echo.Context) error {
 		return err
 	}
 	rec, err := s.deps.Runs.Get(c.Request().Context(), thread, run)
+	if err != nil {
+		return err
+	}
+	return OK(c, rec.Run)
+}
+
+// getRunByID finds a run without its thread (a jetgraph extension: the run's thread_id is in the
+// answer), for tools that know only a run id, such as `jetgraph replay run`.
+func (s *Server) getRunByID(c echo.Context) error {
+	var errs engine.Violations
+	run := PathUUID(c, "run_id", &errs)
+	if err := errs.Err("runs.get"); err != nil {
+		return err
+	}
+	rec, err := s.deps.Runs.GetByID(c.Request().Context(), run)
 	if err != nil {
 		return err
 	}

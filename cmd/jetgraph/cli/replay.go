@@ -113,14 +113,22 @@ regression tests. --show shows the file's steps instead.`,
 	flags(threadCmd)
 	threadCmd.Flags().StringVar(&runID, "run", "", "show only this run")
 	runCmd := &cobra.Command{
-		Use:   "run <run_id> --thread <thread_id>",
-		Short: "Show one run of a thread",
+		Use:   "run <run_id> [--thread <thread_id>]",
+		Short: "Show one run",
 		Args:  cobra.ExactArgs(1),
-		RunE:  func(cmd *cobra.Command, args []string) error { return show(cmd, threadID, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			thread := threadID
+			if thread == "" {
+				var err error
+				if thread, err = runThread(cmd.Context(), o, args[0]); err != nil {
+					return err
+				}
+			}
+			return show(cmd, thread, args[0])
+		},
 	}
 	flags(runCmd)
-	runCmd.Flags().StringVar(&threadID, "thread", "", "the thread the run ran on (required)")
-	_ = runCmd.MarkFlagRequired("thread")
+	runCmd.Flags().StringVar(&threadID, "thread", "", "the thread the run ran on (default: looked up by the run's id)")
 	cmd.AddCommand(threadCmd, runCmd)
 	return cmd
 }

@@ -11,7 +11,7 @@ import (
 
 // jetgraph replay shows a run's steps through the server holding --data and from the data
 // folder alike: text by default, one step with --step, JSON with --json; a run not on the
-// thread, or a thread without events, is an error.
+// thread, or a thread without events, is an error; `replay run` finds the run's thread by itself.
 func TestReplayCommand(t *testing.T) {
 	data := t.TempDir()
 	srv := startServe(t, Program{}, data)
@@ -31,7 +31,8 @@ func TestReplayCommand(t *testing.T) {
 			!strings.Contains(out, `tool    tools calculator({"expression":"2+3*4"}) -> "14"`) {
 			t.Errorf("%s: replay thread: %v %s %s", where, err, out, stderr)
 		}
-		out, stderr, err = run2(t, "replay", "run", run, "--thread", thread, "--step", "2", "--json", "--data", data)
+		// Without --thread, the run's thread is looked up by the run's id.
+		out, stderr, err = run2(t, "replay", "run", run, "--step", "2", "--json", "--data", data)
 		var got struct {
 			Runs []struct {
 				Steps []struct {
@@ -51,6 +52,9 @@ func TestReplayCommand(t *testing.T) {
 			if _, stderr, err := run2(t, append(args, "--data", data)...); err == nil || !strings.Contains(stderr, "not on thread") && !strings.Contains(stderr, "no events") {
 				t.Errorf("%s: %v: %v %s", where, args, err, stderr)
 			}
+		}
+		if _, stderr, err := run2(t, "replay", "run", uuid.NewString(), "--data", data); err == nil || !strings.Contains(stderr, "no such run") {
+			t.Errorf("%s: replay run of an unknown run: %v %s", where, err, stderr)
 		}
 	}
 	check("through the server")
