@@ -180,13 +180,9 @@ func printDeploymentEvents(ctx context.Context, o *options, id string, follow bo
 
 // deploymentEventsFromServer asks the server that holds data for a deployment's events.
 func deploymentEventsFromServer(ctx context.Context, data, id string, w io.Writer) error {
-	raw, err := os.ReadFile(serveInfoPath(data))
+	info, err := runningServer(data)
 	if err != nil {
-		return fmt.Errorf("data folder %s is locked by another process, and it left no serve.json: %w", data, err)
-	}
-	var info serveInfo
-	if err := json.Unmarshal(raw, &info); err != nil {
-		return fmt.Errorf("%s: %w", serveInfoPath(data), err)
+		return err
 	}
 	key := os.Getenv(APIKeyEnv)
 	if key == "" {
