@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 )
 
@@ -116,22 +115,8 @@ func (l *Log) RemoveAccount(ctx context.Context, name, userKey string) error {
 		return fmt.Errorf("eventlog: remove account %s: connect: %w", name, err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
+	if err := deleteStreams(ctx, nc); err != nil {
 		return fmt.Errorf("eventlog: remove account %s: %w", name, err)
-	}
-	names := js.StreamNames(ctx)
-	var streams []string
-	for s := range names.Name() {
-		streams = append(streams, s)
-	}
-	if err := names.Err(); err != nil {
-		return fmt.Errorf("eventlog: remove account %s: list streams: %w", name, err)
-	}
-	for _, s := range streams {
-		if err := js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return fmt.Errorf("eventlog: remove account %s: delete stream %s: %w", name, s, err)
-		}
 	}
 	return nil
 }

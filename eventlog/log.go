@@ -429,3 +429,7 @@ func (l *Log) MaxPayload() int {
 func (l *Log) Replicas() int { return l.cfg.Replicas }
 
 func init() { raw.JetStream = func(l any) jetstream.JetStream { return l.(*Log).js } }
+
+// URLs is the external servers' address the log was opened with (Config.URLs), "" for the
+// embedded server.
+func (l *Log) URLs() string { return l.cfg.URLs }

@@ -29,7 +29,11 @@ type PipelineConfig struct {
 	PollInterval time.Duration
 	// Workers is how many deployments this process works on at once.
 	Workers int
-	Logger  *slog.Logger
+	// FollowInterval is how often this process makes sure it runs every deployment's active
+	// revision; 0 is DefaultFollowInterval.
+	FollowInterval time.Duration
+	// Logger receives the pipeline's messages; nil is slog.Default().
+	Logger *slog.Logger
 }
 
 // Ports are the pipeline's builder, deployer, manifest publisher and ref watcher. A nil one
@@ -70,6 +74,7 @@ type Pipeline struct {
 	holder string
 	leases *eventlog.Leases
 	queue  *eventlog.DispatchQueue
+	local  local
 	wg     sync.WaitGroup
 }
 
@@ -91,9 +96,9 @@ func NewPipeline(log *eventlog.Log, proj Projector, view Reader, svc *Service, p
 		holder: fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))}
 }
 
-// Start opens the consumer and the leases, deploys every active revision again (a restarted
-// control plane serves what it served), and runs the workers and the poller until ctx ends.
-// Wait waits for them.
+// Start opens the consumer and the leases, and runs the workers, the follower (which deploys
+// every active revision in this process, again after a restart: see follow.go) and the poller
+// until ctx ends. Wait waits for them.
 func (p *Pipeline) Start(ctx context.Context) error {
 	var err error
 	if p.leases, err = p.log.OpenLeases(ctx, leaseBucket, p.cfg.AckWait); err != nil {
@@ -105,7 +110,7 @@ func (p *Pipeline) Start(ctx context.Context) error {
 		return fmt.Errorf("controlplane: consumer: %w", err)
 	}
 	p.wg.Add(1)
-	go func() { defer p.wg.Done(); p.restore(ctx) }()
+	go func() { defer p.wg.Done(); p.follow(ctx) }()
 	for range p.cfg.Workers {
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); p.work(ctx) }()
@@ -119,35 +124,6 @@ func (p *Pipeline) Start(ctx context.Context) error {
 
 // Wait returns once every goroutine of Start has returned (ctx ended).
 func (p *Pipeline) Wait() { p.wg.Wait() }
-
-// restore deploys every deployment's active revision again.
-func (p *Pipeline) restore(ctx context.Context) {
-	if p.ports.Deployer == nil {
-		return
-	}
-	if err := p.proj.CatchUp(ctx); err != nil {
-		return
-	}
-	deps, err := p.view.Deployments("", func(d *DeploymentRecord) bool {
-		return d.ActiveRevisionID != nil && d.Status == DeploymentReady
-	})
-	if err != nil {
-		p.cfg.Logger.Error("controlplane: restore", "err", err)
-		return
-	}
-	for _, d := range deps {
-		p.withLease(ctx, d.ID, func(ctx context.Context) {
-			r, ok, err := p.view.Revision(d.ID, *d.ActiveRevisionID)
-			if err != nil || !ok || r.Built == nil {
-				return
-			}
-			var out bytes.Buffer
-			if err := p.ports.Deployer.Deploy(ctx, p.deploySpec(d.Deployment, r), &out); err != nil && ctx.Err() == nil {
-				p.cfg.Logger.Error("controlplane: restore of an active revision failed", "deployment_id", d.ID, "revision_id", r.ID, "err", err)
-			}
-		})
-	}
-}
 
 // work pulls pipeline messages until ctx ends.
 func (p *Pipeline) work(ctx context.Context) {
@@ -488,6 +464,7 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 	} else if err := p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeploying, Note: why}); err != nil {
 		return err
 	}
+	defer p.local.lock(d.ID)() // until the outcome is folded: see follow.go
 	var out bytes.Buffer
 	var err error
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -76,6 +77,19 @@ func (r *recorder) Remove(ctx context.Context, tenant, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.removed = append(r.removed, id)
+	delete(r.active, id)
+	return nil
+}
+
+func (r *recorder) Serving() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.active)
+}
+
+func (r *recorder) Stop(ctx context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	delete(r.active, id)
 	return nil
 }

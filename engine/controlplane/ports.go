@@ -93,6 +93,11 @@ type Deployer interface {
 	// Remove drains and stops every process of the deployment and deletes its namespace's
 	// data. It is idempotent.
 	Remove(ctx context.Context, tenant, deploymentID string) error
+	// Serving is the revision each deployment runs in this process, by deployment id.
+	Serving() map[string]string
+	// Stop drains and stops this process's processes of the deployment, its data kept (it was
+	// deleted through another process, which removes them). It is idempotent.
+	Stop(ctx context.Context, deploymentID string) error
 	// CustomURL is the URL under which the deployment's runtime is served.
 	CustomURL(deploymentID string) string
 	// Proxy serves every deployment's custom_url: it forwards to the active revision's

@@ -51,12 +51,26 @@ type ProjectCreator interface {
 // Service is the control plane's command side: each command checks the request against the
 // projection, appends its events to the deployment's subject and answers once they are folded.
 type Service struct {
-	log      Log
-	proj     Projector
-	view     Reader
-	projects ProjectCreator
-	urls     func(deploymentID string) string
-	compute  func(raw []byte, loc ...any) error
+	log       Log
+	proj      Projector
+	view      Reader
+	projects  ProjectCreator
+	urls      func(deploymentID string) string
+	compute   func(raw []byte, loc ...any) error
+	noGitHost string // why git_host revisions cannot run here; "" when they can
+}
+
+// RefuseGitHost makes every command that would make a git_host revision (create, a patch that
+// revises, redeploy) fail with 400 and why: this process cannot build and run them (no data
+// namespace can be made on its NATS), and a revision queued regardless would only fail later.
+func (s *Service) RefuseGitHost(why string) { s.noGitHost = why }
+
+// refuseGitHost is RefuseGitHost's check of a command on a deployment of source.
+func (s *Service) refuseGitHost(op string, source Source) error {
+	if s.noGitHost != "" && source == SourceGitHost {
+		return engine.E(engine.Op(op), engine.BadRequest, s.noGitHost+".")
+	}
+	return nil
 }
 
 // CheckComputeConfig makes POST/PATCH /v2/listeners check a k8s listener's compute_config
@@ -143,6 +157,9 @@ func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (De
 	tenant := engine.TenantFrom(ctx)
 	d, err := ParseCreate(body)
 	if err != nil {
+		return Deployment{}, err
+	}
+	if err := s.refuseGitHost(op, d.Source); err != nil {
 		return Deployment{}, err
 	}
 	if err := s.catchUp(ctx, op); err != nil {
@@ -306,6 +323,11 @@ func (s *Service) UpdateDeployment(ctx context.Context, id string, body map[stri
 	if err != nil {
 		return Deployment{}, err
 	}
+	if revise {
+		if err := s.refuseGitHost(op, cur.Source); err != nil {
+			return Deployment{}, err
+		}
+	}
 	agg := deploymentAgg(id)
 	version, err := s.proj.Version(agg)
 	if err != nil {
@@ -410,6 +432,9 @@ func (s *Service) Redeploy(ctx context.Context, id, revisionID string) (Deployme
 	const op = "controlplane.redeploy"
 	r, err := s.revision(ctx, op, id, revisionID)
 	if err != nil {
+		return Deployment{}, err
+	}
+	if err := s.refuseGitHost(op, r.Source); err != nil {
 		return Deployment{}, err
 	}
 	if r.Built == nil {

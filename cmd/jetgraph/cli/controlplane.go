@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/keys"
 	"github.com/jetgraph/jetgraph/engine/controlplane/manifests"
+	"github.com/jetgraph/jetgraph/engine/controlplane/supervise"
 	"github.com/jetgraph/jetgraph/engine/controlplane/watch"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -27,6 +29,8 @@ import (
 // controlOptions are the flags of the deployment control plane.
 type controlOptions struct {
 	off          bool
+	operatorKey  string // --nats-operator-key
+	systemCreds  string // --nats-system-creds
 	pollInterval time.Duration
 	ackWait      time.Duration
 	workers      int
@@ -38,6 +42,8 @@ func addControlFlags(f *pflag.FlagSet, c *controlOptions) {
 	f.DurationVar(&c.pollInterval, "build-poll-interval", 30*time.Second, "how often the refs of build_on_push deployments are checked for new commits (0: never)")
 	f.DurationVar(&c.ackWait, "control-ack-wait", 10*time.Second, "how soon another process takes over the revision pipeline steps of a process that died (renewed every third of it)")
 	f.IntVar(&c.workers, "control-workers", 4, "deployments whose pipeline steps this process works on at once")
+	f.StringVar(&c.operatorKey, "nats-operator-key", "", "with --nats-url: the operator's signing key (an SO... seed file) of a NATS cluster in operator mode, so that git_host deployments get an account each on it (see `jetgraph nats init`)")
+	f.StringVar(&c.systemCreds, "nats-system-creds", "", "with --nats-operator-key: credentials of a system account user, which pushes the deployments' accounts to the cluster's resolver")
 }
 
 // AdminKeyEnv names the environment variable that sets the admin API key instead of the one
@@ -50,26 +56,48 @@ type ControlPlaneEnv struct {
 	Data   string // the data folder
 	Addr   string // the HTTP address the server listens on
 	Logger *slog.Logger
+	// OperatorKey and SystemCreds make deployments' namespaces on an external NATS cluster in
+	// operator mode (--nats-operator-key, --nats-system-creds).
+	OperatorKey, SystemCreds string
 }
+
+// errNoNamespaces is why git_host deployments are refused on an external NATS without the
+// operator's key.
+const errNoNamespaces = "git_host deployments need a data namespace (a NATS account) of their own: this jetgraph runs on an external NATS (--nats-url) without --nats-operator-key and --nats-system-creds, so it cannot make accounts there"
 
 // controlPlanePorts builds the builder, deployer, manifest publisher and ref watcher of the
 // revision pipeline (engine/controlplane/build, supervise, manifests, watch), and what stops
-// them. On an external NATS cluster (--nats-url) deployments' data namespaces cannot be
-// made, so the builder and deployer are left out: git_host revisions then fail with a reason
-// that says so, external_container ones (manifests) still work.
-var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (controlplane.Ports, func(), error) {
-	ports := controlplane.Ports{Publisher: &manifests.Publisher{}, Watcher: watch.Git{}}
-	if !env.Log.Embedded() {
-		env.Logger.Warn("control plane: git_host revisions cannot run on an external NATS cluster (--nats-url); only external_container deployments are served")
-		return ports, func() {}, nil
+// them. Deployments' data namespaces are accounts of the embedded server or, on an external
+// NATS cluster, accounts the operator's key makes on it; without that key the builder and
+// deployer are left out, and git_host deployments are refused at the command (unsupported is
+// why), external_container ones (manifests) still work.
+var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (ports controlplane.Ports, stop func(), unsupported string, err error) {
+	ports = controlplane.Ports{Publisher: &manifests.Publisher{}, Watcher: watch.Git{}}
+	var ns supervise.Namespaces
+	closeNS := func() {}
+	switch {
+	case env.Log.Embedded():
+		ns = supervise.EmbeddedAccounts{Log: env.Log}
+	case env.OperatorKey == "" && env.SystemCreds == "":
+		env.Logger.Warn("control plane: " + errNoNamespaces + "; only external_container deployments are served")
+		return ports, closeNS, errNoNamespaces, nil
+	case env.OperatorKey == "" || env.SystemCreds == "":
+		return ports, nil, "", errors.New("--nats-operator-key and --nats-system-creds go together")
+	default:
+		op, err := eventlog.OpenOperator(env.Log.URLs(), env.OperatorKey, env.SystemCreds)
+		if err != nil {
+			return ports, nil, "", err
+		}
+		ns, closeNS = supervise.ClusterAccounts{Operator: op}, op.Close
 	}
-	b, s, err := revisionRunners(ctx, env.Log, env.Data, "http://"+env.Addr)
+	b, s, err := revisionRunners(ctx, env.Log, ns, env.Data, "http://"+env.Addr)
 	if err != nil {
-		return controlplane.Ports{}, nil, err
+		closeNS()
+		return controlplane.Ports{}, nil, "", err
 	}
 	s.Logger = env.Logger
 	ports.Builder, ports.Deployer = b, s
-	return ports, s.Close, nil
+	return ports, func() { s.Close(); closeNS() }, "", nil
 }
 
 // ControlDBPath is where the control plane's projection file of a data folder lives.
@@ -106,7 +134,8 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		return nil, err
 	}
 	db.SyncAlways(o.sync == "always")
-	ports, stop, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger})
+	ports, stop, unsupported, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger,
+		OperatorKey: o.control.operatorKey, SystemCreds: o.control.systemCreds})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("control plane: %w", err)
@@ -123,6 +152,9 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		urls = ports.Deployer.CustomURL
 	}
 	c.svc = controlplane.NewService(l, c.proj, c.view, projects, urls)
+	if unsupported != "" {
+		c.svc.RefuseGitHost(unsupported)
+	}
 	c.svc.CheckComputeConfig(func(raw []byte, loc ...any) error {
 		_, err := manifests.ParseComputeConfig(raw, loc...)
 		return err

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,13 +29,11 @@ func withDeploymentNamespaces(c eventlog.Config) eventlog.Config {
 }
 
 // revisionRunners builds and deploys the control plane's revisions (controlplane.Builder and
-// controlplane.Deployer) for the log l, opened with withDeploymentNamespaces, of data folder
-// data; baseURL is the server's URL, the base of the deployments' custom_url. The caller
-// closes the supervisor when it stops (the processes stop; Deploy starts them again).
-func revisionRunners(ctx context.Context, l *eventlog.Log, data, baseURL string) (*build.Builder, *supervise.Supervisor, error) {
-	if !l.Embedded() {
-		return nil, nil, errors.New("deployments: revisions run on the embedded NATS server (accounts per deployment); not with --nats-url")
-	}
+// controlplane.Deployer) for the log l (opened with withDeploymentNamespaces when embedded) of
+// data folder data, the deployments' data namespaces made by ns; baseURL is the server's URL,
+// the base of the deployments' custom_url. The caller closes the supervisor when it stops (the
+// processes stop; Deploy starts them again).
+func revisionRunners(ctx context.Context, l *eventlog.Log, ns supervise.Namespaces, data, baseURL string) (*build.Builder, *supervise.Supervisor, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployments: %w", err)
@@ -47,6 +44,6 @@ func revisionRunners(ctx context.Context, l *eventlog.Log, data, baseURL string)
 	}
 	dir := filepath.Join(data, "deployments")
 	b := &build.Builder{Dir: filepath.Join(dir, ".builds"), Jetgraph: exe, Objects: objs}
-	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: l, Objects: objs, BaseURL: baseURL}
+	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: ns, Objects: objs, BaseURL: baseURL}
 	return b, s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/jetgraph/jetgraph/engine/controlplane/supervise"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -27,7 +28,7 @@ func TestRevisionRunners(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	b, s, err := revisionRunners(ctx, l, data, "http://localhost:8123")
+	b, s, err := revisionRunners(ctx, l, supervise.EmbeddedAccounts{Log: l}, data, "http://localhost:8123")
 	if err != nil {
 		t.Fatal(err)
 	}

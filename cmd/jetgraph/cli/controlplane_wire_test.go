@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,27 +101,28 @@ func TestServeWiresTheGitOpsPublisher(t *testing.T) {
 	}
 }
 
-// TestServeOnAnExternalClusterRefusesGitHostRevisions checks the control plane with --nats-url:
-// its API serves, and a git_host revision fails with a reason saying why (deployments' data
-// namespaces are accounts of the embedded server), instead of the server refusing to start.
+// TestServeOnAnExternalClusterRefusesGitHostRevisions checks the control plane with --nats-url
+// but without the operator's key: its API serves, and a git_host deployment is refused at the
+// command with 400 and the reason (nothing appended, so no revision fails later), instead of
+// the server refusing to start; a warning at start says so too.
 func TestServeOnAnExternalClusterRefusesGitHostRevisions(t *testing.T) {
 	const admin = "wire-admin-key-0123456789abcdef"
 	t.Setenv(AdminKeyEnv, admin)
 	s := startServe(t, Program{}, t.TempDir(), "--nats-url", eventlogtest.Server(t))
 	code, d := call(t, "POST", s.url+"/v2/deployments", admin, `{"name": "app", "source": "git_host",
 		"source_config": {"repo_url": "/nowhere"}, "source_revision_config": {"repo_ref": "main"}, "secrets": []}`)
-	if code != 201 {
-		t.Fatalf("create: %d %v", code, d)
+	if detail, _ := d["detail"].(string); code != http.StatusBadRequest || !strings.Contains(detail, "--nats-operator-key") {
+		t.Fatalf("create: %d %v, want 400 naming --nats-operator-key", code, d)
 	}
-	var r map[string]any
-	waitFor(t, "the revision to fail", func() bool {
-		_, r = call(t, "GET", s.url+"/v2/deployments/"+d["id"].(string)+"/revisions/"+d["latest_revision_id"].(string), admin, "")
-		return r["status"] == "BUILD_FAILED"
-	})
-	if reason, _ := r["failure_reason"].(string); !strings.Contains(reason, "no builder") {
-		t.Errorf("failure_reason %q", reason)
+	if code, l := call(t, "GET", s.url+"/v2/deployments", admin, ""); code != 200 || len(l["resources"].([]any)) != 0 {
+		t.Errorf("list after the refusal: %d %v, want no deployment", code, l)
 	}
-	if !strings.Contains(s.logs.String(), "cannot run on an external NATS cluster") {
+	if !strings.Contains(s.logs.String(), "without --nats-operator-key") {
 		t.Errorf("no warning in the log:\n%s", s.logs)
+	}
+	p := Program{Stdout: io.Discard, Stderr: io.Discard}
+	if err := p.Run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--data", t.TempDir(), "--nats-url", eventlogtest.Server(t),
+		"--nats-operator-key", "/nowhere.nk"}); err == nil || !strings.Contains(err.Error(), "go together") {
+		t.Errorf("--nats-operator-key without --nats-system-creds: %v", err)
 	}
 }

@@ -25,15 +25,6 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
-// Namespaces are the data namespaces of deployments: accounts of the control plane's embedded
-// NATS server (eventlog.Log with Config.Accounts).
-type Namespaces interface {
-	AddAccount(name, userKey string) error
-	RemoveAccount(ctx context.Context, name, userKey string) error
-	// ClientURL is the loopback address the revisions' processes connect to.
-	ClientURL() string
-}
-
 // Objects is where built programs are kept (eventlog.Objects).
 type Objects interface {
 	Get(ctx context.Context, name string) ([]byte, error)
@@ -135,9 +126,6 @@ func checkID(op, what, id string) error {
 	return nil
 }
 
-// account is the NATS account of a deployment.
-func account(deploymentID string) string { return "deployment-" + deploymentID }
-
 func (s *Supervisor) logger() *slog.Logger {
 	if s.Logger != nil {
 		return s.Logger
@@ -187,28 +175,34 @@ func (s *Supervisor) lookup(id string) *deployment {
 	return s.deps[id]
 }
 
-// keyFile is the deployment's NATS user key (a seed, mode 0600): its processes' --nats-creds.
+// keyFile is the deployment's NATS credentials (mode 0600), its processes' --nats-creds: a user
+// key seed on the embedded server, a user JWT and seed on a cluster.
 func (s *Supervisor) keyFile(deploymentID string) string {
 	return filepath.Join(s.Dir, deploymentID, eventlog.CredsFileName)
 }
 
-// Provision creates the deployment's namespace: a NATS account whose only user is the key its
-// processes are given. It is idempotent, and recovers the account's streams after a restart.
+// Provision creates the deployment's namespace: a NATS account whose only users are the
+// credentials its processes are given. It is idempotent, and recovers the account's streams
+// after a restart.
 func (s *Supervisor) Provision(ctx context.Context, tenant, deploymentID string) error {
-	if err := checkID("deployments.provision", "deployment", deploymentID); err != nil {
-		return err
+	_, err := s.provision(ctx, deploymentID)
+	return err
+}
+
+// provision is Provision returning the URL the deployment's processes connect to.
+func (s *Supervisor) provision(ctx context.Context, deploymentID string) (string, error) {
+	const op = "deployments.provision"
+	if err := checkID(op, "deployment", deploymentID); err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Join(s.Dir, deploymentID), 0o700); err != nil {
-		return fmt.Errorf("deployments.provision: %w", err)
+		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	pub, err := eventlog.UserKey(s.keyFile(deploymentID))
+	url, err := s.NATS.Provision(ctx, deploymentID, s.keyFile(deploymentID))
 	if err != nil {
-		return fmt.Errorf("deployments.provision: %w", err)
+		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	if err := s.NATS.AddAccount(account(deploymentID), pub); err != nil {
-		return fmt.Errorf("deployments.provision: %w", err)
-	}
-	return nil
+	return url, nil
 }
 
 // Deploy starts spec's revision, waits for its /ok, switches the deployment's proxy to it and
@@ -224,7 +218,8 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 	d := s.dep(spec.DeploymentID)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := s.Provision(ctx, spec.Tenant, spec.DeploymentID); err != nil {
+	natsURL, err := s.provision(ctx, spec.DeploymentID)
+	if err != nil {
 		return err
 	}
 	old := d.current()
@@ -241,7 +236,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("secret name %q: not an environment variable name", sec.Name))
 		}
 	}
-	p, err := s.newProc(ctx, spec)
+	p, err := s.newProc(ctx, spec, natsURL)
 	if err != nil {
 		return err
 	}
@@ -276,7 +271,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 // newProc prepares spec's process: its data folder, its graph.json, its program (fetched from
 // the object store and checked against the artifact's digest, for a built one), its
 // environment and flags.
-func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec) (*proc, error) {
+func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, natsURL string) (*proc, error) {
 	const op = "deployments.deploy"
 	dir := filepath.Join(s.Dir, spec.DeploymentID, spec.RevisionID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -315,7 +310,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec) 
 	// rebuilt from the deployment's log; stop removes the folder.
 	data := filepath.Join(dir, fmt.Sprintf("data-%d", time.Now().UnixNano()))
 	args := []string{"serve", "--addr", addr, "--data", data,
-		"--nats-url", s.NATS.ClientURL(), "--nats-creds", s.keyFile(spec.DeploymentID),
+		"--nats-url", natsURL, "--nats-creds", s.keyFile(spec.DeploymentID),
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
 	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
@@ -382,18 +377,8 @@ func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) er
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.stopAll(s.grace())
-	if _, err := os.Stat(s.keyFile(deploymentID)); err == nil {
-		pub, err := eventlog.UserKey(s.keyFile(deploymentID))
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		// Added again first: after a restart, its streams are known once the account is.
-		if err := s.NATS.AddAccount(account(deploymentID), pub); err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		if err := s.NATS.RemoveAccount(ctx, account(deploymentID), pub); err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
+	if err := s.NATS.Remove(ctx, deploymentID, s.keyFile(deploymentID)); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
 	}
 	names, err := s.Objects.List(ctx)
 	if err != nil {
@@ -412,6 +397,36 @@ func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) er
 	s.mu.Lock()
 	delete(s.deps, deploymentID)
 	s.mu.Unlock()
+	return nil
+}
+
+// Serving is the revision each deployment runs here, by deployment id.
+func (s *Supervisor) Serving() map[string]string {
+	s.mu.Lock()
+	deps := make([]*deployment, 0, len(s.deps))
+	for _, d := range s.deps {
+		deps = append(deps, d)
+	}
+	s.mu.Unlock()
+	out := map[string]string{}
+	for _, d := range deps {
+		if p := d.current(); p != nil {
+			out[d.id] = p.revision
+		}
+	}
+	return out
+}
+
+// Stop drains and stops the deployment's processes here; its namespace, programs and folder
+// stay (the process that removes the deployment deletes them). It is idempotent.
+func (s *Supervisor) Stop(ctx context.Context, deploymentID string) error {
+	d := s.lookup(deploymentID)
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stopAll(s.grace())
 	return nil
 }
 

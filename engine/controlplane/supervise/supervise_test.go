@@ -44,7 +44,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup := &supervise.Supervisor{Dir: filepath.Join(dir, "deployments"), Jetgraph: cptest.Jetgraph(t), NATS: l,
+	sup := &supervise.Supervisor{Dir: filepath.Join(dir, "deployments"), Jetgraph: cptest.Jetgraph(t), NATS: supervise.EmbeddedAccounts{Log: l},
 		Objects: objs, GracePeriod: 5 * time.Second, HealthTimeout: 30 * time.Second}
 	srv := httptest.NewServer(sup.Proxy())
 	sup.BaseURL = srv.URL
@@ -281,7 +281,7 @@ func TestDeployAfterRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sup := &supervise.Supervisor{Dir: filepath.Join(dir, "deployments"), Jetgraph: cptest.Jetgraph(t), NATS: l, Objects: objs,
+		sup := &supervise.Supervisor{Dir: filepath.Join(dir, "deployments"), Jetgraph: cptest.Jetgraph(t), NATS: supervise.EmbeddedAccounts{Log: l}, Objects: objs,
 			GracePeriod: 5 * time.Second}
 		srv := httptest.NewServer(sup.Proxy())
 		sup.BaseURL = srv.URL

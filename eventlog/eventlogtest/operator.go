@@ -1,0 +1,49 @@
+package eventlogtest
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// OperatorServer is a NATS server in operator mode, started from the configuration that
+// `jetgraph nats init` writes (eventlog.InitOperator).
+type OperatorServer struct {
+	*server.Server
+	// Dir holds the configuration, the keys and the credentials files.
+	Dir string
+}
+
+// URL is the server's client URL.
+func (s *OperatorServer) URL() string { return s.ClientURL() }
+
+// File is the path of one of InitOperator's files in the server's folder.
+func (s *OperatorServer) File(name string) string { return filepath.Join(s.Dir, name) }
+
+// StartOperator writes an operator setup into a folder of the test and starts a JetStream
+// server from its configuration, on a random loopback port. It is shut down when the test ends.
+func StartOperator(t testing.TB) *OperatorServer {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := eventlog.InitOperator(dir, "127.0.0.1:-1"); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(filepath.Join(dir, eventlog.OperatorConfigFile))
+	if err != nil {
+		t.Fatalf("eventlogtest: the operator configuration: %v", err)
+	}
+	opts.NoSigs, opts.NoLog = true, true
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatalf("eventlogtest: operator server: %v", err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(readyTimeout) {
+		t.Fatal("eventlogtest: the operator server did not start")
+	}
+	return &OperatorServer{Server: s, Dir: dir}
+}
