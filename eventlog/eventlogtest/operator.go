@@ -31,6 +31,13 @@ func StartOperator(t testing.TB) *OperatorServer {
 	if _, err := eventlog.InitOperator(dir, "127.0.0.1:-1"); err != nil {
 		t.Fatal(err)
 	}
+	return ServeOperator(t, dir)
+}
+
+// ServeOperator starts a JetStream server from the configuration in dir, as `jetgraph nats
+// init` wrote it. It is shut down when the test ends.
+func ServeOperator(t testing.TB, dir string) *OperatorServer {
+	t.Helper()
 	opts, err := server.ProcessConfigFile(filepath.Join(dir, eventlog.OperatorConfigFile))
 	if err != nil {
 		t.Fatalf("eventlogtest: the operator configuration: %v", err)

@@ -1,0 +1,114 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+)
+
+// TestControlPlaneOnAnOperatorCluster runs two jetgraph processes on one external NATS server
+// in operator mode, set up by `jetgraph nats init`, as a cluster would: a git_host deployment
+// made through the first is DEPLOYED and runs in both (its thread, made through one process's
+// custom_url, is read through the other's: one data namespace, an account on the cluster,
+// apart from jetgraph's own log); after kill -9 of the first, the second builds and deploys a
+// new revision on its own, the thread still there; the deletion through the second deletes
+// the account's streams.
+func TestControlPlaneOnAnOperatorCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	t.Setenv("JETGRAPH_ADMIN_KEY", scenarioAdminKey)
+	dir := filepath.Join(t.TempDir(), "nats")
+	out := jetgraph(t, false, "nats", "init", dir, "--listen", "127.0.0.1:-1")
+	if !strings.Contains(out, "--nats-operator-key "+filepath.Join(dir, eventlog.OperatorSigningKeyFile)) {
+		t.Fatalf("nats init printed:\n%s", out)
+	}
+	ns := eventlogtest.ServeOperator(t, dir)
+	flags := []string{"--nats-url", ns.URL(), "--nats-creds", ns.File(eventlog.JetgraphCredsFile),
+		"--nats-operator-key", ns.File(eventlog.OperatorSigningKeyFile), "--nats-system-creds", ns.File(eventlog.SystemCredsFile),
+		"--control-ack-wait", "2s"}
+	a := startServerArgs(t, t.TempDir(), flags...)
+	b := startServerArgs(t, t.TempDir(), flags...)
+
+	repo := newRepo(t, map[string]string{"graph.json": `{"graphs": {"agent": "echo"}}`})
+	commit(t, repo, "dev", map[string]string{"graph.json": `{"graphs": {"agent": "echo", "second": "echo"}}`})
+	dep, first := createDeployment(t, a, "cluster-app", repo, "main")
+	if r := pollRevision(t, a, dep, first, settled); r["status"] != "DEPLOYED" {
+		t.Fatalf("first revision: %v", r)
+	}
+	viaA, viaB := a.URL+"/deployments/"+dep, b.URL+"/deployments/"+dep
+	out = runNode(t, a, "controlplane.mjs", viaA, scenarioAdminKey, "agent", "run")
+	threadID := strings.TrimPrefix(strings.Split(out, "\n")[0], "thread ")
+	// The second process follows the active revision: its custom_url serves it soon.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if code, _ := cp(t, b, "GET", "/deployments/"+dep+"/ok", "", ""); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the second process does not serve the deployment a minute after it was DEPLOYED")
+		}
+	}
+	runNode(t, b, "controlplane.mjs", viaB, scenarioAdminKey, "agent", "check", threadID)
+	if code, _ := cp(t, a, "GET", "/threads/"+threadID, "", ""); code != 404 {
+		t.Errorf("the deployment's thread in jetgraph's own runtime: %d, want 404", code)
+	}
+
+	a.Kill9()
+	d := must(t, b, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "dev"}}`)
+	second := d["latest_revision_id"].(string)
+	if r := pollRevision(t, b, dep, second, settled); r["status"] != "DEPLOYED" {
+		t.Fatalf("the revision made after the first process died: %v", r)
+	}
+	runNode(t, b, "controlplane.mjs", viaB, scenarioAdminKey, "second", "check", threadID)
+
+	must(t, b, 204, "DELETE", "/v2/deployments/"+dep, "")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if code, _ := cp(t, b, "GET", "/v2/deployments/"+dep, "", ""); code == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deployment is still there a minute after DELETE")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Its account has no stream left (a user minted now, by the operator's key, sees none).
+	op, err := eventlog.OpenOperator(ns.URL(), ns.File(eventlog.OperatorSigningKeyFile), ns.File(eventlog.SystemCredsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	if err := op.AddAccount(context.Background(), "deployment-"+dep); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := op.UserCreds("deployment-"+dep, "scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "user.creds")
+	if err := os.WriteFile(file, creds, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(ns.URL(), nats.UserCredentials(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	names := js.StreamNames(context.Background())
+	for s := range names.Name() {
+		t.Errorf("stream %s of the deleted deployment's account is still there", s)
+	}
+	if strings.Contains(a.logs.String()+b.logs.String(), "not-to-be-seen") {
+		t.Error("a secret reached the logs")
+	}
+}
