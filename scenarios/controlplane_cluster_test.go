@@ -70,17 +70,7 @@ func TestControlPlaneOnAnOperatorCluster(t *testing.T) {
 	}
 	runNode(t, b, "controlplane.mjs", viaB, scenarioAdminKey, "second", "check", threadID)
 
-	must(t, b, 204, "DELETE", "/v2/deployments/"+dep, "")
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if code, _ := cp(t, b, "GET", "/v2/deployments/"+dep, "", ""); code == 404 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the deployment is still there a minute after DELETE")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	deleteDeployment(t, b, dep)
 	// Its account has no stream left (a user minted now, by the operator's key, sees none).
 	op, err := eventlog.OpenOperator(ns.URL(), ns.File(eventlog.OperatorSigningKeyFile), ns.File(eventlog.SystemCredsFile))
 	if err != nil {

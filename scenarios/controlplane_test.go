@@ -153,6 +153,22 @@ func rolloutLoad(url, key, assistant string) (stop func() (int, []string)) {
 	}
 }
 
+// deleteDeployment deletes a deployment and waits until it is gone (404).
+func deleteDeployment(t *testing.T, srv *server, id string) {
+	t.Helper()
+	must(t, srv, 204, "DELETE", "/v2/deployments/"+id, "")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if code, _ := cp(t, srv, "GET", "/v2/deployments/"+id, "", ""); code == 404 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deployment %s still there a minute after DELETE", id)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, rev string) {
 	t.Helper()
 	d := must(t, srv, 201, "POST", "/v2/deployments", `{"name": "`+name+`", "source": "git_host",
@@ -288,17 +304,7 @@ func TestControlPlaneScenario(t *testing.T) {
 	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
 	for _, id := range []string{dep, goDep} {
-		must(t, srv, 204, "DELETE", "/v2/deployments/"+id, "")
-		deadline := time.Now().Add(time.Minute)
-		for {
-			if code, _ := cp(t, srv, "GET", "/v2/deployments/"+id, "", ""); code == 404 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("deployment %s still there after DELETE", id)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+		deleteDeployment(t, srv, id)
 	}
 	if strings.Contains(srv.logs.String(), "not-to-be-seen") || strings.Contains(srv.logs.String(), scenarioAdminKey) {
 		t.Error("a secret or the key reached the logs")
