@@ -18,8 +18,9 @@ import (
 // process starts.
 
 // DefaultFollowInterval is how often a process compares what it runs with the active revisions
-// when PipelineConfig.FollowInterval is 0.
-const DefaultFollowInterval = time.Second
+// when PipelineConfig.FollowInterval is 0, besides each time the projection changes (when the
+// projector tells): it retries what failed and notices nothing else.
+const DefaultFollowInterval = 5 * time.Second
 
 // followRetry is how long the follower waits before it tries again a deployment whose active
 // revision failed to start here.
@@ -58,15 +59,21 @@ func (p *Pipeline) follow(ctx context.Context) {
 	if interval <= 0 {
 		interval = DefaultFollowInterval
 	}
+	notifier, _ := p.proj.(interface{ Changed() <-chan struct{} })
 	failed := map[string]time.Time{} // deployment id -> when its revision failed to start here
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		var changed <-chan struct{} // nil: only the ticker
+		if notifier != nil {
+			changed = notifier.Changed()
+		}
 		p.followOnce(ctx, failed)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-changed:
 		}
 	}
 }
@@ -77,26 +84,35 @@ func (p *Pipeline) followOnce(ctx context.Context, failed map[string]time.Time) 
 	if err := p.proj.CatchUp(ctx); err != nil {
 		return
 	}
-	serving := p.ports.Deployer.Serving()
+	running := p.ports.Deployer.Serving()
 	deps, err := p.view.Deployments("", func(d *DeploymentRecord) bool { return d.Source == SourceGitHost })
 	if err != nil {
 		p.cfg.Logger.Error("controlplane: follow the active revisions", "err", err)
 		return
 	}
+	seen := make(map[string]bool, len(deps))
 	for _, d := range deps {
-		delete(serving, d.ID)
-		if want, ok := p.wanted(d.ID); ok && want != p.ports.Deployer.Serving()[d.ID] &&
-			time.Since(failed[d.ID]) > followRetry {
-			if err := p.followOne(ctx, d.ID); err != nil && ctx.Err() == nil {
-				failed[d.ID] = time.Now()
-				p.cfg.Logger.Error("controlplane: this process could not run a deployment's active revision; retried",
-					"deployment_id", d.ID, "err", err)
-			} else {
-				delete(failed, d.ID)
-			}
+		seen[d.ID] = true
+		cur := running[d.ID]
+		if d.Status == DeploymentReady && d.ActiveRevisionID != nil && *d.ActiveRevisionID == cur {
+			continue // the usual case, decided without reading the revisions
+		}
+		if want, ok := p.wanted(d.ID); !ok || want == cur || time.Since(failed[d.ID]) < followRetry {
+			continue
+		}
+		if err := p.followOne(ctx, d.ID); err != nil && ctx.Err() == nil {
+			failed[d.ID] = time.Now()
+			p.cfg.Logger.Error("controlplane: this process could not run a deployment's active revision; retried",
+				"deployment_id", d.ID, "err", err)
+		} else {
+			delete(failed, d.ID)
 		}
 	}
-	for id := range serving { // gone from the projection: deleted
+	for id := range running {
+		if seen[id] {
+			continue
+		}
+		// Gone from the projection: deleted (through another process, which removed its data).
 		unlock := p.local.lock(id)
 		if err := p.ports.Deployer.Stop(ctx, id); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Error("controlplane: stop a deleted deployment's processes", "deployment_id", id, "err", err)
