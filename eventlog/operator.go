@@ -83,6 +83,16 @@ func (o *Operator) accountKey(name string) (nkeys.KeyPair, error) {
 	return kp, nil
 }
 
+// AccountKey is the public key of account name (the cluster's name of it, in its monitoring
+// and logs).
+func (o *Operator) AccountKey(name string) (string, error) {
+	kp, err := o.accountKey(name)
+	if err != nil {
+		return "", err
+	}
+	return kp.PublicKey()
+}
+
 // accountClaims are account name's claims: JetStream without limits of its own (the cluster's
 // apply), users revoked if they were issued at or before revokeAll (zero: none).
 func (o *Operator) accountClaims(name string, jetStream bool, revokeAll time.Time) (*jwt.AccountClaims, nkeys.KeyPair, error) {
@@ -135,12 +145,32 @@ func (o *Operator) push(ctx context.Context, c *jwt.AccountClaims) error {
 	return nil
 }
 
+// ErrAccountRemoved is AddAccount's answer for an account RemoveAccount removed: a process
+// that decided to run a deployment just before another deleted it must not bring its account
+// back.
+var ErrAccountRemoved = errors.New("eventlog: the account was removed")
+
 // AddAccount creates account name on the cluster, with JetStream, or renews it. It is
-// idempotent: the account's streams are untouched.
+// idempotent: the account's streams are untouched. A removed account stays removed
+// (ErrAccountRemoved).
 func (o *Operator) AddAccount(ctx context.Context, name string) error {
-	c, _, err := o.accountClaims(name, true, time.Time{})
+	c, kp, err := o.accountClaims(name, true, time.Time{})
 	if err != nil {
 		return err
+	}
+	pub, _ := kp.PublicKey()
+	lctx, cancel := context.WithTimeout(ctx, operatorTimeout)
+	defer cancel()
+	msg, err := o.sys.RequestWithContext(lctx, "$SYS.REQ.ACCOUNT."+pub+".CLAIMS.LOOKUP", nil)
+	if err != nil {
+		return fmt.Errorf("eventlog: account %s: look it up in the resolver (is the cluster in operator mode with `resolver: {type: full}`?): %w", name, err)
+	}
+	if len(msg.Data) > 0 { // empty: not there yet
+		if cur, err := jwt.DecodeAccountClaims(string(msg.Data)); err == nil {
+			if _, revoked := cur.Revocations[jwt.All]; revoked {
+				return fmt.Errorf("eventlog: add account %s: %w", name, ErrAccountRemoved)
+			}
+		}
 	}
 	return o.push(ctx, c)
 }

@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -89,18 +90,17 @@ func TestOperatorAccounts(t *testing.T) {
 			t.Fatal("a user of a removed account still reaches JetStream")
 		}
 	}
-	if err := o1.AddAccount(ctx, "deployment-a"); err != nil { // a again: empty
-		t.Fatal(err)
+	if err := o1.AddAccount(ctx, "deployment-a"); !errors.Is(err, eventlog.ErrAccountRemoved) {
+		t.Fatalf("a removed account added again: %v, want ErrAccountRemoved", err)
 	}
-	nc, err := nats.Connect(srv.URL(), nats.UserCredentials(credsFile(o1, "deployment-a")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	names := js.StreamNames(ctx)
-	for s := range names.Name() {
-		t.Errorf("stream %s of a removed account is still there", s)
+	for name, want := range map[string]int{"deployment-a": 0, "deployment-b": 1} {
+		pub, err := o1.AccountKey(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.AccountStreams(t, pub); (got == 0) != (want == 0) {
+			t.Errorf("%s has %d streams on the server after a's removal", name, got)
+		}
 	}
 	if last, err := logs["deployment-b"].LastSeq(ctx, eventlog.RuntimeStream); err != nil || last != 1 {
 		t.Fatalf("deployment-b after a's removal: last sequence %d (%v), want 1", last, err)

@@ -2,14 +2,11 @@ package scenarios
 
 import (
 	"context"
-	"os"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
@@ -71,32 +68,21 @@ func TestControlPlaneOnAnOperatorCluster(t *testing.T) {
 	runNode(t, b, "controlplane.mjs", viaB, scenarioAdminKey, "second", "check", threadID)
 
 	deleteDeployment(t, b, dep)
-	// Its account has no stream left (a user minted now, by the operator's key, sees none).
+	// Its account's streams are gone from the server, and the account cannot be made again.
 	op, err := eventlog.OpenOperator(ns.URL(), ns.File(eventlog.OperatorSigningKeyFile), ns.File(eventlog.SystemCredsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer op.Close()
-	if err := op.AddAccount(context.Background(), "deployment-"+dep); err != nil {
-		t.Fatal(err)
-	}
-	creds, err := op.UserCreds("deployment-"+dep, "scenario")
+	pub, err := op.AccountKey("deployment-" + dep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(t.TempDir(), "user.creds")
-	if err := os.WriteFile(file, creds, 0o600); err != nil {
-		t.Fatal(err)
+	if n := ns.AccountStreams(t, pub); n != 0 {
+		t.Errorf("the deleted deployment's account still has %d streams on the server", n)
 	}
-	nc, err := nats.Connect(ns.URL(), nats.UserCredentials(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	names := js.StreamNames(context.Background())
-	for s := range names.Name() {
-		t.Errorf("stream %s of the deleted deployment's account is still there", s)
+	if err := op.AddAccount(context.Background(), "deployment-"+dep); !errors.Is(err, eventlog.ErrAccountRemoved) {
+		t.Errorf("the deleted deployment's account made again: %v", err)
 	}
 	if strings.Contains(a.logs.String()+b.logs.String(), "not-to-be-seen") {
 		t.Error("a secret reached the logs")

@@ -262,6 +262,9 @@ func (p *Pipeline) step(ctx context.Context, id string) (bool, error) {
 	tenant, agg := d.TenantID, deploymentAgg(id)
 	switch d.Status {
 	case DeploymentAwaitingDelete:
+		// Until the deletion is folded: this process's follower must not start the
+		// deployment again behind the removal (follow.go).
+		defer p.local.lock(id)()
 		if p.ports.Deployer != nil && d.Source == SourceGitHost {
 			if err := p.ports.Deployer.Remove(ctx, tenant, id); err != nil {
 				return false, err

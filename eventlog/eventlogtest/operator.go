@@ -1,6 +1,9 @@
 package eventlogtest
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -53,4 +56,26 @@ func ServeOperator(t testing.TB, dir string) *OperatorServer {
 		t.Fatal("eventlogtest: the operator server did not start")
 	}
 	return &OperatorServer{Server: s, Dir: dir}
+}
+
+// AccountStreams is how many streams the server keeps for the account of public key pub: the
+// ones its monitoring reports, or, for an account without JetStream (which it no longer
+// reports), the ones still on disk in its store.
+func (s *OperatorServer) AccountStreams(t testing.TB, pub string) int {
+	t.Helper()
+	jsz, err := s.Jsz(&server.JSzOptions{Account: pub, Accounts: true, Streams: true})
+	if err != nil {
+		t.Fatalf("eventlogtest: jsz: %v", err)
+	}
+	n := 0
+	for _, a := range jsz.AccountDetails {
+		if a.Id == pub || a.Name == pub {
+			n += len(a.Streams)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(s.Dir, "jetstream", "jetstream", pub, "streams"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("eventlogtest: %v", err)
+	}
+	return max(n, len(entries))
 }
