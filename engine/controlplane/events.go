@@ -123,6 +123,10 @@ type KeyData struct {
 	TenantName string    `json:"tenant_name"`
 	Admin      bool      `json:"admin,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
+	// DeploymentID, when set, scopes the key to a deployment: its processes send their traces
+	// with it to the control plane's tracing API. It is accepted there only, and revoked with
+	// the deployment.
+	DeploymentID string `json:"deployment_id,omitempty"`
 }
 
 // DeploymentAggregate is the aggregate of a deployment's events.
