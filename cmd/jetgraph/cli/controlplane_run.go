@@ -29,6 +29,10 @@ func withDeploymentNamespaces(c eventlog.Config) eventlog.Config {
 	return c
 }
 
+// jetgraphBinary is the jetgraph program that checks and serves config revisions: this one
+// (tests, whose program is a test binary, give a built jetgraph).
+var jetgraphBinary = os.Executable
+
 // revisionRunners builds and deploys the control plane's revisions (controlplane.Builder and
 // controlplane.Deployer) for the log l, opened with withDeploymentNamespaces, of data folder
 // data; baseURL is the server's URL, the base of the deployments' custom_url. The caller
@@ -37,7 +41,7 @@ func revisionRunners(ctx context.Context, l *eventlog.Log, data, baseURL string)
 	if !l.Embedded() {
 		return nil, nil, errors.New("deployments: revisions run on the embedded NATS server (accounts per deployment); not with --nats-url")
 	}
-	exe, err := os.Executable()
+	exe, err := jetgraphBinary()
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployments: %w", err)
 	}
