@@ -148,7 +148,7 @@ func waitRuns(t *testing.T, s *traceStack, project string, ids ...string) map[st
 }
 
 // TestForwarder sends a jetgraph's traces to another one's real tracing API through a
-// forwarder: runs (posts, a patch, an attachment) and feedback arrive in the target project;
+// forwarder: runs (posts, a patch, an attachment, a root without a dotted_order) and feedback arrive in the target project;
 // batches the target receives twice are stored once; while the target is down nothing is
 // acknowledged and everything arrives once it is back, once; a new forwarder (a restart)
 // resumes where the first one stopped, sending nothing it had sent.
@@ -172,7 +172,14 @@ func TestForwarder(t *testing.T) {
 	); code != 202 {
 		t.Fatalf("patch, attachment and feedback: %d %v", code, v)
 	}
-	runs := waitRuns(t, dst, "forwarded", rootID, childID)
+	// A root posted through /runs/batch, without the dotted_order multipart ingestion requires.
+	bare := map[string]any{"id": uuid.NewString(), "name": "bare", "run_type": "chain",
+		"start_time": time.Now().UTC().Format(time.RFC3339Nano), "session_name": "source-project"}
+	if code, v := src.json(t, "POST", "/runs/batch", map[string]any{"post": []any{bare}}); code != 202 {
+		t.Fatalf("batch: %d %v", code, v)
+	}
+	bareID := bare["id"].(string)
+	runs := waitRuns(t, dst, "forwarded", rootID, childID, bareID)
 	waitFor(t, "the patch, the attachment and the feedback at the target", func() (bool, any) {
 		_, c := dst.send(t, "GET", "/runs/"+childID, nil, nil)
 		_, r := dst.send(t, "GET", "/runs/"+rootID, nil, nil)
@@ -195,13 +202,13 @@ func TestForwarder(t *testing.T) {
 		t.Errorf("a run reached the target while it was down: %d", code)
 	}
 	proxy.down.Store(false)
-	waitRuns(t, dst, "forwarded", rootID, childID, root2["id"].(string), child2["id"].(string))
+	waitRuns(t, dst, "forwarded", rootID, childID, bareID, root2["id"].(string), child2["id"].(string))
 
 	// 3. A restart: the new forwarder (same target) sends only what came after.
 	stop()
 	root3, child3 := src.postTrace(t, "source-project")
 	runForwarder(t, src, cfg)
-	waitRuns(t, dst, "forwarded", rootID, childID, root2["id"].(string), child2["id"].(string), root3["id"].(string), child3["id"].(string))
+	waitRuns(t, dst, "forwarded", rootID, childID, bareID, root2["id"].(string), child2["id"].(string), root3["id"].(string), child3["id"].(string))
 	proxy.mu.Lock()
 	sent := len(proxy.bodies)
 	proxy.mu.Unlock()

@@ -40,7 +40,10 @@ func (it *item) add(name, ctype string, data []byte) {
 }
 
 // items turns one event into the items to send; nil for an event that is not forwarded (project
-// changes, feedback updates and deletions: the ingestion protocol has no part for them).
+// changes, feedback updates and deletions: the ingestion protocol has no part for them) or that
+// cannot be read (logged). An error is one to retry (the object store did not answer), or an
+// event of a newer version than this build reads: the forwarder stops there until it is
+// upgraded, as every reader of the log does.
 func (f *Forwarder) items(ctx context.Context, e eventlog.Event) ([]item, error) {
 	e, err := eventlog.Upcasts.Upcast(e)
 	if err != nil {
@@ -59,14 +62,21 @@ func (f *Forwarder) items(ctx context.Context, e eventlog.Event) ([]item, error)
 		return []item{*it}, nil
 	case traces.FeedbackCreated:
 		var d traces.FeedbackData
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return nil, fmt.Errorf("forward: feedback event %s: %w", e.ID, err)
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.ID == "" {
+			f.skip(e, "a feedback event that cannot be read", err)
+			return nil, nil
 		}
 		var it item
 		it.add("feedback."+d.ID, "application/json", d.Feedback)
 		return []item{it}, nil
 	}
 	return nil, nil
+}
+
+// skip logs an event that can never be sent (it is not what this build wrote), which is then
+// left out: retrying it would stop the stream for good.
+func (f *Forwarder) skip(e eventlog.Event, what string, err error) {
+	f.cfg.Logger.Error("forward: "+what+"; not sent", "event", e.ID, "type", e.Type, "seq", e.Seq, "err", err)
 }
 
 // runData is traces.RunData with the run's fields kept as sent.
@@ -81,7 +91,8 @@ type runData struct {
 func (f *Forwarder) runItem(ctx context.Context, e eventlog.Event, kind string) (*item, error) {
 	var d runData
 	if err := json.Unmarshal(e.Data, &d); err != nil {
-		return nil, fmt.Errorf("forward: run event %s: %w", e.ID, err)
+		f.skip(e, "a run event that cannot be read", err)
+		return nil, nil
 	}
 	run := d.Run
 	if d.Blob != nil {
@@ -94,12 +105,14 @@ func (f *Forwarder) runItem(ctx context.Context, e eventlog.Event, kind string) 
 			return nil, fmt.Errorf("forward: read the payload of event %s: %w", e.ID, err)
 		}
 		if err := json.Unmarshal(raw, &run); err != nil {
-			return nil, fmt.Errorf("forward: the payload of event %s: %w", e.ID, err)
+			f.skip(e, "a run payload that cannot be read", err)
+			return nil, nil
 		}
 	}
 	var id string
 	if err := json.Unmarshal(run["id"], &id); err != nil || id == "" {
-		return nil, fmt.Errorf("forward: run event %s has no run id", e.ID)
+		f.skip(e, "a run event without a run id", err)
+		return nil, nil
 	}
 	id = strings.ToLower(id)
 	f.setProject(run, kind)
@@ -179,7 +192,8 @@ func rootDottedOrder(run map[string]json.RawMessage, id string) {
 func (f *Forwarder) attachments(ctx context.Context, it *item, e eventlog.Event, id string, raw json.RawMessage) error {
 	var list map[string]trace.Attachment
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return fmt.Errorf("forward: the attachments of run %s: %w", id, err)
+		f.skip(e, "attachments that cannot be read (the run is sent without them)", err)
+		return nil
 	}
 	names := make([]string, 0, len(list))
 	for name := range list {
