@@ -241,15 +241,20 @@ func (s *Service) DeploymentKeyValid(ctx context.Context, key, deploymentID stri
 	return ok && !rec.Revoked && rec.DeploymentID == deploymentID, err
 }
 
-// RevokeDeploymentKeys revokes every key of the deployment; none left is no error.
-func (s *Service) RevokeDeploymentKeys(ctx context.Context, deploymentID string) error {
+// RevokeDeploymentKeys revokes every key of the deployment but keep (a key in clear text, ""
+// for none); none left is no error.
+func (s *Service) RevokeDeploymentKeys(ctx context.Context, deploymentID, keep string) error {
 	const op = "keys.revoke_deployment_keys"
 	all, err := s.List(ctx)
 	if err != nil {
 		return err
 	}
+	kept := ""
+	if keep != "" {
+		kept = Hash(keep)
+	}
 	for _, k := range all {
-		if k.DeploymentID == deploymentID && deploymentID != "" && !k.Revoked {
+		if k.DeploymentID == deploymentID && deploymentID != "" && !k.Revoked && k.Hash != kept {
 			if err := s.append(ctx, op, k.ID, cp.KeyRevoked, struct{}{}); err != nil {
 				return err
 			}

@@ -55,10 +55,17 @@ func TestDeploymentKeys(t *testing.T) {
 			t.Errorf("the deployment key's record: %+v", k)
 		}
 	}
-	if err := ks.RevokeDeploymentKeys(ctx, "d1"); err != nil {
+	kept, err := ks.MintDeploymentKey(ctx, acmeRec.TenantID, "d2")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ks.RevokeDeploymentKeys(ctx, "d1"); err != nil {
+	if err := ks.RevokeDeploymentKeys(ctx, "d2", kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.RevokeDeploymentKeys(ctx, "d1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.RevokeDeploymentKeys(ctx, "d1", ""); err != nil {
 		t.Errorf("revoking again: %v", err)
 	}
 	adminTenant := keys.TenantID(keys.AdminTenant)
@@ -69,7 +76,8 @@ func TestDeploymentKeys(t *testing.T) {
 		unauthorized      bool
 	}{
 		{"a tenant's key", acme, "", acmeRec.TenantID, true, false},
-		{"a deployment's key", other, "", acmeRec.TenantID, true, false},
+		{"a deployment's key", kept, "", acmeRec.TenantID, true, false},
+		{"a deployment's key revoked but the one kept", other, "", "", false, true},
 		{"a revoked deployment key", dep, "", "", false, true},
 		{"the admin key", admin, "", adminTenant, true, false},
 		{"the admin key for another tenant", admin, acmeRec.TenantID, acmeRec.TenantID, true, false},

@@ -99,8 +99,9 @@ type TraceKeys interface {
 	MintDeploymentKey(ctx context.Context, tenantID, deploymentID string) (string, error)
 	// DeploymentKeyValid reports whether key is a live key of the deployment.
 	DeploymentKeyValid(ctx context.Context, key, deploymentID string) (bool, error)
-	// RevokeDeploymentKeys revokes every key of the deployment.
-	RevokeDeploymentKeys(ctx context.Context, deploymentID string) error
+	// RevokeDeploymentKeys revokes every key of the deployment but keep (a key in clear text,
+	// "" for none).
+	RevokeDeploymentKeys(ctx context.Context, deploymentID, keep string) error
 }
 
 // TraceForwarding is where deployments' processes send their traces: serve's
@@ -375,8 +376,8 @@ func (s *Supervisor) traceKeyFile(deploymentID string) string {
 }
 
 // traceKey returns the key the deployment's processes send their traces with: the one of its
-// key file while it is valid, else a new one, minted and written there (mode 0600). It is never
-// logged.
+// key file while it is valid, else a new one, minted and written there (mode 0600), the
+// deployment's other keys revoked. It is never logged.
 func (s *Supervisor) traceKey(ctx context.Context, spec controlplane.DeploySpec) (string, error) {
 	const op = "deployments.trace_key"
 	path := s.traceKeyFile(spec.DeploymentID)
@@ -407,6 +408,10 @@ func (s *Supervisor) traceKey(ctx context.Context, spec controlplane.DeploySpec)
 		err = os.Rename(tmp.Name(), path) // (CreateTemp made it 0600)
 	}
 	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	// A key that was lost with its file (or replaced) is of no use: only the new one stays.
+	if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, spec.DeploymentID, key); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	return key, nil
@@ -487,7 +492,7 @@ func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) er
 		}
 	}
 	if s.Traces != nil {
-		if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, deploymentID); err != nil {
+		if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, deploymentID, ""); err != nil {
 			return fmt.Errorf("%s: revoke the trace keys: %w", op, err)
 		}
 	}
