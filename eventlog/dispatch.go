@@ -2,9 +2,11 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -79,6 +81,42 @@ func (q *DispatchQueue) Pull(batch int) (*DispatchPull, error) {
 	return &DispatchPull{msgs: msgs}, nil
 }
 
+// Fetch returns, in order, at most max of the queue's next messages: those there now, or else
+// the first to arrive within wait (and those there with it); none (no error) when none did. It
+// returns as soon as it has messages, whose AckWait runs from then.
+func (q *DispatchQueue) Fetch(ctx context.Context, max int, wait time.Duration) ([]*Dispatch, error) {
+	msgs, err := collect(q.cons.FetchNoWait(max))
+	if len(msgs) > 0 || err != nil {
+		return msgs, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if msgs, err = collect(q.cons.Fetch(1, jetstream.FetchContext(wctx))); len(msgs) == 0 || err != nil || max == 1 {
+		if ctx.Err() != nil {
+			err = nil // (its messages, if any came, are settled by the caller)
+		}
+		return msgs, err
+	}
+	more, err := collect(q.cons.FetchNoWait(max - 1))
+	return append(msgs, more...), err
+}
+
+// collect reads a fetched batch whole; the end of a fetch that found nothing is no error.
+func collect(batch jetstream.MessageBatch, err error) ([]*Dispatch, error) {
+	if err != nil {
+		return nil, fmt.Errorf("eventlog: fetch: %w", err)
+	}
+	var out []*Dispatch
+	for msg := range batch.Messages() {
+		out = append(out, &Dispatch{msg: msg})
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return out, fmt.Errorf("eventlog: fetch: %w", err)
+	}
+	return out, nil
+}
+
 // DispatchPull is one pull of a dispatch queue; Next is for one goroutine.
 type DispatchPull struct {
 	msgs jetstream.MessagesContext
@@ -113,6 +151,10 @@ func (d *Dispatch) Seq() (uint64, error) {
 	}
 	return md.Sequence.Stream, nil
 }
+
+// Data is the stored body of the message: decode it with Log.DecodeBody (it may pack several
+// events, or refer to a blob).
+func (d *Dispatch) Data() []byte { return d.msg.Data() }
 
 // Ack says the work is done: the message is not delivered again.
 func (d *Dispatch) Ack() error { return d.msg.Ack() }

@@ -3,6 +3,7 @@ package eventlog_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,5 +129,69 @@ func TestDispatchQueue(t *testing.T) {
 	pull.Stop()
 	if _, err := pull.Next(); err == nil {
 		t.Fatal("Next after Stop delivered")
+	}
+}
+
+// TestDispatchFetch checks Fetch on real JetStream: the messages there now, in order, at most
+// max, with their bodies; nothing (no error) when none comes within the wait; the first message
+// that comes during the wait at once; a message handed back (Nak) comes again.
+func TestDispatchFetch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := eventlogtest.Open(t)
+	q, err := l.OpenDispatch(ctx, eventlog.DispatchConfig{Name: "TEST_FETCH", Filter: "thread.*.*.run_created", AckWait: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRun := func(id string) {
+		t.Helper()
+		if _, err := l.Append(ctx, mustEvent(t, thread(id), "run_created", nil), eventlog.Any); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(ds []*eventlog.Dispatch) []string {
+		t.Helper()
+		var out []string
+		for _, d := range ds {
+			events, err := l.DecodeBody(ctx, d.Data())
+			if err != nil || len(events) != 1 {
+				t.Fatalf("body: %v %v", events, err)
+			}
+			out = append(out, events[0].Aggregate.ID)
+		}
+		return out
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		appendRun(id)
+	}
+	for _, c := range []struct {
+		max  int
+		want string
+	}{{2, "a,b"}, {2, "c"}, {2, ""}} {
+		start := time.Now()
+		got, err := q.Fetch(ctx, c.max, 200*time.Millisecond)
+		if err != nil || strings.Join(ids(got), ",") != c.want {
+			t.Fatalf("Fetch(%d) = %v %v, want %s", c.max, ids(got), err, c.want)
+		}
+		if c.want != "" && time.Since(start) > 150*time.Millisecond {
+			t.Errorf("Fetch waited %v with messages there", time.Since(start))
+		}
+		for _, d := range got {
+			if err := d.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	go func() { time.Sleep(100 * time.Millisecond); appendRun("d") }()
+	start := time.Now()
+	got, err := q.Fetch(ctx, 10, 5*time.Second)
+	if err != nil || strings.Join(ids(got), ",") != "d" || time.Since(start) > 3*time.Second {
+		t.Fatalf("Fetch during the wait = %v %v after %v", ids(got), err, time.Since(start))
+	}
+	if err := got[0].Nak(0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := q.Fetch(ctx, 10, 5*time.Second); err != nil || strings.Join(ids(got), ",") != "d" {
+		t.Fatalf("Fetch after Nak = %v %v", ids(got), err)
 	}
 }

@@ -169,6 +169,47 @@ func deleteDeployment(t *testing.T, srv *server, id string) {
 	}
 }
 
+// waitTraced waits until the control plane's tracing API holds a trace in the project of a
+// deployment (its name), read with the admin key (the deployments' tenant): the runs of the
+// deployment's processes are forwarded there.
+func waitTraced(t *testing.T, srv *server, name string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if projects := tracingProjects(t, srv, name, ""); len(projects) == 1 {
+			code, v := cp(t, srv, "POST", "/tracing/runs/query", "", `{"session": ["`+projects[0]["id"].(string)+`"], "is_root": true}`)
+			if runs, _ := v["runs"].([]any); code == 200 && len(runs) > 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no trace of deployment %s at the control plane's /tracing", name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// tracingProjects lists the control plane's tracing projects called name, read with the admin
+// key acting for tenant (its own when empty).
+func tracingProjects(t *testing.T, srv *server, name, tenant string) []map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest("GET", srv.URL+"/tracing/sessions?name="+name, nil)
+	req.Header.Set("X-Api-Key", scenarioAdminKey)
+	if tenant != "" {
+		req.Header.Set("X-Tenant-Id", tenant)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var projects []map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&projects); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /tracing/sessions?name=%s: %s %v", name, resp.Status, err)
+	}
+	return projects
+}
+
 func createDeployment(t *testing.T, srv *server, name, repo, ref string) (id, rev string) {
 	t.Helper()
 	d := must(t, srv, 201, "POST", "/v2/deployments", `{"name": "`+name+`", "source": "git_host",
@@ -214,6 +255,10 @@ func TestControlPlaneScenario(t *testing.T) {
 	url := d["source_config"].(map[string]any)["custom_url"].(string)
 	out := runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "run")
 	threadID := strings.TrimPrefix(strings.Split(out, "\n")[0], "thread ")
+	waitTraced(t, srv, "config-app")
+	if other := tracingProjects(t, srv, "config-app", otherTenant); len(other) != 0 {
+		t.Errorf("another tenant sees the deployment's tracing project: %v", other)
+	}
 
 	// A new branch: a new revision, active moves, the thread is still there; a /runs/wait loop
 	// through custom_url sees no failure across this rollout and the redeploy below.
@@ -282,6 +327,7 @@ func TestControlPlaneScenario(t *testing.T) {
 	}
 	goURL := must(t, srv, 200, "GET", "/v2/deployments/"+goDep, "")["source_config"].(map[string]any)["custom_url"].(string)
 	runNode(t, srv, "controlplane.mjs", goURL, scenarioAdminKey, "greeter", "run")
+	waitTraced(t, srv, "go-app")
 	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+goDep, `{"source_revision_config": {"repo_ref": "compile-error"}}`)
 	if r := pollRevision(t, srv, goDep, d["latest_revision_id"].(string), settled); r["status"] != "BUILD_FAILED" ||
 		!strings.Contains(r["failure_reason"].(string)+r["log_tail"].(string), "undefinedName") {

@@ -123,6 +123,14 @@ type KeyData struct {
 	TenantName string    `json:"tenant_name"`
 	Admin      bool      `json:"admin,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
+	// DeploymentID, when set, scopes the key to a deployment: its processes send their traces
+	// with it to the control plane's tracing API. It is accepted there only, and revoked with
+	// the deployment.
+	DeploymentID string `json:"deployment_id,omitempty"`
+	// Holder names the process that minted a deployment key (its host and data folder): each
+	// process of a cluster runs the deployment with a key of its own, and replacing its key
+	// revokes only its own older ones.
+	Holder string `json:"holder,omitempty"`
 }
 
 // DeploymentAggregate is the aggregate of a deployment's events.

@@ -9,6 +9,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/forward"
 	"github.com/jetgraph/jetgraph/engine/tracing/selftrace"
 	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 	"github.com/jetgraph/jetgraph/eventlog"
@@ -29,6 +30,9 @@ type TracingConfig struct {
 	Project string
 	// NoSelfTrace turns the engine's own traces off.
 	NoSelfTrace bool
+	// Forward, when set, sends the default tenant's traces (jetgraph's own and what clients
+	// send without a key) to another tracing API as well (engine/tracing/forward).
+	Forward *forward.Config
 }
 
 // tracingParts are the platform's tracing side. It has its own stream, projection file and
@@ -41,8 +45,12 @@ type tracingParts struct {
 	TraceProjector *projections.Projector
 	TracesView     *traces.Traces
 	Tracing        *tracing.Service
+	// TraceObjects is the trace object store: attachments and oversized run payloads.
+	TraceObjects *tracing.Objects
 	// SelfTrace traces the runs executed here into Tracing; nil with NoSelfTrace.
 	SelfTrace *selftrace.Tracer
+	// TraceForwarder sends the traces to TracingConfig.Forward's target; nil without it.
+	TraceForwarder *forward.Forwarder
 }
 
 // TraceDBPath is where the trace projection file of a data folder lives.
@@ -65,7 +73,7 @@ func (p *Platform) openTracing(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.TraceDB = db
+	p.TraceDB, p.TraceObjects = db, objects
 	db.SyncAlways(p.cfg.Log.SyncAlways)
 	p.TracesView = traces.NewTraces(db, prices, objects.Get)
 	p.TraceProjector = projections.NewProjector(db, p.Log, eventlog.TraceStream, p.TracesView)
@@ -77,6 +85,15 @@ func (p *Platform) openTracing(ctx context.Context) error {
 	p.Tracing = tracing.New(p.Log, p.TraceProjector, p.TracesView, objects, sc)
 	if !p.cfg.Tracing.NoSelfTrace {
 		p.SelfTrace = selftrace.New(p.Tracing, selftrace.Config{Project: p.cfg.Tracing.Project, Logger: p.logger})
+	}
+	if fc := p.cfg.Tracing.Forward; fc != nil {
+		c := *fc
+		if c.Logger == nil {
+			c.Logger = p.logger
+		}
+		if p.TraceForwarder, err = forward.New(p.Log, objects, c); err != nil {
+			return fmt.Errorf("platform: %w", err)
+		}
 	}
 	return nil
 }
@@ -110,6 +127,19 @@ func (p *Platform) startTracing(ctx context.Context) {
 		}
 	}()
 	go func() { defer p.wg.Done(); p.Tracing.RunSweeper(ctx, p.cfg.SweepInterval) }()
+	if p.TraceForwarder != nil {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.logger.Info("forwarding traces", "target", p.TraceForwarder.Target())
+			for ctx.Err() == nil {
+				if err := p.TraceForwarder.Run(ctx); err != nil && ctx.Err() == nil {
+					p.logger.Error("trace forwarder stopped, restarting", "err", err)
+					_ = engine.Sleep(ctx, time.Second)
+				}
+			}
+		}()
+	}
 }
 
 // tracingHealth is the trace projector's health.

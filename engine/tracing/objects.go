@@ -75,9 +75,15 @@ func (o *Objects) Put(ctx context.Context, tenant string, data []byte) (string, 
 func (o *Objects) Get(ctx context.Context, name string) ([]byte, error) {
 	data, err := o.obs.Get(ctx, name)
 	if errors.Is(err, eventlog.ErrNoObject) {
-		return nil, fmt.Errorf("tracing: blob %s: not found (expired?)", name)
+		return nil, fmt.Errorf("tracing: blob %s: not found (expired?): %w", name, err)
 	}
 	return data, err
+}
+
+// Attachment returns tenant's blob of a digest (an attachment's, as a run's attachments
+// describe it); an error wrapping eventlog.ErrNoObject when it is not stored (expired).
+func (o *Objects) Attachment(ctx context.Context, tenant, digest string) ([]byte, error) {
+	return o.Get(ctx, objectName(tenant, digest))
 }
 
 // Blob returns the blob of the context's tenant with a digest (an attachment's, say).

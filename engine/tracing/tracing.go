@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -47,7 +48,7 @@ type Config struct {
 	// 0: eventlog.DefaultTraceRetention.
 	Retention time.Duration
 	// APIKeys maps accepted x-api-key values to tenants. Empty (the single-user setup): every
-	// key, or none, is the default tenant.
+	// key, or none, is the default tenant, but the keys of UseKeys (see Tenant).
 	APIKeys map[string]string
 	Logger  *slog.Logger
 }
@@ -65,6 +66,8 @@ type Service struct {
 	maxEvent int
 	// maxMessage bounds the events packed in one log message.
 	maxMessage int
+	// keys resolves the keys of UseKeys.
+	keys atomic.Pointer[KeyResolver]
 }
 
 // New returns the service appending to l, reading view (kept by proj), and storing attachments
@@ -154,15 +157,56 @@ func (s *Service) BodyLimit() int64 {
 	return s.cfg.SizeLimit + min(s.cfg.SizeLimit/8, maxFramingAllowance)
 }
 
-// Tenant returns the tenant an x-api-key value stands for, false for a key that is not
-// accepted. A missing key, an empty one, or "undefined" (what the JS client sends when none is
-// configured) is the default tenant.
-func (s *Service) Tenant(key string) (string, bool) {
-	if key == "" || key == "undefined" || len(s.cfg.APIKeys) == 0 {
-		return engine.DefaultTenant, true
+// KeyResolver finds the tenant of an API key that another part of jetgraph issued: the control
+// plane's keys (engine/controlplane/keys), so that a tenant's key reads and writes that tenant's
+// traces. The tracing service owns this interface; the assembly gives it the keys (UseKeys).
+type KeyResolver interface {
+	// ResolveKey returns the tenant key acts for (with tenantHeader, X-Tenant-Id, the one it
+	// names, when the key may choose). known is false for a key the resolver does not know and
+	// does not claim; an error (engine.Unauthorized) refuses the request: a revoked key, a key
+	// that has the resolver's form but is unknown, a tenant the key may not act for.
+	ResolveKey(ctx context.Context, key, tenantHeader string) (tenant string, known bool, err error)
+}
+
+// UseKeys makes the service accept the keys r knows besides Config.APIKeys (nil: none).
+func (s *Service) UseKeys(r KeyResolver) {
+	if r == nil {
+		s.keys.Store(nil)
+		return
 	}
-	t, ok := s.cfg.APIKeys[key]
-	return t, ok
+	s.keys.Store(&r)
+}
+
+// Tenant returns the tenant an x-api-key value (and the X-Tenant-Id header, for the keys of
+// UseKeys) stands for, or an Unauthorized error. A missing key, an empty one, or "undefined"
+// (what the JS client sends when none is configured) is the default tenant. A key of
+// Config.APIKeys is its tenant, a key the KeyResolver knows its tenant. Any other key is refused
+// when Config.APIKeys is set (or the resolver claims it), else it is the default tenant: the
+// single-user setup, where every client's key is accepted.
+func (s *Service) Tenant(ctx context.Context, key, tenantHeader string) (string, error) {
+	const op = "tracing.tenant"
+	if key == "" || key == "undefined" {
+		return engine.DefaultTenant, nil
+	}
+	if t, ok := s.cfg.APIKeys[key]; ok {
+		return t, nil
+	}
+	if r := s.keys.Load(); r != nil {
+		t, known, err := (*r).ResolveKey(ctx, key, tenantHeader)
+		if err != nil {
+			if engine.Is(engine.Unauthorized, err) || engine.Is(engine.Invalid, err) {
+				return "", err
+			}
+			return "", engine.E(engine.Op(op), engine.Unavailable, "The API keys cannot be read; retry.", err)
+		}
+		if known {
+			return t, nil
+		}
+	}
+	if len(s.cfg.APIKeys) > 0 {
+		return "", engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
+	}
+	return engine.DefaultTenant, nil
 }
 
 // Healthy reports the trace projector's health.

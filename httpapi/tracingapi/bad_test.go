@@ -2,6 +2,7 @@ package tracingapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -204,5 +205,69 @@ func TestLongProjectNamesAreRefused(t *testing.T) {
 	}
 	if err := s.P.TraceProjector.Halted(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// issuedKeys is a tracing.KeyResolver of the keys another part of jetgraph issued (the control
+// plane's, in serve): tenants' keys, a revoked one, and the form of its keys ("jgk_").
+type issuedKeys map[string]string
+
+func (k issuedKeys) ResolveKey(_ context.Context, key, tenantHeader string) (string, bool, error) {
+	t, ok := k[key]
+	switch {
+	case t == "revoked":
+		return "", false, engine.E(engine.Unauthorized, "Invalid API key.")
+	case ok && tenantHeader != "" && tenantHeader != t:
+		return "", false, engine.E(engine.Unauthorized, "This API key may not act for that tenant.")
+	case ok:
+		return t, true, nil
+	case strings.HasPrefix(key, "jgk_"):
+		return "", false, engine.E(engine.Unauthorized, "Invalid API key.")
+	}
+	return "", false, nil
+}
+
+// TestTracingIssuedKeys checks the keys of a tracing.KeyResolver: a tenant's key writes and
+// reads its tenant's traces and no other's, the single-user default tenant stays open to a
+// missing or foreign key, and a revoked or unknown issued key is a 401.
+func TestTracingIssuedKeys(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	s.P.Tracing.UseKeys(issuedKeys{"jgk_acme": "acme", "jgk_bravo": "bravo", "jgk_old": "revoked"})
+	posted := map[string]string{} // tenant -> run id
+	for _, key := range []string{"jgk_acme", "jgk_bravo", ""} {
+		run := newTracedRun(nil, "r", "chain", time.Now())
+		s.Key = key
+		if code, v := s.postMultipart(t, "", traceJSONPart("post."+run["id"].(string), run)); code != 202 {
+			t.Fatalf("post with %q: %d %v", key, code, v)
+		}
+		posted[key] = run["id"].(string)
+		s.run(t, run["id"].(string))
+	}
+	s.Key = ""
+	for _, c := range []struct {
+		key, header, run string
+		want             int
+	}{
+		{"jgk_acme", "", "jgk_acme", 200},
+		{"jgk_acme", "", "jgk_bravo", 404},
+		{"jgk_acme", "", "", 404},
+		{"jgk_bravo", "", "jgk_acme", 404},
+		{"jgk_bravo", "", "jgk_bravo", 200},
+		{"jgk_acme", "bravo", "jgk_bravo", 401},
+		{"", "", "jgk_acme", 404},
+		{"", "", "", 200},
+		{"anything", "", "", 200},
+		{"anything", "", "jgk_acme", 404},
+		{"jgk_wrong", "", "jgk_acme", 401},
+		{"jgk_old", "", "jgk_acme", 401},
+	} {
+		code, _ := s.send(t, "GET", "/runs/"+posted[c.run], nil, map[string]string{"X-Api-Key": c.key, "X-Tenant-Id": c.header})
+		if code != c.want {
+			t.Errorf("key %q (X-Tenant-Id %q) reading the run posted with %q: %d, want %d", c.key, c.header, c.run, code, c.want)
+		}
+	}
+	code, v := s.send(t, "GET", "/sessions", nil, map[string]string{"X-Api-Key": "jgk_acme"})
+	if code != 200 || len(v.([]any)) != 1 {
+		t.Errorf("acme's projects: %d %v", code, v)
 	}
 }

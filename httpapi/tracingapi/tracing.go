@@ -24,7 +24,7 @@ import (
 // Ingestion is what the clients' ingestion needs of the tracing service: their API keys, the
 // body limit, the info they read, the appends.
 type Ingestion interface {
-	Tenant(key string) (string, bool)
+	Tenant(ctx context.Context, key, tenantHeader string) (string, error)
 	Info() tracing.Info
 	BodyLimit() int64
 	Ingest(ctx context.Context, b *tracing.Batch) (tracing.Result, error)
@@ -100,14 +100,19 @@ func (s *Handlers) Mount(e *echo.Echo) {
 	s.tracingLifecycleRoutes(e, g)
 }
 
-// tracingAuth acts for the tenant of the request's x-api-key.
+// tracingAuth acts for the tenant of the request's x-api-key (and X-Tenant-Id, which the
+// clients send when a workspace is configured); an unknown key is a 401.
 func (s *Handlers) tracingAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		tenant, ok := s.ingestion.Tenant(strings.TrimSpace(c.Request().Header.Get("X-Api-Key")))
-		if !ok {
+		req := c.Request()
+		tenant, err := s.ingestion.Tenant(req.Context(), strings.TrimSpace(req.Header.Get("X-Api-Key")),
+			strings.TrimSpace(req.Header.Get("X-Tenant-Id")))
+		if engine.Is(engine.Unauthorized, err) {
 			return echo.NewHTTPError(http.StatusUnauthorized, "Invalid API key.")
 		}
-		req := c.Request()
+		if err != nil {
+			return err
+		}
 		c.SetRequest(req.WithContext(engine.WithTenant(req.Context(), tenant)))
 		return next(c)
 	}

@@ -59,6 +59,9 @@ type ControlPlaneEnv struct {
 	// OperatorKey and SystemCreds make deployments' namespaces on an external NATS cluster in
 	// operator mode (--nats-operator-key, --nats-system-creds).
 	OperatorKey, SystemCreds string
+	// TraceKeys, when set, mints the keys with which the deployments' processes send their
+	// traces to this server's tracing API (http://<Addr>/tracing); nil: they keep them.
+	TraceKeys supervise.TraceKeys
 }
 
 // errNoNamespaces is why git_host deployments are refused on an external NATS without the
@@ -96,6 +99,9 @@ var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (ports co
 		return controlplane.Ports{}, nil, "", err
 	}
 	s.Logger = env.Logger
+	if env.TraceKeys != nil {
+		s.Traces = &supervise.TraceForwarding{URL: "http://" + env.Addr + "/tracing", Keys: env.TraceKeys}
+	}
 	ports.Builder, ports.Deployer = b, s
 	return ports, func() { s.Close(); closeNS() }, "", nil
 }
@@ -134,18 +140,25 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		return nil, err
 	}
 	db.SyncAlways(o.sync == "always")
-	ports, stop, unsupported, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger,
-		OperatorKey: o.control.operatorKey, SystemCreds: o.control.systemCreds})
+	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
+	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
+	c.keys = keys.New(l, c.proj, c.view)
+	env := ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger,
+		OperatorKey: o.control.operatorKey, SystemCreds: o.control.systemCreds}
+	var projects controlplane.ProjectCreator
+	if tr != nil {
+		// The tracing API takes the control plane's keys, and the deployments' processes send
+		// their traces there, into the project of the deployment's name, with a key of its tenant.
+		projects = tracingProjects{tr}
+		tr.UseKeys(c.keys)
+		env.TraceKeys = c.keys
+	}
+	ports, stop, unsupported, err := controlPlanePorts(ctx, env)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("control plane: %w", err)
 	}
-	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger, stop: stop}
-	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
-	var projects controlplane.ProjectCreator
-	if tr != nil {
-		projects = tracingProjects{tr}
-	}
+	c.stop = stop
 	var urls func(string) string
 	var proxy = ports.Deployer
 	if proxy != nil {
@@ -159,7 +172,6 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		_, err := manifests.ParseComputeConfig(raw, loc...)
 		return err
 	})
-	c.keys = keys.New(l, c.proj, c.view)
 	c.pipe = controlplane.NewPipeline(l, c.proj, c.view, c.svc, ports, controlplane.PipelineConfig{
 		AckWait: o.control.ackWait, PollInterval: o.control.pollInterval, Workers: o.control.workers, Logger: o.logger})
 	if proxy != nil {

@@ -59,7 +59,7 @@ with --nats-creds), or from the embedded store in --data while no server holds i
 	_ = create.MarkFlagRequired("tenant")
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the keys: id, key prefix, tenant, admin, revoked",
+		Short: "List the keys: id, key prefix, tenant, admin, revoked, the deployment of a deployment's trace key",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withKeys(cmd.Context(), o, func(ctx context.Context, ks *keys.Service) error {
@@ -68,9 +68,13 @@ with --nats-creds), or from the embedded store in --data while no server holds i
 					return err
 				}
 				w := tabwriter.NewWriter(o.prog.Stdout, 2, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "ID\tPREFIX\tTENANT\tTENANT_ID\tADMIN\tREVOKED\tCREATED")
+				fmt.Fprintln(w, "ID\tPREFIX\tTENANT\tTENANT_ID\tADMIN\tREVOKED\tCREATED\tDEPLOYMENT")
 				for _, k := range all {
-					fmt.Fprintf(w, "%s\t%s…\t%s\t%s\t%v\t%v\t%s\n", k.ID, k.Prefix, k.TenantName, k.TenantID, k.Admin, k.Revoked, k.CreatedAt.Format("2006-01-02T15:04:05Z"))
+					dep := k.DeploymentID
+					if dep == "" {
+						dep = "-"
+					}
+					fmt.Fprintf(w, "%s\t%s…\t%s\t%s\t%v\t%v\t%s\t%s\n", k.ID, k.Prefix, k.TenantName, k.TenantID, k.Admin, k.Revoked, k.CreatedAt.Format("2006-01-02T15:04:05Z"), dep)
 				}
 				return w.Flush()
 			})

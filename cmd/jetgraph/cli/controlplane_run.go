@@ -28,13 +28,17 @@ func withDeploymentNamespaces(c eventlog.Config) eventlog.Config {
 	return c
 }
 
+// jetgraphBinary is the jetgraph program that checks and serves config revisions: this one
+// (tests, whose program is a test binary, give a built jetgraph).
+var jetgraphBinary = os.Executable
+
 // revisionRunners builds and deploys the control plane's revisions (controlplane.Builder and
 // controlplane.Deployer) for the log l (opened with withDeploymentNamespaces when embedded) of
 // data folder data, the deployments' data namespaces made by ns; baseURL is the server's URL,
 // the base of the deployments' custom_url. The caller closes the supervisor when it stops (the
 // processes stop; Deploy starts them again).
 func revisionRunners(ctx context.Context, l *eventlog.Log, ns supervise.Namespaces, data, baseURL string) (*build.Builder, *supervise.Supervisor, error) {
-	exe, err := os.Executable()
+	exe, err := jetgraphBinary()
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployments: %w", err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/tracing"
+	"github.com/jetgraph/jetgraph/engine/tracing/forward"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -18,7 +20,14 @@ type traceOptions struct {
 	prices      string
 	project     string
 	noSelfTrace bool
+	// forwardURL and forwardProject: see addTraceFlags.
+	forwardURL     string
+	forwardProject string
 }
+
+// TraceForwardKeyEnv names the environment variable holding the API key that --trace-forward-url
+// is sent with (X-Api-Key). It is no flag, so that the key never shows in a process listing.
+const TraceForwardKeyEnv = "JETGRAPH_TRACE_FORWARD_API_KEY"
 
 // addTraceRetentionFlag adds the flag of the trace stream's retention, which every command that
 // opens the log sets on the stream.
@@ -34,6 +43,11 @@ func addTraceFlags(f *pflag.FlagSet, t *traceOptions) {
 	f.StringVar(&t.project, "trace-project", "default",
 		"tracing project of jetgraph's own traces: every run it executes is traced there (root span id = run id)")
 	f.BoolVar(&t.noSelfTrace, "no-self-trace", false, "do not trace the runs jetgraph executes")
+	f.StringVar(&t.forwardURL, "trace-forward-url", "",
+		"also send the default tenant's traces (jetgraph's own runs' among them) to this LangSmith-compatible tracing API, durably: "+
+			"https://api.smith.langchain.com or http://<jetgraph>/tracing; the API key is read from "+TraceForwardKeyEnv)
+	f.StringVar(&t.forwardProject, "trace-forward-project", "",
+		"project of the forwarded runs at --trace-forward-url (default: each run's own project)")
 }
 
 // logRetention is the event log's TraceRetention for the flag: there, 0 is the default and a
@@ -47,8 +61,12 @@ func (t traceOptions) logRetention() time.Duration {
 
 // platform is the platform's tracing configuration.
 func (t traceOptions) platform(version string) platform.TracingConfig {
-	return platform.TracingConfig{PricesFile: t.prices, Service: tracing.Config{Version: version},
+	c := platform.TracingConfig{PricesFile: t.prices, Service: tracing.Config{Version: version},
 		Project: t.project, NoSelfTrace: t.noSelfTrace}
+	if t.forwardURL != "" {
+		c.Forward = &forward.Config{URL: t.forwardURL, APIKey: os.Getenv(TraceForwardKeyEnv), Project: t.forwardProject}
+	}
+	return c
 }
 
 // registerTraceMetrics exposes the trace projector's progress and lag.

@@ -137,22 +137,22 @@ func (s *Service) Authenticate(ctx context.Context, key, tenantHeader string) (s
 	if key == "" {
 		return "", engine.E(engine.Op(op), engine.Unauthorized, "Missing X-Api-Key header.")
 	}
-	rec, ok, err := s.view.Key(Hash(key))
+	rec, ok, err := s.lookup(ctx, op, key, true)
 	if err != nil {
-		return "", engine.E(engine.Op(op), err)
-	}
-	if !ok {
-		// A key made a moment ago on another process: look again with the log as of now.
-		if err := s.catchUp(ctx); err == nil {
-			rec, ok, err = s.view.Key(Hash(key))
-		}
-		if err != nil {
-			return "", engine.E(engine.Op(op), err)
-		}
+		return "", err
 	}
 	if !ok || rec.Revoked {
 		return "", engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
 	}
+	if rec.DeploymentID != "" {
+		return "", engine.E(engine.Op(op), engine.Unauthorized, "This API key only sends a deployment's traces (/tracing).")
+	}
+	return actFor(op, rec, tenantHeader)
+}
+
+// actFor is the tenant a valid key acts for: its own, or with tenantHeader the one it names,
+// which only an admin key may choose freely.
+func actFor(op string, rec cp.KeyRecord, tenantHeader string) (string, error) {
 	if tenantHeader == "" || tenantHeader == rec.TenantID {
 		return rec.TenantID, nil
 	}
@@ -164,6 +164,104 @@ func (s *Service) Authenticate(ctx context.Context, key, tenantHeader string) (s
 		return "", engine.E(engine.Op(op), engine.Unauthorized, fmt.Sprintf("This API key may not act for tenant %s.", u))
 	}
 	return u.String(), nil
+}
+
+// lookup finds a key's record by its hash; when it is not in the projection and again is set,
+// it looks once more with the log as of now (a key made a moment ago on another process).
+func (s *Service) lookup(ctx context.Context, op, key string, again bool) (cp.KeyRecord, bool, error) {
+	rec, ok, err := s.view.Key(Hash(key))
+	if err == nil && !ok && again {
+		if err = s.catchUp(ctx); err == nil {
+			rec, ok, err = s.view.Key(Hash(key))
+		}
+	}
+	if err != nil {
+		return cp.KeyRecord{}, false, engine.E(engine.Op(op), err)
+	}
+	return rec, ok, nil
+}
+
+// ResolveKey is Authenticate for the control plane's tracing API (tracing.KeyResolver): every
+// valid key, a deployment's included, acts for its tenant (an admin key for the X-Tenant-Id it
+// names). known is false for a key that is not one of these keys and has not their form (any
+// key of a single-user tracing client); a revoked key, or an unknown one starting with Prefix,
+// is Unauthorized.
+func (s *Service) ResolveKey(ctx context.Context, key, tenantHeader string) (string, bool, error) {
+	const op = "keys.resolve"
+	rec, ok, err := s.lookup(ctx, op, key, strings.HasPrefix(key, Prefix))
+	switch {
+	case err != nil:
+		return "", false, err
+	case ok && rec.Revoked, !ok && strings.HasPrefix(key, Prefix):
+		return "", false, engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
+	case !ok:
+		return "", false, nil
+	}
+	tenant, err := actFor(op, rec, tenantHeader)
+	return tenant, err == nil, err
+}
+
+// MintDeploymentKey makes a key of tenant (its id) scoped to a deployment, for the processes
+// holder runs (see KeyData.Holder), with which they send their traces, and returns it in clear
+// text (its hash alone is stored): the caller gives it to the processes and logs it nowhere.
+func (s *Service) MintDeploymentKey(ctx context.Context, tenantID, deploymentID, holder string) (string, error) {
+	const op = "keys.mint_deployment_key"
+	if tenantID == "" || deploymentID == "" {
+		return "", engine.E(engine.Op(op), engine.Invalid, "a deployment key needs a tenant and a deployment")
+	}
+	if err := s.catchUp(ctx); err != nil {
+		return "", engine.E(engine.Op(op), engine.Unavailable, err)
+	}
+	all, err := s.view.Keys()
+	if err != nil {
+		return "", engine.E(engine.Op(op), err)
+	}
+	name := ""
+	for _, k := range all {
+		if k.TenantID == tenantID && k.TenantName != "" {
+			name = k.TenantName
+		}
+	}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", engine.E(engine.Op(op), err)
+	}
+	plain := Prefix + base64.RawURLEncoding.EncodeToString(b[:])
+	data := cp.KeyData{ID: uuid.NewString(), Hash: Hash(plain), Prefix: plain[:8], TenantID: tenantID,
+		TenantName: name, DeploymentID: deploymentID, Holder: holder}
+	if err := s.append(ctx, op, data.ID, cp.KeyCreated, data); err != nil {
+		return "", err
+	}
+	return plain, nil
+}
+
+// DeploymentKeyValid reports whether key is a live key of the deployment.
+func (s *Service) DeploymentKeyValid(ctx context.Context, key, deploymentID string) (bool, error) {
+	rec, ok, err := s.lookup(ctx, "keys.deployment_key_valid", key, true)
+	return ok && !rec.Revoked && rec.DeploymentID == deploymentID, err
+}
+
+// RevokeDeploymentKeys revokes every key of the deployment minted for holder ("": for any)
+// but keep (a key in clear text, "" for none); none left is no error.
+func (s *Service) RevokeDeploymentKeys(ctx context.Context, deploymentID, holder, keep string) error {
+	const op = "keys.revoke_deployment_keys"
+	all, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	kept := ""
+	if keep != "" {
+		kept = Hash(keep)
+	}
+	for _, k := range all {
+		if k.DeploymentID == deploymentID && deploymentID != "" && !k.Revoked && k.Hash != kept &&
+			(holder == "" || k.Holder == holder) {
+			if err := s.append(ctx, op, k.ID, cp.KeyRevoked, struct{}{}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // List returns every key (hashes and prefixes, never a key), revoked ones included.

@@ -70,12 +70,53 @@ type Supervisor struct {
 	// Logger receives the supervisor's messages (starts, crashes, switches); nil is
 	// slog.Default().
 	Logger *slog.Logger
+	// Traces, when set, makes every deployment's processes send their traces to the control
+	// plane's tracing API, in the project of the deployment's name, with a key of the
+	// deployment's tenant; nil leaves their traces in their own log only.
+	Traces *TraceForwarding
 
 	mu   sync.Mutex
 	deps map[string]*deployment
 }
 
 var _ controlplane.Deployer = (*Supervisor)(nil)
+
+// TraceKeys mints the keys with which deployments' processes send their traces (the control
+// plane's keys service): a key of the deployment's tenant, scoped to the deployment, stored
+// hashed.
+type TraceKeys interface {
+	// MintDeploymentKey makes a key of the tenant for the deployment's processes that holder
+	// (a process of the control plane) runs, and returns it in clear text.
+	MintDeploymentKey(ctx context.Context, tenantID, deploymentID, holder string) (string, error)
+	// DeploymentKeyValid reports whether key is a live key of the deployment.
+	DeploymentKeyValid(ctx context.Context, key, deploymentID string) (bool, error)
+	// RevokeDeploymentKeys revokes every key of the deployment minted for holder ("": any) but
+	// keep (a key in clear text, "" for none).
+	RevokeDeploymentKeys(ctx context.Context, deploymentID, holder, keep string) error
+}
+
+// TraceForwarding is where deployments' processes send their traces: serve's
+// --trace-forward-url, with the deployment's name as --trace-forward-project.
+type TraceForwarding struct {
+	// URL is the control plane's tracing API (http://<addr>/tracing).
+	URL string
+	// Keys mints the deployments' keys.
+	Keys TraceKeys
+}
+
+// The environment a process is given to forward its traces (jetgraph serve's
+// --trace-forward-url and --trace-forward-project, and the key). Deployment secrets may not use
+// these names: the JETGRAPH_ prefix is the platform's.
+const (
+	TraceForwardURLEnv     = "JETGRAPH_TRACE_FORWARD_URL"
+	TraceForwardProjectEnv = "JETGRAPH_TRACE_FORWARD_PROJECT"
+	TraceForwardKeyEnv     = "JETGRAPH_TRACE_FORWARD_API_KEY"
+)
+
+// TraceKeyFileName is the file of a deployment's folder that holds its trace key in clear text
+// (mode 0600, beside its NATS key), so that its processes get the same key after a restart of
+// the control plane; it goes with the folder when the deployment is removed.
+const TraceKeyFileName = "trace.key"
 
 // MinimalEnv is a revision process's environment before the secrets: PATH and TMPDIR only.
 func MinimalEnv() []string {
@@ -305,6 +346,14 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 	for _, sec := range spec.Secrets {
 		env = append(env, sec.Name+"="+sec.Value)
 	}
+	if s.Traces != nil {
+		key, err := s.traceKey(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, TraceForwardURLEnv+"="+s.Traces.URL, TraceForwardProjectEnv+"="+spec.DeploymentName,
+			TraceForwardKeyEnv+"="+key)
+	}
 	// A data folder per process, not per revision: a revision rolled back to while its previous
 	// process still drains must not wait for that process's lock. The projections in it are
 	// rebuilt from the deployment's log; stop removes the folder.
@@ -314,6 +363,64 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
 	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
+}
+
+// holder names this supervisor among a cluster's: its host and folder.
+func (s *Supervisor) holder() string {
+	host, _ := os.Hostname()
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		dir = s.Dir
+	}
+	return host + ":" + dir
+}
+
+// traceKeyFile is the deployment's trace key file.
+func (s *Supervisor) traceKeyFile(deploymentID string) string {
+	return filepath.Join(s.Dir, deploymentID, TraceKeyFileName)
+}
+
+// traceKey returns the key the deployment's processes send their traces with: the one of its
+// key file while it is valid, else a new one, minted and written there (mode 0600), the
+// deployment's other keys revoked. It is never logged.
+func (s *Supervisor) traceKey(ctx context.Context, spec controlplane.DeploySpec) (string, error) {
+	const op = "deployments.trace_key"
+	path := s.traceKeyFile(spec.DeploymentID)
+	if raw, err := os.ReadFile(path); err == nil {
+		key := strings.TrimSpace(string(raw))
+		ok, err := s.Traces.Keys.DeploymentKeyValid(ctx, key, spec.DeploymentID)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+		if ok {
+			return key, nil
+		}
+	}
+	key, err := s.Traces.Keys.MintDeploymentKey(ctx, spec.Tenant, spec.DeploymentID, s.holder())
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".trace-key-")
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.WriteString(key + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path) // (CreateTemp made it 0600)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	// A key this process lost with its file (or replaced) is of no use: only the new one stays.
+	// The keys other processes of a cluster run the deployment with are theirs.
+	if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, spec.DeploymentID, s.holder(), key); err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return key, nil
 }
 
 // program returns the path of a built revision's program in the cache, fetching it from the
@@ -366,8 +473,8 @@ func (s *Supervisor) program(ctx context.Context, art controlplane.Artifact) (st
 	return path, nil
 }
 
-// Remove drains and stops the deployment's processes, deletes its account's streams, its
-// programs and its folder. It is idempotent.
+// Remove drains and stops the deployment's processes, deletes its account's streams, revokes
+// its trace keys, deletes its programs and its folder. It is idempotent.
 func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) error {
 	const op = "deployments.remove"
 	if err := checkID(op, "deployment", deploymentID); err != nil {
@@ -379,6 +486,11 @@ func (s *Supervisor) Remove(ctx context.Context, tenant, deploymentID string) er
 	d.stopAll(s.grace())
 	if err := s.NATS.Remove(ctx, deploymentID, s.keyFile(deploymentID)); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
+	}
+	if s.Traces != nil {
+		if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, deploymentID, "", ""); err != nil {
+			return fmt.Errorf("%s: revoke the trace keys: %w", op, err)
+		}
 	}
 	names, err := s.Objects.List(ctx)
 	if err != nil {
