@@ -17,8 +17,8 @@ import (
 // made through the first is DEPLOYED and runs in both (its thread, made through one process's
 // custom_url, is read through the other's: one data namespace, an account on the cluster,
 // apart from jetgraph's own log); after kill -9 of the first, the second builds and deploys a
-// new revision on its own, the thread still there; the deletion through the second deletes
-// the account's streams.
+// new revision on its own, the thread still there, the runs traced to the deployment's
+// project; the deletion through the second deletes the account's streams.
 func TestControlPlaneOnAnOperatorCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
@@ -66,6 +66,7 @@ func TestControlPlaneOnAnOperatorCluster(t *testing.T) {
 		t.Fatalf("the revision made after the first process died: %v", r)
 	}
 	runNode(t, b, "controlplane.mjs", viaB, scenarioAdminKey, "second", "check", threadID)
+	waitTraced(t, b, "cluster-app") // the runs' traces, forwarded to the control plane's project
 
 	deleteDeployment(t, b, dep)
 	// Its account's streams are gone from the server, and the account cannot be made again.
