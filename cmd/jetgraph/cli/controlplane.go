@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +32,7 @@ type controlOptions struct {
 	pollInterval time.Duration
 	ackWait      time.Duration
 	workers      int
+	publicURL    string // the external base URL of custom_url; "" is http://<the address served on>
 }
 
 // addControlFlags adds serve's control-plane flags.
@@ -38,6 +41,28 @@ func addControlFlags(f *pflag.FlagSet, c *controlOptions) {
 	f.DurationVar(&c.pollInterval, "build-poll-interval", 30*time.Second, "how often the refs of build_on_push deployments are checked for new commits (0: never)")
 	f.DurationVar(&c.ackWait, "control-ack-wait", 10*time.Second, "how soon another process takes over the revision pipeline steps of a process that died (renewed every third of it)")
 	f.IntVar(&c.workers, "control-workers", 4, "deployments whose pipeline steps this process works on at once")
+	f.Var(checked(&c.publicURL, "", func(v string) error { _, err := parsePublicURL(v); return err }), "public-url",
+		"the server's external base URL (behind a proxy: https://host[/prefix]), the base of every deployment's custom_url (default: http://<--addr>)")
+}
+
+// parsePublicURL checks --public-url: an http or https URL with a host, no query or fragment;
+// it returns it without a trailing slash ("" stays "").
+func parsePublicURL(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q: %w", v, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: want an http:// or https:// URL", v)
+	case u.Host == "":
+		return "", fmt.Errorf("%q: no host", v)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("%q: no query, fragment or credentials in a public URL", v)
+	}
+	return strings.TrimRight(v, "/"), nil
 }
 
 // AdminKeyEnv names the environment variable that sets the admin API key instead of the one
@@ -50,6 +75,18 @@ type ControlPlaneEnv struct {
 	Data   string // the data folder
 	Addr   string // the HTTP address the server listens on
 	Logger *slog.Logger
+
+	// PublicURL is the server's external base URL (--public-url), the base of custom_url;
+	// "" is http://<Addr>.
+	PublicURL string
+}
+
+// baseURL is the base of the deployments' custom_url.
+func (env ControlPlaneEnv) baseURL() string {
+	if env.PublicURL != "" {
+		return env.PublicURL
+	}
+	return "http://" + env.Addr
 }
 
 // controlPlanePorts builds the builder, deployer, manifest publisher and ref watcher of the
@@ -63,7 +100,7 @@ var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (controlp
 		env.Logger.Warn("control plane: git_host revisions cannot run on an external NATS cluster (--nats-url); only external_container deployments are served")
 		return ports, func() {}, nil
 	}
-	b, s, err := revisionRunners(ctx, env.Log, env.Data, "http://"+env.Addr)
+	b, s, err := revisionRunners(ctx, env.Log, env.Data, env.baseURL())
 	if err != nil {
 		return controlplane.Ports{}, nil, err
 	}
@@ -106,7 +143,12 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		return nil, err
 	}
 	db.SyncAlways(o.sync == "always")
-	ports, stop, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger})
+	public, err := parsePublicURL(o.control.publicURL)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("--public-url %w", err)
+	}
+	ports, stop, err := controlPlanePorts(ctx, ControlPlaneEnv{Log: l, Data: data, Addr: addr, PublicURL: public, Logger: o.logger})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("control plane: %w", err)
