@@ -48,7 +48,7 @@ const (
 	// maxResumes is how often a revision is resumed after an interruption before it is
 	// INTERRUPTED for good (a build that kills its process every time).
 	maxResumes = 3
-	// maxLogEvent bounds the log one step appends: a longer output keeps its end.
+	// maxLogEvent is how much of its end a step's output keeps past stepLogBudget.
 	maxLogEvent = 512 << 10
 )
 
@@ -384,7 +384,7 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 	if goOn, err := p.enter(ctx, agg, r, RevisionBuilding); err != nil || !goOn {
 		return err
 	}
-	var out bytes.Buffer
+	out := p.stepLog(ctx, agg, r.ID)
 	var art Artifact
 	var err error
 	switch d.Source {
@@ -395,17 +395,17 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		}
 		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
 			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
-			BuildCommand: r.Inputs.BuildCommand}, &out)
+			BuildCommand: r.Inputs.BuildCommand}, out)
 	case SourceExternalContainer:
-		art, err = p.publish(ctx, d, r, &out)
+		art, err = p.publish(ctx, d, r, out)
 	default:
 		err = fmt.Errorf("source %s cannot be built", d.Source)
 	}
+	if lerr := out.Close(); lerr != nil {
+		return fmt.Errorf("controlplane: the build's log: %w", lerr)
+	}
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: whoever takes over resumes the build
-	}
-	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
-		return lerr
 	}
 	if err != nil {
 		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionBuildFailed,
@@ -415,7 +415,7 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		CommitSHA: art.CommitSHA, Artifact: &art})
 }
 
-func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out *bytes.Buffer) (Artifact, error) {
+func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out io.Writer) (Artifact, error) {
 	if p.ports.Publisher == nil {
 		return Artifact{}, errors.New("this jetgraph has no manifest publisher for external_container revisions")
 	}
@@ -488,23 +488,23 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 	} else if err := p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeploying, Note: why}); err != nil {
 		return err
 	}
-	var out bytes.Buffer
+	out := p.stepLog(ctx, agg, r.ID)
 	var err error
 	switch {
 	case r.Built == nil:
 		err = errors.New("the revision has no artifact")
 	case r.Built.Kind == ArtifactManifests:
-		fmt.Fprintf(&out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
+		fmt.Fprintf(out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
 	case p.ports.Deployer == nil:
 		err = errors.New("this jetgraph has no deployer")
 	default:
-		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), &out)
+		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), out)
+	}
+	if lerr := out.Close(); lerr != nil {
+		return fmt.Errorf("controlplane: the rollout's log: %w", lerr)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
-	}
-	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
-		return lerr
 	}
 	if err != nil {
 		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: err.Error(), Note: why})
@@ -512,15 +512,17 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why})
 }
 
-// appendLog appends a step's output to the revision's log (its end, when very long).
-func (p *Pipeline) appendLog(ctx context.Context, agg eventlog.Aggregate, revisionID string, out []byte) error {
-	if len(out) == 0 {
-		return nil
-	}
-	if len(out) > maxLogEvent {
-		out = append([]byte("[... earlier output cut ...]\n"), out[len(out)-maxLogEvent:]...)
-	}
-	return p.emit(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(string(out), "?")})
+// stepLog streams a step's output to the revision's log while the step runs (see stepLog);
+// the step closes it before it appends its status. Output written while stopping is appended
+// too: the log of an interrupted attempt is followed by the resumed one's.
+func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string) *stepLog {
+	return newStepLog(func(text string) error {
+		err := p.emit(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
+		if err != nil {
+			p.cfg.Logger.Warn("controlplane: appending a revision's log; kept for the next append", "revision_id", revisionID, "err", err)
+		}
+		return err
+	})
 }
 
 // emit appends one event of the pipeline and waits until it is folded. The deployment's lease
