@@ -517,7 +517,7 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 // too: the log of an interrupted attempt is followed by the resumed one's.
 func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string) *stepLog {
 	return newStepLog(func(text string) error {
-		err := p.emit(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
+		_, err := p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
 		if err != nil {
 			p.cfg.Logger.Warn("controlplane: appending a revision's log; kept for the next append", "revision_id", revisionID, "err", err)
 		}
@@ -528,18 +528,26 @@ func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revision
 // emit appends one event of the pipeline and waits until it is folded. The deployment's lease
 // makes this worker its only writer of pipeline events.
 func (p *Pipeline) emit(ctx context.Context, agg eventlog.Aggregate, typ string, data any) error {
-	e, err := eventlog.New(agg, typ, data)
+	seq, err := p.append(ctx, agg, typ, data)
 	if err != nil {
 		return err
 	}
-	// Written even while stopping: a step done is recorded, not done twice.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitWait)
 	defer cancel()
-	seq, err := p.log.Append(wctx, e, eventlog.Any)
-	if err != nil {
-		return err
-	}
 	return p.proj.WaitFor(wctx, seq)
+}
+
+// append appends one event of the pipeline without waiting for the projection (a piece of a
+// revision's log: the step's next event, which is waited for, comes after it on the subject).
+// It is written even while stopping: a step done is recorded, not done twice.
+func (p *Pipeline) append(ctx context.Context, agg eventlog.Aggregate, typ string, data any) (uint64, error) {
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		return 0, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitWait)
+	defer cancel()
+	return p.log.Append(wctx, e, eventlog.Any)
 }
 
 // poll creates a revision of every build_on_push deployment whose ref moved.

@@ -8,9 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	cp "github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/build"
 	"github.com/jetgraph/jetgraph/engine/controlplane/cptest"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
+	"github.com/jetgraph/jetgraph/projections"
+	"github.com/jetgraph/jetgraph/projections/deployments"
+	"github.com/jetgraph/jetgraph/projections/projectionstest"
 )
 
 // TestPipelineStreamsTheBuildLog builds a Go module revision whose build_command prints, then
@@ -78,5 +84,41 @@ func TestPipelineStreamsTheBuildLog(t *testing.T) {
 	}
 	if i, j := strings.Index(text, "step two"), strings.Index(text, "switched traffic"); i > j {
 		t.Errorf("the build's output after the rollout's:\n%s", text)
+	}
+}
+
+// TestPipelineStopsPromptlyMidBuild stops the pipeline and the projection together, as serve
+// does, while a build runs: the build's output so far is appended without waiting for the
+// stopped projection, and the resumed build's log holds the interrupted attempt's output once.
+func TestPipelineStopsPromptlyMidBuild(t *testing.T) {
+	l := eventlogtest.Open(t)
+	db := projectionstest.OpenDB(t, filepath.Join(t.TempDir(), "controlplane.db"))
+	view := deployments.New(db)
+	proj := projections.NewProjector(db, l, eventlog.ControlStream, view)
+	stopProj := projectionstest.Run(t, proj)
+	first := &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, nil),
+		ctx: engine.WithTenant(context.Background(), "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01")}
+	rec := newRecorder()
+	stopPipe := first.start(t, cp.Ports{Builder: rec, Deployer: rec})
+	d := first.create(t, "app", "hold")
+	<-rec.building
+
+	start := time.Now()
+	stopProj()
+	stopPipe()
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the pipeline took %v to stop mid-build", took)
+	}
+
+	proj = projections.NewProjector(db, l, eventlog.ControlStream, view)
+	projectionstest.Run(t, proj)
+	again := &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, nil), ctx: first.ctx}
+	next := newRecorder()
+	close(next.release)
+	again.start(t, cp.Ports{Builder: next, Deployer: next})
+	again.waitRevision(t, d.ID, *d.LatestRevisionID, cp.RevisionDeployed)
+	text, err := again.svc.RevisionLog(again.ctx, d.ID, *d.LatestRevisionID)
+	if n := strings.Count(text, "cloning /repos/app at hold"); err != nil || n != 2 {
+		t.Errorf("%d clones in the log, want 2 (the interrupted attempt's, the resumed one's): %v\n%s", n, err, text)
 	}
 }
