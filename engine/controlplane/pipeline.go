@@ -120,7 +120,9 @@ func (p *Pipeline) Start(ctx context.Context) error {
 // Wait returns once every goroutine of Start has returned (ctx ended).
 func (p *Pipeline) Wait() { p.wg.Wait() }
 
-// restore deploys every deployment's active revision again.
+// restore deploys every deployment's active revision again. A deployment whose lease a worker
+// holds (a message redelivered at start, a step of another process) is tried again until its
+// lease is free: skipping it would leave its active revision down.
 func (p *Pipeline) restore(ctx context.Context) {
 	if p.ports.Deployer == nil {
 		return
@@ -135,17 +137,32 @@ func (p *Pipeline) restore(ctx context.Context) {
 		p.cfg.Logger.Error("controlplane: restore", "err", err)
 		return
 	}
-	for _, d := range deps {
-		p.withLease(ctx, d.ID, func(ctx context.Context) {
-			r, ok, err := p.view.Revision(d.ID, *d.ActiveRevisionID)
-			if err != nil || !ok || r.Built == nil {
-				return
+	for len(deps) > 0 {
+		var held []DeploymentRecord
+		for _, d := range deps {
+			if !p.withLease(ctx, d.ID, func(ctx context.Context) { p.restoreOne(ctx, d) }) {
+				held = append(held, d)
 			}
-			var out bytes.Buffer
-			if err := p.ports.Deployer.Deploy(ctx, p.deploySpec(d.Deployment, r), &out); err != nil && ctx.Err() == nil {
-				p.cfg.Logger.Error("controlplane: restore of an active revision failed", "deployment_id", d.ID, "revision_id", r.ID, "err", err)
-			}
-		})
+		}
+		if deps = held; len(deps) > 0 && engine.Sleep(ctx, p.cfg.AckWait/4) != nil {
+			return
+		}
+	}
+}
+
+// restoreOne deploys d's active revision again, as the projection has it now.
+func (p *Pipeline) restoreOne(ctx context.Context, d DeploymentRecord) {
+	cur, ok, err := p.view.Deployment("", d.ID)
+	if err != nil || !ok || cur.ActiveRevisionID == nil || cur.Status != DeploymentReady {
+		return // deleted, or being deleted, meanwhile
+	}
+	r, ok, err := p.view.Revision(d.ID, *cur.ActiveRevisionID)
+	if err != nil || !ok || r.Built == nil {
+		return
+	}
+	var out bytes.Buffer
+	if err := p.ports.Deployer.Deploy(ctx, p.deploySpec(cur.Deployment, r), &out); err != nil && ctx.Err() == nil {
+		p.cfg.Logger.Error("controlplane: restore of an active revision failed", "deployment_id", d.ID, "revision_id", r.ID, "err", err)
 	}
 }
 
