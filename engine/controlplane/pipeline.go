@@ -195,6 +195,12 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 		return
 	}
 	id := parts[2]
+	if parts[3] == RevisionLogged {
+		// A piece of a revision's log changes nothing left to do; a build streams one a
+		// second, which would otherwise each wait for the lease its own build holds.
+		_ = d.Ack()
+		return
+	}
 	if seq, err := d.Seq(); err == nil {
 		wctx, cancel := context.WithTimeout(ctx, p.cfg.AckWait)
 		err = p.proj.WaitFor(wctx, seq)
