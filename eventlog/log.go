@@ -94,6 +94,10 @@ type Config struct {
 	// OutputRetention is the maximum age of the output stream's messages (resumable run
 	// streams): 0 is DefaultOutputRetention.
 	OutputRetention time.Duration
+	// Existing uses the streams as they are, neither creating nor updating them: a command
+	// connecting to a running server's log leaves the server's stream settings alone (its
+	// retentions, replicas).
+	Existing bool
 }
 
 // Log is an open event log.
@@ -303,8 +307,16 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 		}
 		// A cluster that is still forming is waited for, as long as ctx lets.
 		var s jetstream.Stream
-		err := l.Retry(ctx, "create stream "+name, func(ctx context.Context) error {
+		what := "create stream " + name
+		if l.cfg.Existing {
+			what = "open stream " + name
+		}
+		err := l.Retry(ctx, what, func(ctx context.Context) error {
 			var err error
+			if l.cfg.Existing {
+				s, err = l.js.Stream(ctx, name)
+				return err
+			}
 			s, err = l.js.CreateOrUpdateStream(ctx, sc)
 			return err
 		})

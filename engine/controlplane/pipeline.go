@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -52,7 +51,7 @@ const (
 	// maxResumes is how often a revision is resumed after an interruption before it is
 	// INTERRUPTED for good (a build that kills its process every time).
 	maxResumes = 3
-	// maxLogEvent bounds the log one step appends: a longer output keeps its end.
+	// maxLogEvent is how much of its end a step's output keeps past stepLogBudget.
 	maxLogEvent = 512 << 10
 )
 
@@ -154,6 +153,12 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 		return
 	}
 	id := parts[2]
+	if parts[3] == RevisionLogged {
+		// A piece of a revision's log changes nothing left to do; a build streams one a
+		// second, which would otherwise each wait for the lease its own build holds.
+		_ = d.Ack()
+		return
+	}
 	if seq, err := d.Seq(); err == nil {
 		wctx, cancel := context.WithTimeout(ctx, p.cfg.AckWait)
 		err = p.proj.WaitFor(wctx, seq)
@@ -363,7 +368,7 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 	if goOn, err := p.enter(ctx, agg, r, RevisionBuilding); err != nil || !goOn {
 		return err
 	}
-	var out bytes.Buffer
+	out := p.stepLog(ctx, agg, r.ID)
 	var art Artifact
 	var err error
 	switch d.Source {
@@ -374,17 +379,17 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		}
 		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
 			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
-			BuildCommand: r.Inputs.BuildCommand}, &out)
+			BuildCommand: r.Inputs.BuildCommand}, out)
 	case SourceExternalContainer:
-		art, err = p.publish(ctx, d, r, &out)
+		art, err = p.publish(ctx, d, r, out)
 	default:
 		err = fmt.Errorf("source %s cannot be built", d.Source)
 	}
+	if lerr := out.Close(); lerr != nil {
+		return fmt.Errorf("controlplane: the build's log: %w", lerr)
+	}
 	if ctx.Err() != nil {
 		return ctx.Err() // stopping: whoever takes over resumes the build
-	}
-	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
-		return lerr
 	}
 	if err != nil {
 		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionBuildFailed,
@@ -394,7 +399,7 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		CommitSHA: art.CommitSHA, Artifact: &art})
 }
 
-func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out *bytes.Buffer) (Artifact, error) {
+func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out io.Writer) (Artifact, error) {
 	if p.ports.Publisher == nil {
 		return Artifact{}, errors.New("this jetgraph has no manifest publisher for external_container revisions")
 	}
@@ -468,23 +473,23 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 		return err
 	}
 	defer p.local.lock(d.ID)() // until the outcome is folded: see follow.go
-	var out bytes.Buffer
+	out := p.stepLog(ctx, agg, r.ID)
 	var err error
 	switch {
 	case r.Built == nil:
 		err = errors.New("the revision has no artifact")
 	case r.Built.Kind == ArtifactManifests:
-		fmt.Fprintf(&out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
+		fmt.Fprintf(out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
 	case p.ports.Deployer == nil:
 		err = errors.New("this jetgraph has no deployer")
 	default:
-		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), &out)
+		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), out)
+	}
+	if lerr := out.Close(); lerr != nil {
+		return fmt.Errorf("controlplane: the rollout's log: %w", lerr)
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
-	}
-	if lerr := p.appendLog(ctx, agg, r.ID, out.Bytes()); lerr != nil {
-		return lerr
 	}
 	if err != nil {
 		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: err.Error(), Note: why})
@@ -492,32 +497,42 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why})
 }
 
-// appendLog appends a step's output to the revision's log (its end, when very long).
-func (p *Pipeline) appendLog(ctx context.Context, agg eventlog.Aggregate, revisionID string, out []byte) error {
-	if len(out) == 0 {
-		return nil
-	}
-	if len(out) > maxLogEvent {
-		out = append([]byte("[... earlier output cut ...]\n"), out[len(out)-maxLogEvent:]...)
-	}
-	return p.emit(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(string(out), "?")})
+// stepLog streams a step's output to the revision's log while the step runs (see stepLog);
+// the step closes it before it appends its status. Output written while stopping is appended
+// too: the log of an interrupted attempt is followed by the resumed one's.
+func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string) *stepLog {
+	return newStepLog(func(text string) error {
+		_, err := p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
+		if err != nil {
+			p.cfg.Logger.Warn("controlplane: appending a revision's log; kept for the next append", "revision_id", revisionID, "err", err)
+		}
+		return err
+	})
 }
 
 // emit appends one event of the pipeline and waits until it is folded. The deployment's lease
 // makes this worker its only writer of pipeline events.
 func (p *Pipeline) emit(ctx context.Context, agg eventlog.Aggregate, typ string, data any) error {
-	e, err := eventlog.New(agg, typ, data)
+	seq, err := p.append(ctx, agg, typ, data)
 	if err != nil {
 		return err
 	}
-	// Written even while stopping: a step done is recorded, not done twice.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitWait)
 	defer cancel()
-	seq, err := p.log.Append(wctx, e, eventlog.Any)
-	if err != nil {
-		return err
-	}
 	return p.proj.WaitFor(wctx, seq)
+}
+
+// append appends one event of the pipeline without waiting for the projection (a piece of a
+// revision's log: the step's next event, which is waited for, comes after it on the subject).
+// It is written even while stopping: a step done is recorded, not done twice.
+func (p *Pipeline) append(ctx context.Context, agg eventlog.Aggregate, typ string, data any) (uint64, error) {
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		return 0, err
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitWait)
+	defer cancel()
+	return p.log.Append(wctx, e, eventlog.Any)
 }
 
 // poll creates a revision of every build_on_push deployment whose ref moved.

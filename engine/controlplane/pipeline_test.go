@@ -355,11 +355,11 @@ func TestPipelineRestoresAndDeletes(t *testing.T) {
 	}
 	for {
 		ch := p.proj.Changed()
-		_, err := p.svc.GetDeployment(p.ctx, d.ID)
+		got, err := p.svc.GetDeployment(p.ctx, d.ID)
 		if engine.Is(engine.NotFound, err) {
 			break
 		}
-		if got, _ := p.svc.GetDeployment(p.ctx, d.ID); got.Status != cp.DeploymentAwaitingDelete {
+		if got.Status != cp.DeploymentAwaitingDelete { // one read: it may be gone by a second
 			t.Fatalf("status while deleting: %s", got.Status)
 		}
 		select {

@@ -58,6 +58,9 @@ type Service struct {
 	urls      func(deploymentID string) string
 	compute   func(raw []byte, loc ...any) error
 	noGitHost string // why git_host revisions cannot run here; "" when they can
+	// beforeCommit, when set (tests only), runs between a command's read of the state and its
+	// append: where another writer's event makes the append conflict.
+	beforeCommit func(op string)
 }
 
 // RefuseGitHost makes every command that would make a git_host revision (create, a patch that
@@ -80,7 +83,9 @@ func (s *Service) refuseGitHost(op string, source Source) error {
 func (s *Service) CheckComputeConfig(check func(raw []byte, loc ...any) error) { s.compute = check }
 
 // NewService builds the service. projects may be nil (no tracing project is created); urls
-// gives a git_host deployment's custom_url (Deployer.CustomURL), nil for none.
+// gives a git_host deployment's custom_url (Deployer.CustomURL), nil for none. A git_host
+// deployment's custom_url is not stored: every answer computes it with urls, so that it
+// follows the server's current public URL (a record stored with an older one included).
 func NewService(log Log, proj Projector, view Reader, projects ProjectCreator, urls func(string) string) *Service {
 	return &Service{log: log, proj: proj, view: view, projects: projects, urls: urls}
 }
@@ -190,10 +195,6 @@ func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (De
 			p := DefaultGraphConfigPath
 			d.SourceRevisionConfig.GraphConfigPath = &p
 		}
-		if s.urls != nil {
-			u := s.urls(d.ID)
-			d.SourceConfig.CustomURL = &u
-		}
 	}
 	if s.projects != nil {
 		if err := s.projects.EnsureProject(ctx, tenant, d.Name); err != nil {
@@ -213,7 +214,21 @@ func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (De
 		return Deployment{}, err
 	}
 	out, err := s.deployment(ctx, op, d.ID)
-	return out.Deployment, err
+	return s.answer(out.Deployment), err
+}
+
+// answer is d as the API shows it: a git_host deployment's custom_url is the current one
+// (none without a deployer), whatever an older record stored.
+func (s *Service) answer(d Deployment) Deployment {
+	if d.Source != SourceGitHost || d.ID == "" {
+		return d
+	}
+	d.SourceConfig.CustomURL = nil
+	if s.urls != nil {
+		u := s.urls(d.ID)
+		d.SourceConfig.CustomURL = &u
+	}
+	return d
 }
 
 // newRevisionEvents are the events of a new revision of d: created, then queued.
@@ -250,7 +265,7 @@ func newRevisionEvents(agg eventlog.Aggregate, d Deployment, trigger, pushed str
 // GetDeployment returns a tenant's deployment.
 func (s *Service) GetDeployment(ctx context.Context, id string) (Deployment, error) {
 	d, err := s.deployment(ctx, "controlplane.get_deployment", id)
-	return d.Deployment, err
+	return s.answer(d.Deployment), err
 }
 
 // DeploymentFilter is the list's query: every field set must match.
@@ -292,7 +307,7 @@ func (s *Service) ListDeployments(ctx context.Context, f DeploymentFilter, offse
 	page := pageOf(all, offset, limit)
 	out := make([]Deployment, len(page))
 	for i, d := range page {
-		out[i] = d.Deployment
+		out[i] = s.answer(d.Deployment)
 	}
 	return out, offset + len(out), nil
 }
@@ -308,48 +323,87 @@ func pageOf[T any](items []T, offset, limit int) []T {
 	return items
 }
 
-// UpdateDeployment applies a PATCH: the deployment changes, and a new revision is created
-// when the spec's rule says so.
-func (s *Service) UpdateDeployment(ctx context.Context, id string, body map[string]any) (Deployment, error) {
-	const op = "controlplane.update_deployment"
-	cur, err := s.deployment(ctx, op, id)
-	if err != nil {
-		return Deployment{}, err
-	}
-	if cur.Status == DeploymentAwaitingDelete {
-		return Deployment{}, engine.E(engine.Op(op), engine.BadRequest, "The deployment is being deleted.")
-	}
-	next, revise, err := ParsePatch(body, cur.Deployment)
-	if err != nil {
-		return Deployment{}, err
-	}
-	if revise {
-		if err := s.refuseGitHost(op, cur.Source); err != nil {
-			return Deployment{}, err
+// maxCommandAttempts bounds how often a command is tried again after a version conflict.
+const maxCommandAttempts = 8
+
+// retryConflicts runs a command that reads the state and appends at the version it read, again
+// while its append conflicts (bounded): the pipeline's own events (a status, a log chunk) land
+// on the deployment's subject at any time and must not fail a user's request. Each attempt
+// reads and validates against the state as of then, so a conflicting change by a user (a
+// deletion, another PATCH) is seen and judged by the same rules.
+func retryConflicts(ctx context.Context, attempt func() error) error {
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || !engine.Is(engine.Conflict, err) || n == maxCommandAttempts || ctx.Err() != nil {
+			return err
 		}
 	}
+}
+
+// UpdateDeployment applies a PATCH: the deployment changes, and a new revision is created
+// when the spec's rule says so. A conflict with another event on the deployment is retried
+// against the new state (see retryConflicts).
+func (s *Service) UpdateDeployment(ctx context.Context, id string, body map[string]any) (Deployment, error) {
+	const op = "controlplane.update_deployment"
+	err := retryConflicts(ctx, func() error {
+		if err := s.catchUp(ctx, op); err != nil {
+			return err
+		}
+		return s.updateOnce(ctx, op, id, body)
+	})
+	if err != nil {
+		return Deployment{}, err
+	}
+	out, err := s.deployment(ctx, op, id)
+	return s.answer(out.Deployment), err
+}
+
+// updateOnce reads the deployment (its version first: a state newer than the version read
+// conflicts at the append, never the other way round), applies the PATCH and appends it at
+// that version.
+func (s *Service) updateOnce(ctx context.Context, op, id string, body map[string]any) error {
 	agg := deploymentAgg(id)
 	version, err := s.proj.Version(agg)
 	if err != nil {
-		return Deployment{}, engine.E(engine.Op(op), err)
+		return engine.E(engine.Op(op), err)
+	}
+	cur, ok, err := s.view.Deployment(engine.TenantFrom(ctx), id)
+	switch {
+	case err != nil:
+		return engine.E(engine.Op(op), err)
+	case !ok:
+		return notFound(op, id)
+	case cur.Status == DeploymentAwaitingDelete:
+		return engine.E(engine.Op(op), engine.BadRequest, "The deployment is being deleted.")
+	}
+	next, revise, err := ParsePatch(body, cur.Deployment)
+	if err != nil {
+		return err
+	}
+	if revise {
+		if err := s.refuseGitHost(op, cur.Source); err != nil {
+			return err
+		}
+	}
+	if next.Source == SourceGitHost {
+		next.SourceConfig.CustomURL = nil // computed by every answer, never stored
 	}
 	updated, err := eventlog.New(agg, DeploymentUpdated, DeploymentData{Deployment: next})
 	if err != nil {
-		return Deployment{}, engine.E(engine.Op(op), err)
+		return engine.E(engine.Op(op), err)
 	}
 	events := []eventlog.Event{updated}
 	if revise {
 		more, err := newRevisionEvents(agg, next, "patch", "")
 		if err != nil {
-			return Deployment{}, engine.E(engine.Op(op), err)
+			return engine.E(engine.Op(op), err)
 		}
 		events = append(events, more...)
 	}
-	if err := s.commit(ctx, op, eventlog.At(version), events...); err != nil {
-		return Deployment{}, err
+	if s.beforeCommit != nil {
+		s.beforeCommit(op)
 	}
-	out, err := s.deployment(ctx, op, id)
-	return out.Deployment, err
+	return s.commit(ctx, op, eventlog.At(version), events...)
 }
 
 // DeleteDeployment starts a deployment's teardown: AWAITING_DELETE until the pipeline has

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +36,7 @@ type controlOptions struct {
 	pollInterval time.Duration
 	ackWait      time.Duration
 	workers      int
+	publicURL    string // the external base URL of custom_url; "" is http://<the address served on>
 }
 
 // addControlFlags adds serve's control-plane flags.
@@ -44,6 +47,28 @@ func addControlFlags(f *pflag.FlagSet, c *controlOptions) {
 	f.IntVar(&c.workers, "control-workers", 4, "deployments whose pipeline steps this process works on at once")
 	f.StringVar(&c.operatorKey, "nats-operator-key", "", "with --nats-url: the operator's signing key (an SO... seed file) of a NATS cluster in operator mode, so that git_host deployments get an account each on it (see `jetgraph nats init`)")
 	f.StringVar(&c.systemCreds, "nats-system-creds", "", "with --nats-operator-key: credentials of a system account user, which pushes the deployments' accounts to the cluster's resolver")
+	f.Var(checked(&c.publicURL, "", func(v string) error { _, err := parsePublicURL(v); return err }), "public-url",
+		"the server's external base URL (behind a proxy: https://host[/prefix]), the base of every deployment's custom_url (default: http://<--addr>)")
+}
+
+// parsePublicURL checks --public-url: an http or https URL with a host, no query or fragment;
+// it returns it without a trailing slash ("" stays "").
+func parsePublicURL(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q: %w", v, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: want an http:// or https:// URL", v)
+	case u.Host == "":
+		return "", fmt.Errorf("%q: no host", v)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("%q: no query, fragment or credentials in a public URL", v)
+	}
+	return strings.TrimRight(v, "/"), nil
 }
 
 // AdminKeyEnv names the environment variable that sets the admin API key instead of the one
@@ -62,6 +87,17 @@ type ControlPlaneEnv struct {
 	// TraceKeys, when set, mints the keys with which the deployments' processes send their
 	// traces to this server's tracing API (http://<Addr>/tracing); nil: they keep them.
 	TraceKeys supervise.TraceKeys
+	// PublicURL is the server's external base URL (--public-url), the base of custom_url;
+	// "" is http://<Addr>.
+	PublicURL string
+}
+
+// baseURL is the base of the deployments' custom_url.
+func (env ControlPlaneEnv) baseURL() string {
+	if env.PublicURL != "" {
+		return env.PublicURL
+	}
+	return "http://" + env.Addr
 }
 
 // errNoNamespaces is why git_host deployments are refused on an external NATS without the
@@ -93,7 +129,7 @@ var controlPlanePorts = func(ctx context.Context, env ControlPlaneEnv) (ports co
 		}
 		ns, closeNS = supervise.ClusterAccounts{Operator: op}, op.Close
 	}
-	b, s, err := revisionRunners(ctx, env.Log, ns, env.Data, "http://"+env.Addr)
+	b, s, err := revisionRunners(ctx, env.Log, ns, env.Data, env.baseURL())
 	if err != nil {
 		closeNS()
 		return controlplane.Ports{}, nil, "", err
@@ -140,10 +176,15 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		return nil, err
 	}
 	db.SyncAlways(o.sync == "always")
+	public, err := parsePublicURL(o.control.publicURL)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("--public-url %w", err)
+	}
 	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
 	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
 	c.keys = keys.New(l, c.proj, c.view)
-	env := ControlPlaneEnv{Log: l, Data: data, Addr: addr, Logger: o.logger,
+	env := ControlPlaneEnv{Log: l, Data: data, Addr: addr, PublicURL: public, Logger: o.logger,
 		OperatorKey: o.control.operatorKey, SystemCreds: o.control.systemCreds}
 	var projects controlplane.ProjectCreator
 	if tr != nil {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -30,14 +31,17 @@ const APIKeyEnv = "JETGRAPH_API_KEY"
 func keysCommand(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
-		Short: "Create, list and revoke the control plane's API keys (server stopped, or --nats-url)",
+		Short: "Create, list and revoke the control plane's API keys (server running or stopped)",
 		Long: `Create, list and revoke the API keys of the deployment control plane (/v2, /v1).
 
 A key belongs to a tenant, named here; its tenant_id is derived from the name. Keys are stored
 hashed: 'keys create' prints the new key once, and nothing shows it again.
 
 The commands write to the log directly: from --nats-url when given (a server's --nats-listen,
-with --nats-creds), or from the embedded store in --data while no server holds it.`,
+with --nats-creds); else from the embedded store in --data while no server holds it, or, while a
+server holds it, through that server's embedded NATS (the address in <data>/serve.json, the key
+<data>/` + eventlog.CredsFileName + `): it listens on loopback when the control plane is on, or with
+--nats-listen. A key made or revoked while the server runs works at once.`,
 	}
 	var tenant string
 	create := &cobra.Command{
@@ -103,21 +107,25 @@ func withKeys(ctx context.Context, o *options, f func(context.Context, *keys.Ser
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	open := withLog
 	if o.natsURL == "" {
 		data, err := existingData(o)
 		if err != nil {
 			return err
 		}
 		lock, err := lockData(data)
-		if errors.As(err, new(errDataInUse)) {
-			return fmt.Errorf("%w: stop it first, or give --nats-url (the server's --nats-listen) and --nats-creds", err)
-		}
-		if err != nil {
+		switch {
+		case errors.As(err, new(errDataInUse)):
+			if open, err = runningServerLog(data, err); err != nil {
+				return err
+			}
+		case err != nil:
 			return err
+		default:
+			defer lock.release()
 		}
-		defer lock.release()
 	}
-	return withLog(ctx, o, func(l *eventlog.Log) error {
+	return open(ctx, o, func(l *eventlog.Log) error {
 		dir, err := os.MkdirTemp("", "jetgraph-keys-")
 		if err != nil {
 			return err
@@ -136,6 +144,39 @@ func withKeys(ctx context.Context, o *options, f func(context.Context, *keys.Ser
 		defer func() { cancel(); <-done }()
 		return f(ctx, keys.New(l, proj, view))
 	})
+}
+
+// runningServerWait bounds the connection to a running server's log.
+const runningServerWait = 30 * time.Second
+
+// runningServerLog opens the log of the server that holds data (inUse says so) through its
+// embedded NATS server, which listens on loopback and admits the data folder's user key; the
+// server's streams are used as they are. A server that does not listen is an error saying how
+// to make it.
+func runningServerLog(data string, inUse error) (func(context.Context, *options, func(*eventlog.Log) error) error, error) {
+	info, err := runningServer(data)
+	if err != nil {
+		return nil, err
+	}
+	creds := eventlog.CredsFile(data)
+	if info.NATSURL == "" {
+		return nil, fmt.Errorf("%w: its NATS server does not listen (--no-control-plane without --nats-listen): stop it first, or serve with --nats-listen", inUse)
+	}
+	if _, err := os.Stat(creds); err != nil {
+		return nil, fmt.Errorf("%w: its NATS key: %w", inUse, err)
+	}
+	return func(ctx context.Context, o *options, f func(*eventlog.Log) error) error {
+		cfg := logConfig(o)
+		cfg.Dir, cfg.URLs, cfg.Creds, cfg.Listen, cfg.Existing = "", info.NATSURL, creds, "", true
+		octx, cancel := context.WithTimeout(ctx, runningServerWait)
+		defer cancel()
+		l, err := eventlog.Open(octx, cfg)
+		if err != nil {
+			return fmt.Errorf("the log of the running server (pid %d) at %s: %w", info.PID, info.NATSURL, err)
+		}
+		defer l.Close()
+		return f(l)
+	}, nil
 }
 
 // printDeploymentEvents prints a deployment's events as JSON lines, secret values masked: from

@@ -107,3 +107,50 @@ func TestAdminKeyFromTheEnvironment(t *testing.T) {
 		t.Errorf("the key of %s: %d", AdminKeyEnv, code)
 	}
 }
+
+// TestServePublicURL checks --public-url: custom_url is made from it, and from the address
+// served on without it, for a deployment created before as well (nothing of it is stored).
+func TestServePublicURL(t *testing.T) {
+	const admin = "public-url-admin-key-0123456789"
+	t.Setenv(AdminKeyEnv, admin)
+	data := t.TempDir()
+	s := startServe(t, Program{}, data, "--public-url", "https://agents.example.com/jg/")
+	code, d := call(t, "POST", s.url+"/v2/deployments", admin, `{"name": "app", "source": "git_host",
+		"source_config": {"repo_url": "/nowhere"}, "source_revision_config": {"repo_ref": "main"}, "secrets": []}`)
+	if code != 201 {
+		t.Fatalf("create: %d %v", code, d)
+	}
+	id := d["id"].(string)
+	customURL := func(s *serving) string {
+		_, d := call(t, "GET", s.url+"/v2/deployments/"+id, admin, "")
+		u, _ := d["source_config"].(map[string]any)["custom_url"].(string)
+		return u
+	}
+	if got, want := customURL(s), "https://agents.example.com/jg/deployments/"+id; got != want {
+		t.Errorf("with --public-url: custom_url %s, want %s", got, want)
+	}
+	s.stop(t)
+
+	s = startServe(t, Program{}, data)
+	if got, want := customURL(s), s.url+"/deployments/"+id; got != want {
+		t.Errorf("restarted without --public-url: custom_url %s, want %s", got, want)
+	}
+}
+
+func TestParsePublicURL(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{"", "", ""},
+		{"https://agents.example.com", "https://agents.example.com", ""},
+		{"http://10.0.0.5:8080/jg/", "http://10.0.0.5:8080/jg", ""},
+		{"agents.example.com", "", "http:// or https://"},
+		{"ftp://agents.example.com", "", "http:// or https://"},
+		{"https://", "", "no host"},
+		{"https://a.example.com/?x=1", "", "no query"},
+		{"https://user:pw@a.example.com", "", "credentials"},
+	} {
+		got, err := parsePublicURL(c.in)
+		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("parsePublicURL(%q) = %q, %v; want %q, an error with %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}
