@@ -12,11 +12,8 @@ import (
 	cp "github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/build"
 	"github.com/jetgraph/jetgraph/engine/controlplane/cptest"
-	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
-	"github.com/jetgraph/jetgraph/projections"
-	"github.com/jetgraph/jetgraph/projections/deployments"
-	"github.com/jetgraph/jetgraph/projections/projectionstest"
+	"github.com/jetgraph/jetgraph/projections/deployments/deploymentstest"
 )
 
 // TestPipelineStreamsTheBuildLog builds a Go module revision whose build_command prints, then
@@ -92,10 +89,9 @@ func TestPipelineStreamsTheBuildLog(t *testing.T) {
 // stopped projection, and the resumed build's log holds the interrupted attempt's output once.
 func TestPipelineStopsPromptlyMidBuild(t *testing.T) {
 	l := eventlogtest.Open(t)
-	db := projectionstest.OpenDB(t, filepath.Join(t.TempDir(), "controlplane.db"))
-	view := deployments.New(db)
-	proj := projections.NewProjector(db, l, eventlog.ControlStream, view)
-	stopProj := projectionstest.Run(t, proj)
+	file := deploymentstest.OpenRestartable(t, l)
+	view := file.View
+	proj, stopProj := file.Start(t)
 	first := &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, nil),
 		ctx: engine.WithTenant(context.Background(), "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01")}
 	rec := newRecorder()
@@ -110,8 +106,7 @@ func TestPipelineStopsPromptlyMidBuild(t *testing.T) {
 		t.Errorf("the pipeline took %v to stop mid-build", took)
 	}
 
-	proj = projections.NewProjector(db, l, eventlog.ControlStream, view)
-	projectionstest.Run(t, proj)
+	proj, _ = file.Start(t)
 	again := &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, nil), ctx: first.ctx}
 	next := newRecorder()
 	close(next.release)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/tracing/forward"
+	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
 )
 
 // flakyTarget is a reverse proxy in front of a real tracing API that can be down (503), can
@@ -43,10 +45,14 @@ func newFlakyTarget(t *testing.T, target string) *flakyTarget {
 	}
 	f := &flakyTarget{}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Checked against the OpenAPI document like every test server: what the forwarder sends
+	// must be what the tracing API documents.
+	srv := httpapitest.NewServer(t, httpapi.OpenAPI(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f.down.Load() {
 			f.failed.Add(1)
-			http.Error(w, `{"detail": "down for the test"}`, http.StatusServiceUnavailable)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, `{"detail": "down for the test"}`)
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
@@ -61,7 +67,6 @@ func newFlakyTarget(t *testing.T, target string) *flakyTarget {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		proxy.ServeHTTP(w, r)
 	}))
-	t.Cleanup(srv.Close)
 	f.URL = srv.URL + u.Path
 	return f
 }

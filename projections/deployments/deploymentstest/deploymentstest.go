@@ -21,3 +21,25 @@ func Open(t testing.TB, l *eventlog.Log) (*deployments.View, *projections.Projec
 	projectionstest.Run(t, proj)
 	return view, proj
 }
+
+// Restartable is a control projection file whose projector a test stops and starts again, as a
+// process that stops and starts does.
+type Restartable struct {
+	View *deployments.View
+	db   *projections.DB
+	log  *eventlog.Log
+}
+
+// OpenRestartable opens a control projection file of the test on l; Start runs its projector.
+func OpenRestartable(t testing.TB, l *eventlog.Log) *Restartable {
+	t.Helper()
+	db := projectionstest.OpenDB(t, filepath.Join(t.TempDir(), "controlplane.db"))
+	return &Restartable{View: deployments.New(db), db: db, log: l}
+}
+
+// Start runs a new projector on the file until stop is called or the test ends.
+func (r *Restartable) Start(t testing.TB) (proj *projections.Projector, stop func()) {
+	t.Helper()
+	proj = projections.NewProjector(r.db, r.log, eventlog.ControlStream, r.View)
+	return proj, projectionstest.Run(t, proj)
+}
