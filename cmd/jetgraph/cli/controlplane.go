@@ -65,7 +65,7 @@ func parsePublicURL(v string) (string, error) {
 		return "", fmt.Errorf("%q: want an http:// or https:// URL", v)
 	case u.Host == "":
 		return "", fmt.Errorf("%q: no host", v)
-	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+	case strings.ContainsAny(v, "?#") || u.User != nil: // "?" and "#" alone too: custom_url appends a path
 		return "", fmt.Errorf("%q: no query, fragment or credentials in a public URL", v)
 	}
 	return strings.TrimRight(v, "/"), nil
