@@ -165,5 +165,29 @@ func (d *Dispatch) Nak(delay time.Duration) error { return d.msg.NakWithDelay(de
 // InProgress restarts the message's AckWait: its worker is still at it.
 func (d *Dispatch) InProgress() error { return d.msg.InProgress() }
 
+// KeepInProgress tells the consumer that msgs are in progress every interval (a third of
+// their AckWait, say) until stop is called or ctx ends, so that work longer than AckWait is not
+// handed to another worker; stop returns once the telling has stopped.
+func KeepInProgress(ctx context.Context, interval time.Duration, msgs ...*Dispatch) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for _, m := range msgs {
+					_ = m.InProgress()
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // Term drops the message for good: it can never be worked on.
 func (d *Dispatch) Term() error { return d.msg.Term() }

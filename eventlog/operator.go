@@ -178,30 +178,37 @@ func (o *Operator) AddAccount(ctx context.Context, name string) error {
 // UserCreds admits a new user into account name and returns its credentials file (user JWT
 // and seed, the form --nats-creds takes). The account must have been added.
 func (o *Operator) UserCreds(name, user string) ([]byte, error) {
-	acc, err := o.accountKey(name)
+	token, seed, err := o.newUser(name, user)
 	if err != nil {
 		return nil, err
 	}
-	ukp, err := nkeys.CreateUser()
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: account %s: user key: %w", name, err)
-	}
-	upub, _ := ukp.PublicKey()
-	uc := jwt.NewUserClaims(upub)
-	uc.Name = user
-	token, err := uc.Encode(acc)
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: account %s: sign the user: %w", name, err)
-	}
-	useed, err := ukp.Seed()
-	if err != nil {
-		return nil, fmt.Errorf("eventlog: account %s: user key: %w", name, err)
-	}
-	creds, err := jwt.FormatUserConfig(token, useed)
+	creds, err := jwt.FormatUserConfig(token, seed)
 	if err != nil {
 		return nil, fmt.Errorf("eventlog: account %s: credentials: %w", name, err)
 	}
 	return creds, nil
+}
+
+// newUser signs a new user of account name with the account's key: its JWT and seed.
+func (o *Operator) newUser(name, user string) (token string, seed []byte, err error) {
+	acc, err := o.accountKey(name)
+	if err != nil {
+		return "", nil, err
+	}
+	ukp, err := nkeys.CreateUser()
+	if err != nil {
+		return "", nil, fmt.Errorf("eventlog: account %s: user key: %w", name, err)
+	}
+	upub, _ := ukp.PublicKey()
+	uc := jwt.NewUserClaims(upub)
+	uc.Name = user
+	if token, err = uc.Encode(acc); err != nil {
+		return "", nil, fmt.Errorf("eventlog: account %s: sign the user: %w", name, err)
+	}
+	if seed, err = ukp.Seed(); err != nil {
+		return "", nil, fmt.Errorf("eventlog: account %s: user key: %w", name, err)
+	}
+	return token, seed, nil
 }
 
 // RemoveAccount deletes every stream of account name (its events, object stores and key-value
@@ -222,19 +229,10 @@ func (o *Operator) RemoveAccount(ctx context.Context, name string) error {
 	if err := sleepUntil(ctx, time.Unix(revoked.Unix()+1, 0).Add(50*time.Millisecond)); err != nil {
 		return err
 	}
-	creds, err := o.UserCreds(name, "jetgraph-remove-account")
+	token, useed, err := o.newUser(name, "jetgraph-remove-account")
 	if err != nil {
 		return err
 	}
-	token, err := jwt.ParseDecoratedJWT(creds)
-	if err != nil {
-		return fmt.Errorf("eventlog: remove account %s: %w", name, err)
-	}
-	ukp, err := jwt.ParseDecoratedUserNKey(creds)
-	if err != nil {
-		return fmt.Errorf("eventlog: remove account %s: %w", name, err)
-	}
-	useed, _ := ukp.Seed()
 	nc, err := nats.Connect(o.urls, nats.UserJWTAndSeed(token, string(useed)), nats.Name("jetgraph-remove-account"))
 	if err != nil {
 		return fmt.Errorf("eventlog: remove account %s: connect: %w", name, err)

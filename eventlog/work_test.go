@@ -168,13 +168,17 @@ func TestDispatchFetch(t *testing.T) {
 		max  int
 		want string
 	}{{2, "a,b"}, {2, "c"}, {2, ""}} {
+		wait := 20 * time.Second // what is there comes back at once: the wait is never served
+		if c.want == "" {
+			wait = 200 * time.Millisecond
+		}
 		start := time.Now()
-		got, err := q.Fetch(ctx, c.max, 200*time.Millisecond)
+		got, err := q.Fetch(ctx, c.max, wait)
 		if err != nil || strings.Join(ids(got), ",") != c.want {
 			t.Fatalf("Fetch(%d) = %v %v, want %s", c.max, ids(got), err, c.want)
 		}
-		if c.want != "" && time.Since(start) > 150*time.Millisecond {
-			t.Errorf("Fetch waited %v with messages there", time.Since(start))
+		if c.want != "" && time.Since(start) >= wait {
+			t.Errorf("Fetch waited its whole %v with messages there", wait)
 		}
 		for _, d := range got {
 			if err := d.Ack(); err != nil {
@@ -184,8 +188,8 @@ func TestDispatchFetch(t *testing.T) {
 	}
 	go func() { time.Sleep(100 * time.Millisecond); appendRun("d") }()
 	start := time.Now()
-	got, err := q.Fetch(ctx, 10, 5*time.Second)
-	if err != nil || strings.Join(ids(got), ",") != "d" || time.Since(start) > 3*time.Second {
+	got, err := q.Fetch(ctx, 10, 30*time.Second)
+	if err != nil || strings.Join(ids(got), ",") != "d" || time.Since(start) >= 30*time.Second {
 		t.Fatalf("Fetch during the wait = %v %v after %v", ids(got), err, time.Since(start))
 	}
 	if err := got[0].Nak(0); err != nil {
@@ -193,5 +197,34 @@ func TestDispatchFetch(t *testing.T) {
 	}
 	if got, err := q.Fetch(ctx, 10, 5*time.Second); err != nil || strings.Join(ids(got), ",") != "d" {
 		t.Fatalf("Fetch after Nak = %v %v", ids(got), err)
+	}
+}
+
+// TestKeepInProgress checks that a message whose work outlasts its AckWait is not handed out
+// again while KeepInProgress tells the consumer so, and is once it stops.
+func TestKeepInProgress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := eventlogtest.Open(t)
+	q, err := l.OpenDispatch(ctx, eventlog.DispatchConfig{Name: "TEST_KEEP", Filter: "thread.*.*.run_created", AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(ctx, mustEvent(t, thread("a"), "run_created", nil), eventlog.Any); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Fetch(ctx, 1, 20*time.Second)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Fetch = %d messages, %v", len(got), err)
+	}
+	stop := eventlog.KeepInProgress(ctx, 300*time.Millisecond, got...)
+	// Work lasting three AckWaits: the message is not delivered again meanwhile.
+	if again, err := q.Fetch(ctx, 1, 3*time.Second); err != nil || len(again) != 0 {
+		t.Fatalf("while in progress: delivered again (%d messages, %v)", len(again), err)
+	}
+	stop()
+	// Nobody says so any more: after its AckWait the message is delivered again.
+	if again, err := q.Fetch(ctx, 1, 20*time.Second); err != nil || len(again) != 1 {
+		t.Fatalf("after stop: %d messages, %v; want the message again", len(again), err)
 	}
 }

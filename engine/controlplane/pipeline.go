@@ -169,7 +169,7 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 		}
 	}
 	done := p.withLease(ctx, id, func(ctx context.Context) {
-		stop := p.keepAlive(ctx, d)
+		stop := eventlog.KeepInProgress(ctx, p.cfg.AckWait/3, d)
 		defer stop()
 		if err := p.reconcile(ctx, id); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Error("controlplane: pipeline step failed; retried", "deployment_id", id, "err", err)
@@ -185,24 +185,6 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 	if !done {
 		_ = d.Nak(p.cfg.AckWait / 4) // another worker has the deployment: it sees this change too
 	}
-}
-
-// keepAlive tells the consumer the message is in progress while a step lasts.
-func (p *Pipeline) keepAlive(ctx context.Context, d *eventlog.Dispatch) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		t := time.NewTicker(p.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				_ = d.InProgress()
-			}
-		}
-	}()
-	return cancel
 }
 
 // withLease runs f holding the deployment's lease, renewed while f runs; f's ctx ends when

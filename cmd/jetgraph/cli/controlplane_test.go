@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,23 +9,13 @@ import (
 // keyPattern finds a key jetgraph printed.
 var keyPattern = regexp.MustCompile(`jgk_[A-Za-z0-9_-]{43}`)
 
-// call sends a control-plane request with key and returns the status and the decoded body.
+// call sends a control-plane request with key and returns the status and the decoded body
+// (an object; nil for any other answer).
 func call(t *testing.T, method, url, key, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Api-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var v map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&v)
-	return resp.StatusCode, v
+	code, v := send(t, method, url, key, body)
+	m, _ := v.(map[string]any)
+	return code, m
 }
 
 func TestAdminKeyAndKeysCommands(t *testing.T) {

@@ -43,7 +43,7 @@ Start the server (from jetgraph's repository, or with any nats-server 2.12+ bina
 Then jetgraph on it, as many processes as you like (each with its own --data and --addr):
     jetgraph serve --nats-url nats://%s --nats-creds %s \
       --nats-operator-key %s --nats-system-creds %s
-`, setup.Dir, f(eventlog.OperatorConfigFile), listen, f(eventlog.JetgraphCredsFile),
+`, setup.Dir, f(eventlog.OperatorConfigFile), setup.Listen, f(eventlog.JetgraphCredsFile),
 				f(eventlog.OperatorSigningKeyFile), f(eventlog.SystemCredsFile))
 			return err
 		},

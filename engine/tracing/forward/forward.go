@@ -29,7 +29,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -183,7 +182,7 @@ func (f *Forwarder) Run(ctx context.Context) error {
 // deliver sends the events of msgs, in order, retrying until each request was answered, then
 // acknowledges them; when ctx ends first, it hands them back to the consumer.
 func (f *Forwarder) deliver(ctx context.Context, msgs []*eventlog.Dispatch, o *outage) {
-	stop := f.keepAlive(ctx, msgs)
+	stop := eventlog.KeepInProgress(ctx, f.cfg.AckWait/3, msgs...)
 	defer stop()
 	backoff := f.cfg.MinBackoff
 	var reqs []request
@@ -235,27 +234,6 @@ func settle(msgs []*eventlog.Dispatch, ack bool) {
 			_ = m.Nak(0)
 		}
 	}
-}
-
-// keepAlive tells the consumer msgs are in progress every third of AckWait until stop.
-func (f *Forwarder) keepAlive(ctx context.Context, msgs []*eventlog.Dispatch) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(f.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				for _, m := range msgs {
-					_ = m.InProgress()
-				}
-			}
-		}
-	})
-	return func() { cancel(); wg.Wait() }
 }
 
 // requests decodes msgs' events and groups their items into requests.
