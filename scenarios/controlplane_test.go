@@ -8,10 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
+
+// keyPattern finds a key jetgraph printed.
+var keyPattern = regexp.MustCompile(`jgk_[A-Za-z0-9_-]{43}`)
 
 // The control plane's scenario key (JETGRAPH_ADMIN_KEY) and the second tenant its admin key
 // acts for (X-Tenant-Id).
@@ -21,8 +25,16 @@ const (
 )
 
 // cp sends a control-plane request with the admin key (acting for tenant when not empty) and
-// returns the status and the decoded answer.
+// returns the status and the decoded answer (an object; nil for any other).
 func cp(t *testing.T, srv *server, method, path, tenant, body string) (int, map[string]any) {
+	t.Helper()
+	var v map[string]any
+	code := cpInto(t, srv, method, path, tenant, body, &v)
+	return code, v
+}
+
+// cpInto is cp decoding the answer into v, whatever its shape.
+func cpInto(t *testing.T, srv *server, method, path, tenant, body string, v any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -39,9 +51,8 @@ func cp(t *testing.T, srv *server, method, path, tenant, body string) (int, map[
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var v map[string]any
-	_ = json.Unmarshal(raw, &v)
-	return resp.StatusCode, v
+	_ = json.Unmarshal(raw, v)
+	return resp.StatusCode
 }
 
 // must is cp that fails the test unless the status is want.
@@ -193,19 +204,9 @@ func waitTraced(t *testing.T, srv *server, name string) {
 // key acting for tenant (its own when empty).
 func tracingProjects(t *testing.T, srv *server, name, tenant string) []map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest("GET", srv.URL+"/tracing/sessions?name="+name, nil)
-	req.Header.Set("X-Api-Key", scenarioAdminKey)
-	if tenant != "" {
-		req.Header.Set("X-Tenant-Id", tenant)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var projects []map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&projects); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("GET /tracing/sessions?name=%s: %s %v", name, resp.Status, err)
+	if code := cpInto(t, srv, "GET", "/tracing/sessions?name="+name, tenant, "", &projects); code != 200 || projects == nil {
+		t.Fatalf("GET /tracing/sessions?name=%s: %d %v", name, code, projects)
 	}
 	return projects
 }
@@ -259,6 +260,13 @@ func TestControlPlaneScenario(t *testing.T) {
 	if other := tracingProjects(t, srv, "config-app", otherTenant); len(other) != 0 {
 		t.Errorf("another tenant sees the deployment's tracing project: %v", other)
 	}
+	// The langsmith client reads them with the tenant's key (the admin's, whose tenant made the
+	// deployment); the key of a tenant made now with `jetgraph keys`, the server running, does not.
+	otherKey := keyPattern.FindString(jetgraph(t, false, "keys", "create", "--tenant", "scenario-other", "--data", data))
+	if otherKey == "" {
+		t.Fatal("jetgraph keys create printed no key")
+	}
+	runNode(t, srv, "controlplane_traces.mjs", "config-app", scenarioAdminKey, otherKey)
 
 	// A new branch: a new revision, active moves, the thread is still there; a /runs/wait loop
 	// through custom_url sees no failure across this rollout and the redeploy below.
