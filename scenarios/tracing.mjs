@@ -249,6 +249,10 @@ const turn = traceable(async ({ question }) => ({ answer: question.toUpperCase()
   name: "turn", run_type: "chain", client: v2, project_name: project4, metadata: { thread_id: `conv-${suffix}` },
 });
 await turn({ question: "first" });
+// Turns are numbered by start time, to the client's millisecond; two roots started in the same
+// millisecond cannot be told apart (the client's UUIDv7s carry no order within it), so the
+// second turn starts in a later one, as turns of a conversation do.
+for (const t0 = Date.now(); Date.now() === t0; ) await sleep(1);
 await turn({ question: "second" });
 await v2.awaitPendingTraceBatches();
 const { id: project4Id } = await poll(`project ${project4}`, () => v2.readProject({ projectName: project4 }));

@@ -46,8 +46,8 @@ func (s *Handlers) threadTurns(ctx context.Context, q tracing.Query) (map[string
 		}
 		q.Cursor = page.Next
 	}
-	// Turns that started in the same millisecond (the JS client's clock) are told apart by their
-	// ids, UUIDv7s that the clients make in order.
+	// Turns that started in the same millisecond (the JS client's clock) keep a stable order by
+	// id: the clients' UUIDv7s carry the millisecond but no order within it.
 	for _, turns := range out {
 		slices.SortFunc(turns, func(a, b *trace.Run) int {
 			if c := a.StartTime.Compare(b.StartTime); c != 0 {
