@@ -342,3 +342,72 @@ func TestThreadSocket(t *testing.T) {
 	}
 	_ = conn.Close(websocket.StatusNormalClosure, "")
 }
+
+// endingRuns is the platform's run projection, whose first reading of a thread's active runs
+// ends the run it finds before it answers: the run ends while a reader works out where to
+// start.
+type endingRuns struct {
+	streaming.RunView
+	end   func(run string) // cancels the run and returns once the projection has its end
+	ended bool
+}
+
+func (r *endingRuns) Active(tenant, thread string) ([]engine.RunRecord, error) {
+	active, err := r.RunView.Active(tenant, thread)
+	if err == nil && len(active) > 0 && !r.ended {
+		r.ended = true
+		r.end(active[0].RunID)
+	}
+	return active, err
+}
+
+// TestOutputOfARunThatEndsAsItIsFollowed: a reading of a thread's output without a position
+// starts at the first event of the run active when it asks, also when that run ends before the
+// reading starts (reading the active runs twice once lost the whole run then).
+func TestOutputOfARunThatEndsAsItIsFollowed(t *testing.T) {
+	s := startStreamStack(t, 0)
+	tid := s.thread(t)
+	if r := s.command(t, tid, 1, threadstream.MethodRunStart, `{"assistant_id":"agent","input":{"messages":"foo","sleep":600}}`); r.Type != threadstream.TypeSuccess {
+		t.Fatalf("run.start: %+v", r)
+	}
+	running := s.protoEvents(t, tid, `{"channels":["lifecycle"]}`, func(e []protoEvent) bool { return len(e) > 0 })[0]
+	runs := &endingRuns{RunView: s.P.RunsView, end: func(run string) {
+		s.status(t, "POST", "/threads/"+tid+"/runs/"+run+"/cancel?wait=1", "", nil)
+		for {
+			changed := s.P.RunsView.Watch(engine.DefaultTenant, tid, run)
+			st, ok, err := s.P.RunsView.State(engine.DefaultTenant, tid, run)
+			if err != nil || !ok || !st.Active() {
+				s.P.RunsView.Unwatch(engine.DefaultTenant, tid, run, changed)
+				return
+			}
+			<-changed
+		}
+	}}
+	reader := streaming.New(streaming.Config{Bus: s.P.Log.OutputBus(), Runs: runs})
+	ctx, cancel := context.WithTimeout(engine.WithTenant(context.Background(), engine.DefaultTenant), 10*time.Second)
+	defer cancel()
+	src, err := reader.FollowOutput(ctx, tid, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if !runs.ended {
+		t.Fatal("the run was not active when the reading asked")
+	}
+	var got []string
+	stop := fmt.Errorf("the run's end")
+	err = threadstream.Pump(ctx, src, threadstream.Filter{Channels: []threadstream.Channel{threadstream.ChannelLifecycle}},
+		func(e *threadstream.Event) error {
+			got = append(got, fmt.Sprintf("%d %s", e.Seq, e.Method))
+			if len(got) == 1 && e.Seq != running.Seq {
+				return fmt.Errorf("first event %d, want the run's first, %d", e.Seq, running.Seq)
+			}
+			if e.Params.RunID == running.Params.RunID && len(got) > 1 {
+				return stop
+			}
+			return nil
+		}, func() error { return nil })
+	if err != stop {
+		t.Fatalf("%v (read %v)", err, got)
+	}
+}

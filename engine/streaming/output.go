@@ -60,8 +60,10 @@ func (s *Streamer) outputStart(ctx context.Context, tenant, thread string) (uint
 		if err != nil {
 			return 0, err
 		}
+		// The runs read once: a run that ends between two readings would be in neither the
+		// active runs nor, read before it published, the latest.
 		if len(active) > 0 {
-			return s.threadStart(ctx, tenant, thread)
+			return s.activeStart(ctx, tenant, thread, b, active)
 		}
 	}
 	last, err := s.bus.Last(ctx, threadFilter(tenant, thread))

@@ -86,9 +86,19 @@ type Config struct {
 	// Runs is the run projection and Projector the projector keeping it (and the checkpoints)
 	// current: a follower learns from them that its run ended, a thread stream which runs are
 	// active, End whether a run was cancelled.
-	Runs      *projections.Runs
+	Runs      RunView
 	Projector *projections.Projector
 	Logger    *slog.Logger
+}
+
+// RunView is what the streamer reads of the run projection (*projections.Runs is one).
+type RunView interface {
+	Get(tenant, thread, run string) (engine.RunRecord, bool, error)
+	State(tenant, thread, run string) (projections.RunState, bool, error)
+	Active(tenant, thread string) ([]engine.RunRecord, error)
+	// Watch returns a channel closed at the run's next change; Unwatch forgets it.
+	Watch(tenant, thread, run string) <-chan struct{}
+	Unwatch(tenant, thread, run string, ch <-chan struct{})
 }
 
 // Streamer publishes the output of the runs executing in this process and follows the output of

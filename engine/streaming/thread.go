@@ -84,17 +84,28 @@ func (s *Streamer) threadStart(ctx context.Context, tenant, thread string) (uint
 	if err != nil {
 		return 0, err
 	}
-	from := b.Last + 1
 	if s.cfg.Runs == nil {
-		return from, nil
+		return b.Last + 1, nil
 	}
 	active, err := s.cfg.Runs.Active(tenant, thread)
 	if err != nil {
 		return 0, err
 	}
+	return s.activeStart(ctx, tenant, thread, b, active)
+}
+
+// activeStart is the first kept message of the active runs, or b.Last+1 when none has
+// published yet. b must be read before active: what a run published after b is then read from
+// b.Last+1, and what it published before is found by its first message.
+func (s *Streamer) activeStart(ctx context.Context, tenant, thread string, b eventlog.Bounds, active []engine.RunRecord) (uint64, error) {
+	from := b.Last + 1
 	for _, r := range active {
 		m, err := s.bus.First(ctx, Subject(tenant, thread, r.RunID))
-		if err == nil && m.Seq < from {
+		switch {
+		case errors.Is(err, eventlog.ErrNoMessage):
+		case err != nil:
+			return 0, err
+		case m.Seq < from:
 			from = m.Seq
 		}
 	}
