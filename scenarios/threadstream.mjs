@@ -2,14 +2,14 @@
 // (client.threads.stream) drives a thread through POST /threads/{id}/commands and reads its
 // events from /threads/{id}/stream/events.
 //
-//   node threadstream.mjs sse         run.start, subscriptions by channel, an interrupt answered
-//                                     with input.respond, over SSE; then a stream cut mid-run and
+//   node threadstream.mjs sse         a subscription by channel, run.start, an interrupt answered
+//                                     with input.respond, a subscription made after a run
+//                                     replaying it, over SSE; then a stream cut mid-run and
 //                                     reopened with since=<last seq>: no gap, no duplicate
 //   node threadstream.mjs sse <url>   the same, the cut stream resumed through another process
 //                                     (at <url>) sharing the log
-//   node threadstream.mjs websocket   run.start, a subscription, the interrupt and input.respond
-//                                     over the SDK's WebSocket transport (Node 20 needs
-//                                     NODE_OPTIONS=--experimental-websocket)
+//   node threadstream.mjs websocket   the same but the cut, over the SDK's WebSocket transport
+//                                     (Node 20 needs NODE_OPTIONS=--experimental-websocket)
 //
 // The server URL comes from JETGRAPH_URL. On a failed assertion the events seen are printed to
 // stderr.
@@ -25,51 +25,66 @@ const terminal = (ev) =>
   ev.method === "lifecycle" && ev.params.namespace.length === 0 &&
   ["completed", "failed", "interrupted"].includes(ev.params.data.event);
 
-// drain reads a subscription until its run's terminal lifecycle event (the SDK pauses it then).
-async function drain(sub) {
+// untilPaused reads a subscription until the SDK pauses it, which it does after a root run's
+// terminal lifecycle event; the subscription stays open for the next run.
+async function untilPaused(sub) {
   const events = [];
-  for await (const ev of sub) {
-    events.push(ev);
-    seen.push(ev);
-    if (terminal(ev)) break;
+  const it = sub[Symbol.asyncIterator]();
+  for (let r = await it.next(); !r.done; r = await it.next()) {
+    events.push(r.value);
+    seen.push(r.value);
   }
   return events;
 }
 
-// interruptAndRespond: a run that interrupts, its input.requested, and the run that answers it.
+// interruptAndRespond: a run that interrupts, its input.requested, and the run that answers it,
+// read through one subscription made before the first run starts and kept across both. The SDK
+// hands a new subscription every matching event its other subscriptions (its lifecycle watcher's
+// among them) receive from the moment it is asked for, before the server replays the run from
+// its start for it: a subscription made mid-run can see the run's end before its beginning, on
+// either transport. One made before the run sees it in order.
 async function interruptAndRespond(thread) {
+  const sub = await thread.subscribe(["values", "updates", "lifecycle", "input", "messages"]);
   const started = await thread.run.start({ input: { messages: "foo", interrupt: true } });
   assert.ok(started.run_id, "run.start gave no run_id");
-  const sub = await thread.subscribe(["values", "updates", "lifecycle", "input", "messages"]);
-  const first = await drain(sub);
+  const first = await untilPaused(sub);
   const requested = first.filter((e) => e.method === "input.requested");
   assert.equal(requested.length, 1, "one input.requested");
   assert.equal(requested[0].params.data.payload, "i want to interrupt");
   assert.equal(first.at(-1).params.data.event, "interrupted", "the run ends interrupted");
-  assert.ok(first.some((e) => e.method === "values"), "values events");
   assert.ok(first.every((e) => e.params.run_id === started.run_id), "events of the run started");
+  const values = first.filter((e) => e.method === "values");
+  assert.ok(values.length > 0, "values events");
   assert.equal(thread.interrupted, true, "the thread knows it is interrupted");
   assert.equal(thread.interrupts.length, 1, "the thread holds the interrupt");
   const interruptId = requested[0].params.data.interrupt_id;
   assert.equal(thread.interrupts[0].interruptId, interruptId);
 
+  // A subscription made after the run ended gets the run's values again. Their order is not
+  // checked: the replays the SDK's own subscriptions (made at run.start) caused may still be
+  // arriving, and hand the new subscription what they carry before its replay.
+  const late = await thread.subscribe(["values"]);
+  const replayed = [];
+  const lateEvents = late[Symbol.asyncIterator]();
+  while (replayed.length < values.length) replayed.push((await lateEvents.next()).value);
+  await late.unsubscribe();
+  const ids = (evs) => evs.map((e) => e.event_id).sort();
+  assert.deepEqual(ids(replayed), ids(values), "the run's values replayed");
+
   await thread.input.respond({ namespace: [], interrupt_id: interruptId, response: "yes" });
-  const sub2 = await thread.subscribe(["values", "lifecycle", "messages", "updates"]);
   let second = [];
   while (!second.some((e) => terminal(e) && e.params.run_id !== started.run_id)) {
-    second = second.concat(await drain(sub2));
-    if (!sub2.isPaused) break;
-    await sub2.waitForResume();
+    second = second.concat(await untilPaused(sub));
+    if (!second.some((e) => terminal(e) && e.params.run_id !== started.run_id)) await sub.waitForResume();
   }
-  const resumed = second.filter((e) => e.params.run_id !== started.run_id);
-  assert.equal(resumed.at(-1).params.data.event, "completed", "the resumed run completes");
-  const text = resumed
+  assert.ok(second.every((e) => e.params.run_id !== started.run_id), "nothing of the first run twice");
+  assert.equal(second.at(-1).params.data.event, "completed", "the resumed run completes");
+  const text = second
     .filter((e) => e.method === "messages" && e.params.data.event === "content-block-delta")
     .map((e) => e.params.data.delta.text).join("");
   assert.equal(text, "beginend", "the streamed answer of the resumed run");
-  const last = resumed.filter((e) => e.method === "values").at(-1).params.data;
+  const last = second.filter((e) => e.method === "values").at(-1).params.data;
   assert.deepEqual(last.messages.map((m) => m.content), ["foo", "begin", "tool_call__begin", "end"]);
-  return started.run_id;
 }
 
 // readUntil reads an event stream handle until done(events) holds.
@@ -129,9 +144,16 @@ async function cutAndResume(threadId, resumeUrl) {
 }
 
 async function main() {
+  // A stall prints what was seen before the harness kills the process (and loses it).
+  setTimeout(() => {
+    console.error(`stalled after 60s; events seen: ${JSON.stringify(seen.slice(-40), null, 1).slice(0, 8000)}`);
+    process.exit(2);
+  }, 60_000).unref();
   const phase = process.argv[2];
   if (phase === "sse") {
-    const thread = client.threads.stream({ assistantId: "agent" });
+    // Over SSE a subscription is a stream of an existing thread: the thread is made first.
+    const { thread_id: threadId } = await client.threads.create();
+    const thread = client.threads.stream(threadId, { assistantId: "agent" });
     await interruptAndRespond(thread);
     await thread.close();
     const state = await client.threads.getState(thread.threadId);
@@ -143,7 +165,7 @@ async function main() {
   } else if (phase === "websocket") {
     assert.equal(typeof WebSocket, "function", "this Node has no WebSocket (NODE_OPTIONS=--experimental-websocket)");
     const thread = client.threads.stream({ assistantId: "agent", transport: "websocket" });
-    await interruptAndRespond(thread);
+    await interruptAndRespond(thread); // the thread is made by run.start
     await thread.close();
     console.log("thread stream websocket scenario passed");
   } else {
