@@ -73,9 +73,12 @@ async function interruptAndRespond(thread) {
 
   await thread.input.respond({ namespace: [], interrupt_id: interruptId, response: "yes" });
   let second = [];
-  while (!second.some((e) => terminal(e) && e.params.run_id !== started.run_id)) {
+  const resumedEnded = () => second.some((e) => terminal(e) && e.params.run_id !== started.run_id);
+  while (!resumedEnded()) {
     second = second.concat(await untilPaused(sub));
-    if (!second.some((e) => terminal(e) && e.params.run_id !== started.run_id)) await sub.waitForResume();
+    if (resumedEnded()) break;
+    assert.ok(!sub.closed, "the subscription closed before the resumed run ended");
+    await sub.waitForResume();
   }
   assert.ok(second.every((e) => e.params.run_id !== started.run_id), "nothing of the first run twice");
   assert.equal(second.at(-1).params.data.event, "completed", "the resumed run completes");
