@@ -372,7 +372,9 @@ func TestOutputOfARunThatEndsAsItIsFollowed(t *testing.T) {
 	}
 	running := s.protoEvents(t, tid, `{"channels":["lifecycle"]}`, func(e []protoEvent) bool { return len(e) > 0 })[0]
 	runs := &endingRuns{RunView: s.P.RunsView, end: func(run string) {
-		s.status(t, "POST", "/threads/"+tid+"/runs/"+run+"/cancel?wait=1", "", nil)
+		if code, body := s.status(t, "POST", "/threads/"+tid+"/runs/"+run+"/cancel?wait=1", "", nil); code/100 != 2 {
+			t.Fatalf("cancel: %d %s", code, body)
+		}
 		for {
 			changed := s.P.RunsView.Watch(engine.DefaultTenant, tid, run)
 			st, ok, err := s.P.RunsView.State(engine.DefaultTenant, tid, run)
@@ -380,7 +382,11 @@ func TestOutputOfARunThatEndsAsItIsFollowed(t *testing.T) {
 				s.P.RunsView.Unwatch(engine.DefaultTenant, tid, run, changed)
 				return
 			}
-			<-changed
+			select {
+			case <-changed:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the cancelled run is still active in the projection after 30 s")
+			}
 		}
 	}}
 	reader := streaming.New(streaming.Config{Bus: s.P.Log.OutputBus(), Runs: runs})
