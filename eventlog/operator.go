@@ -127,10 +127,6 @@ func (o *Operator) push(ctx context.Context, c *jwt.AccountClaims) error {
 		return fmt.Errorf("eventlog: account %s: push to the resolver (is the cluster in operator mode with `resolver: {type: full}`?): %w", c.Name, err)
 	}
 	var reply struct {
-		Data *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"data"`
 		Error *struct {
 			Code        int    `json:"code"`
 			Description string `json:"description"`

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/engine/controlplane/supervise"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/tracing/forward"
@@ -26,8 +27,9 @@ type traceOptions struct {
 }
 
 // TraceForwardKeyEnv names the environment variable holding the API key that --trace-forward-url
-// is sent with (X-Api-Key). It is no flag, so that the key never shows in a process listing.
-const TraceForwardKeyEnv = "JETGRAPH_TRACE_FORWARD_API_KEY"
+// is sent with (X-Api-Key). It is no flag, so that the key never shows in a process listing; the
+// control plane gives it to the deployments' processes (supervise).
+const TraceForwardKeyEnv = supervise.TraceForwardKeyEnv
 
 // addTraceRetentionFlag adds the flag of the trace stream's retention, which every command that
 // opens the log sets on the stream.

@@ -93,12 +93,12 @@ func (c ClusterAccounts) Remove(ctx context.Context, deploymentID, _ string) err
 	return c.Operator.RemoveAccount(ctx, account(deploymentID))
 }
 
-// writeFileAtomic writes a file readable by its owner only, whole or not at all.
+// writeFileAtomic writes a file readable by its owner only (a key), whole or not at all.
 func writeFileAtomic(path string, body []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".creds-")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
 	if err != nil {
 		return err
 	}

@@ -396,28 +396,17 @@ func (s *Supervisor) traceKey(ctx context.Context, spec controlplane.DeploySpec)
 			return key, nil
 		}
 	}
-	key, err := s.Traces.Keys.MintDeploymentKey(ctx, spec.Tenant, spec.DeploymentID, s.holder())
+	holder := s.holder()
+	key, err := s.Traces.Keys.MintDeploymentKey(ctx, spec.Tenant, spec.DeploymentID, holder)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".trace-key-")
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", op, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.WriteString(key + "\n")
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path) // (CreateTemp made it 0600)
-	}
-	if err != nil {
+	if err := writeFileAtomic(path, []byte(key+"\n")); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	// A key this process lost with its file (or replaced) is of no use: only the new one stays.
 	// The keys other processes of a cluster run the deployment with are theirs.
-	if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, spec.DeploymentID, s.holder(), key); err != nil {
+	if err := s.Traces.Keys.RevokeDeploymentKeys(ctx, spec.DeploymentID, holder, key); err != nil {
 		return "", fmt.Errorf("%s: %w", op, err)
 	}
 	return key, nil

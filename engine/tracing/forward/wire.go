@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"mime/multipart"
 	"net/textproto"
 	"slices"
@@ -119,13 +120,8 @@ func (f *Forwarder) runItem(ctx context.Context, e eventlog.Event, kind string) 
 	if kind == trace.KindPost {
 		rootDottedOrder(run, id)
 	}
-	var it item
-	if raw, ok := run["attachments"]; ok {
-		delete(run, "attachments")
-		if err := f.attachments(ctx, &it, e, id, raw); err != nil {
-			return nil, err
-		}
-	}
+	attachments, hasAttachments := run["attachments"]
+	delete(run, "attachments")
 	fields := map[string]json.RawMessage{}
 	for _, name := range splitFields {
 		if raw, ok := run[name]; ok {
@@ -140,8 +136,13 @@ func (f *Forwarder) runItem(ctx context.Context, e eventlog.Event, kind string) 
 		return nil, fmt.Errorf("forward: encode run %s: %w", id, err)
 	}
 	prefix := kind + "." + id
-	it.parts = append([]part{{name: prefix, ctype: "application/json", data: main}}, it.parts...)
-	it.size += len(main) + len(prefix) + 128
+	var it item
+	it.add(prefix, "application/json", main)
+	if hasAttachments {
+		if err := f.attachments(ctx, &it, e, id, attachments); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range splitFields {
 		if raw, ok := fields[name]; ok {
 			it.add(prefix+"."+name, "application/json", raw)
@@ -195,12 +196,7 @@ func (f *Forwarder) attachments(ctx context.Context, it *item, e eventlog.Event,
 		f.skip(e, "attachments that cannot be read (the run is sent without them)", err)
 		return nil
 	}
-	names := make([]string, 0, len(list))
-	for name := range list {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(list)) {
 		a := list[name]
 		data, err := f.blobs.Attachment(ctx, e.Aggregate.Tenant, a.Digest)
 		if errors.Is(err, eventlog.ErrNoObject) {
