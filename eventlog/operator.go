@@ -93,6 +93,11 @@ func (o *Operator) AccountKey(name string) (string, error) {
 	return kp.PublicKey()
 }
 
+// unlimitedJetStream enables JetStream for an account without limits of its own: the
+// cluster's apply.
+var unlimitedJetStream = jwt.JetStreamLimits{MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
+	Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit}
+
 // accountClaims are account name's claims: JetStream without limits of its own (the cluster's
 // apply), users revoked if they were issued at or before revokeAll (zero: none).
 func (o *Operator) accountClaims(name string, jetStream bool, revokeAll time.Time) (*jwt.AccountClaims, nkeys.KeyPair, error) {
@@ -104,8 +109,7 @@ func (o *Operator) accountClaims(name string, jetStream bool, revokeAll time.Tim
 	c := jwt.NewAccountClaims(pub)
 	c.Name = name
 	if jetStream {
-		c.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
-			Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit}
+		c.Limits.JetStreamLimits = unlimitedJetStream
 	}
 	if !revokeAll.IsZero() {
 		c.RevokeAt(jwt.All, revokeAll)

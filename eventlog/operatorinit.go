@@ -71,8 +71,7 @@ func InitOperator(dir, listen string) (OperatorSetup, error) {
 		ac := jwt.NewAccountClaims(apub)
 		ac.Name = a.name
 		if a.jetStream {
-			ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
-				Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit}
+			ac.Limits.JetStreamLimits = unlimitedJetStream
 		} else {
 			sysPub = apub
 		}
