@@ -98,6 +98,22 @@ func TestRunsFromACheckpointEmitTheirStateFirst(t *testing.T) {
 		run:   RunOptions{},
 		want:  []string{"values: messages=foo,begin", "checkpoints: loop 1", "checkpoints: loop 2", "updates: tool"},
 	}, {
+		// Settled against the Python reference server: command.resume on a thread stopped by
+		// interrupt_before continues it as input null does, whatever the value.
+		name:  "command resume after a static interrupt",
+		graph: agentGraph,
+		setup: []RunOptions{{Input: map[string]any{"messages": "foo"}, InterruptBefore: []string{"tool"}}},
+		run:   RunOptions{Command: &Command{Resume: "yes"}},
+		want:  []string{"values: messages=foo,begin", "checkpoints: loop 1", "checkpoints: loop 2", "updates: tool"},
+	}, {
+		name:  "command resume by id after a static interrupt in a subgraph",
+		graph: func(testing.TB) *Graph { return weatherGraph() },
+		setup: []RunOptions{{Input: map[string]any{"messages": "SF", "note": "n"}}},
+		run:   RunOptions{Command: &Command{Resume: map[string]any{"any-id": "yes"}}},
+		want: []string{"values: messages=SF note=n", "checkpoints: loop 0", "values|weather_graph: messages=SF city=SF",
+			"checkpoints|weather_graph: loop 1", "checkpoints|weather_graph: loop 2", "updates|weather_graph: weather_node",
+			"values|weather_graph: messages=SF,sunny in SF city=SF"},
+	}, {
 		name:  "regenerate from a checkpoint",
 		graph: agentGraph,
 		setup: []RunOptions{{Input: map[string]any{"messages": "foo"}}},
@@ -221,4 +237,18 @@ func keysOf(s State) []string {
 		}
 	}
 	return ks
+}
+
+// TestResumeWithNothingToResume: a resume value on a thread with no interrupt and no task left
+// to run is refused, static interrupts aside.
+func TestResumeWithNothingToResume(t *testing.T) {
+	ctx := context.Background()
+	g, saver := agentGraph(t), NewMemorySaver()
+	if _, err := g.Run(ctx, RunOptions{ThreadID: "t", Input: map[string]any{"messages": "foo"}, Saver: saver}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := g.Run(ctx, RunOptions{ThreadID: "t", Command: &Command{Resume: "yes"}, Saver: saver})
+	if !engine.Is(engine.Invalid, err) || !strings.Contains(err.Error(), "no pending interrupt") {
+		t.Fatalf("resume of a finished thread: %v", err)
+	}
 }

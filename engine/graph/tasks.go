@@ -542,7 +542,8 @@ func (l *loop) command(ctx context.Context, c *Command) error {
 }
 
 // resume records resume values for the interrupted tasks of the current checkpoint. value is a
-// map of interrupt id to value, or one value for every pending interrupt.
+// map of interrupt id to value, or one value for every pending interrupt; it is dropped after a
+// static interrupt, which has no value to receive it.
 func (l *loop) resume(ctx context.Context, value any) error {
 	type pendingInterrupt struct {
 		taskID string
@@ -567,6 +568,12 @@ func (l *loop) resume(ctx context.Context, value any) error {
 		}
 	}
 	if len(pend) == 0 {
+		// A thread stopped by a static interrupt (interrupt_before/after) has tasks to run and
+		// no interrupt to answer: as in LangGraph, the resume value is dropped and the run
+		// continues as one without input does.
+		if next, err := l.prepare(); err == nil && len(next) > 0 {
+			return nil
+		}
 		return engine.E(engine.Op("graph.resume"), engine.Invalid, "Cannot resume: the thread has no pending interrupt")
 	}
 	byID, isMap := value.(map[string]any)
