@@ -107,10 +107,10 @@ func (s *Server) threadEvents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// A thread that does not exist yet is not refused: the stream waits for the run.start that
+	// creates it (the SDKs subscribe before starting a run), as a WebSocket's subscription does.
+	// Its output is read in the caller's tenant, so no other tenant's thread is ever seen.
 	ctx := c.Request().Context()
-	if _, err := s.deps.Threads.Get(ctx, id); err != nil {
-		return err
-	}
 	var since uint64
 	if filter.Since != nil {
 		since = *filter.Since
