@@ -113,6 +113,13 @@ func (c *Commands) respond(ctx context.Context, thread string, id uint64, params
 		}
 		resume[a.InterruptID] = a.Response
 	}
+	latest, err := c.Runs.List(ctx, thread, "", 1, 0)
+	if err != nil {
+		return failure(id, err)
+	}
+	if len(latest) == 0 {
+		return Failure(id, ErrNoSuchInterrupt, "input.respond: the thread has no run to resume")
+	}
 	if c.States != nil {
 		snap, err := c.state(ctx, thread)
 		if err != nil {
@@ -127,18 +134,17 @@ func (c *Commands) respond(ctx context.Context, thread string, id uint64, params
 				pending[iv.ID] = true
 			}
 		}
+		// A run stopped by a static interrupt left tasks to run and nothing to answer: it was
+		// announced with an id of its own, whose response is dropped (the run continues as
+		// one without input, as after command.resume on such a thread).
+		if last := latest[0]; len(pending) == 0 && len(snap.Next) > 0 && last.Status == engine.RunInterrupted && last.Cancel == "" {
+			pending[StaticInterruptID(last.RunID)] = true
+		}
 		for iid := range resume {
 			if !pending[iid] {
 				return Failure(id, ErrNoSuchInterrupt, "input.respond: the thread has no pending interrupt "+iid)
 			}
 		}
-	}
-	latest, err := c.Runs.List(ctx, thread, "", 1, 0)
-	if err != nil {
-		return failure(id, err)
-	}
-	if len(latest) == 0 {
-		return Failure(id, ErrNoSuchInterrupt, "input.respond: the thread has no run to resume")
 	}
 	cmd := map[string]any{"resume": resume}
 	if p.Update != nil {

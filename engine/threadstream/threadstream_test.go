@@ -2,6 +2,7 @@ package threadstream
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -87,10 +88,14 @@ func TestTranslateRun(t *testing.T) {
 		{Seq: 4, Event: "messages", Data: json.RawMessage(`[{"id":"m1","content":"gin"},{"langgraph_node":"agent"}]`)},
 		{Seq: 5, Event: "updates", Data: json.RawMessage(`{"agent":{"messages":[{"id":"m1","content":"begin"}]}}`)},
 		{Seq: 5, Event: "custom", Data: json.RawMessage(`{"type":"sleep","step":0}`)},
-		{Seq: 6, Event: "trace/tool_start", Data: json.RawMessage(`{"id":"inv1","name":"calculator","tool_call_id":"call1","input":{"x":1}}`)},
-		{Seq: 6, Event: "trace/tool_end", Data: json.RawMessage(`{"id":"inv1","output":"2","error":null}`)},
+		// A root-level tool node's calls are at the root namespace, a subgraph's at the subgraph's.
+		{Seq: 6, Event: "trace/tool_start", Data: json.RawMessage(`{"id":"inv1","name":"calculator","tool_call_id":"call1","input":{"x":1}}`), NS: []string{"tools:t2"}},
+		{Seq: 6, Event: "trace/tool_end", Data: json.RawMessage(`{"id":"inv1","output":"2","error":null}`), NS: []string{"tools:t2"}},
+		{Seq: 6, Event: "trace/tool_start", Data: json.RawMessage(`{"id":"inv2","name":"search","tool_call_id":"call2","input":{"q":"x"}}`), NS: []string{"sub:1", "tools:t3"}},
+		{Seq: 6, Event: "trace/tool_end", Data: json.RawMessage(`{"id":"inv2","output":null,"error":"boom"}`), NS: []string{"sub:1", "tools:t3"}},
 		{Seq: 7, Event: "messages", Data: json.RawMessage(`[{"id":"m2","content":"sub"},{"langgraph_node":"leaf"}]`), NS: []string{"sub:1"}},
 		{Seq: 8, Event: "updates", Data: json.RawMessage(`{"__interrupt__":[{"value":"ask","id":"i1"}]}`)},
+		{Seq: 8, Event: "values", Data: json.RawMessage(`{"__interrupt__":[{"value":"ask","id":"i1"}],"messages":[]}`)},
 		{Seq: 8, Event: "end"},
 	}
 	tr := NewTranslator()
@@ -130,4 +135,65 @@ func FuzzFilter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTranslateInterruptedEnd: how a run's end is announced. A static interrupt (the end's
+// interrupt update carries no value: weather's interrupt_before) ends as interrupted with an
+// input.requested, as a dynamic interrupt does. The Python reference server (langgraph-api
+// 0.16.7) says "completed" and asks nothing there while the thread is interrupted; a client
+// could then neither see the thread wait nor answer it (issue 24).
+func TestTranslateInterruptedEnd(t *testing.T) {
+	cp := func(next string) streaming.Msg {
+		return streaming.Msg{Event: "checkpoints", Data: json.RawMessage(`{"checkpoint_id":"c","metadata":{"step":1,"source":"loop"},"next":` + next + `}`)}
+	}
+	upd := func(data string, ns ...string) streaming.Msg {
+		return streaming.Msg{Event: "updates", Data: json.RawMessage(data), NS: ns}
+	}
+	static := func(next ...string) InputRequestedData {
+		return InputRequestedData{InterruptID: StaticInterruptID("r1"),
+			Payload: StaticInterruptPayload{Type: StaticInterruptType, Next: append([]string{}, next...)}}
+	}
+	cases := []struct {
+		name  string
+		msgs  []streaming.Msg
+		asked []InputRequestedData
+		end   string
+	}{
+		{"completed", []streaming.Msg{cp(`[]`)}, nil, StatusCompleted},
+		{"static interrupt", []streaming.Msg{cp(`["weather_graph"]`), upd(`{"__interrupt__":[]}`)}, []InputRequestedData{static("weather_graph")}, StatusInterrupted},
+		{"static interrupt, no checkpoints streamed", []streaming.Msg{upd(`{"__interrupt__":[]}`)}, []InputRequestedData{static()}, StatusInterrupted},
+		{"a subgraph's empty interrupt update is not the run's end", []streaming.Msg{upd(`{"__interrupt__":[]}`, "weather_graph:1")}, nil, StatusCompleted},
+		{"dynamic interrupt, announced once", []streaming.Msg{
+			upd(`{"__interrupt__":[{"value":"ask","id":"i1"}]}`), upd(`{"__interrupt__":[{"value":"ask","id":"i1"}]}`)},
+			[]InputRequestedData{{InterruptID: "i1", Payload: "ask"}}, StatusInterrupted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := NewTranslator()
+			msgs := append([]streaming.Msg{{Event: "metadata", Data: json.RawMessage(`{"attempt":1}`)}}, c.msgs...)
+			msgs = append(msgs, streaming.Msg{Event: "end"})
+			var asked []InputRequestedData
+			var end LifecycleData
+			for _, m := range msgs {
+				m.RunID = "r1"
+				for _, e := range tr.Translate(m, nil) {
+					switch d := e.Params.Data.(type) {
+					case InputRequestedData:
+						if len(e.Params.Namespace) != 0 {
+							t.Errorf("input.requested at %v, want the root", e.Params.Namespace)
+						}
+						asked = append(asked, d)
+					case LifecycleData:
+						end = d
+					}
+				}
+			}
+			if got, want := fmt.Sprint(asked), fmt.Sprint(c.asked); got != want {
+				t.Errorf("input.requested %s, want %s", got, want)
+			}
+			if end.Event != c.end {
+				t.Errorf("lifecycle ends %q, want %q", end.Event, c.end)
+			}
+		})
+	}
 }

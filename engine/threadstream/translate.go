@@ -1,6 +1,9 @@
 package threadstream
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -24,6 +27,40 @@ type LifecycleData struct {
 type InputRequestedData struct {
 	InterruptID string `json:"interrupt_id"`
 	Payload     any    `json:"payload"`
+}
+
+// StaticInterruptPayload is the payload of the input.requested that announces a static interrupt
+// (interrupt_before or interrupt_after): no node asked anything; Next are the nodes the thread
+// runs when it is resumed (empty when the run did not stream its checkpoints).
+type StaticInterruptPayload struct {
+	Type string   `json:"type"`
+	Next []string `json:"next"`
+}
+
+// StaticInterruptType is StaticInterruptPayload.Type.
+const StaticInterruptType = "static"
+
+// StaticInterruptID is the interrupt id a run stopped by a static interrupt is announced with.
+// Such a stop has no interrupt of its own (LangGraph gives it no id), but a client answers an
+// interrupt by id, so the id derives from the run: the same on every read, and what
+// input.respond accepts for the thread's latest run.
+func StaticInterruptID(runID string) string {
+	sum := sha256.Sum256([]byte("jetgraph static interrupt|" + runID))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ToolMessage is a tool-finished event's output: the tool message the call gave, as LangGraph's
+// tools stream mode has it.
+type ToolMessage struct {
+	Content          any            `json:"content"`
+	AdditionalKwargs map[string]any `json:"additional_kwargs"`
+	ResponseMetadata map[string]any `json:"response_metadata"`
+	Type             string         `json:"type"`
+	Name             string         `json:"name"`
+	ID               *string        `json:"id"`
+	ToolCallID       string         `json:"tool_call_id"`
+	Artifact         any            `json:"artifact"`
+	Status           string         `json:"status"`
 }
 
 // UpdatesData is an updates event's data: what one node wrote.
@@ -54,10 +91,17 @@ type Translator struct {
 	graphID     string
 	open        map[string]*openMessage // message id -> the message being streamed
 	order       []string                // ids of open, in the order they started
-	calls       map[string]string       // tool invocation id -> the tool call id its events go by
+	calls       map[string]toolCall     // tool invocation id -> the call its events go by
+	asked       map[string]bool         // interrupt ids announced
+	next        []string                // the nodes after the run's latest root checkpoint
 	interrupted bool
 	failure     string
 	failed      bool
+}
+
+// toolCall is a tool call under way: the id its events go by and the tool's name.
+type toolCall struct {
+	id, name string
 }
 
 // openMessage is an AI message whose chunks are being streamed.
@@ -69,7 +113,7 @@ type openMessage struct {
 
 // NewTranslator returns a translator for a run from its first message.
 func NewTranslator() *Translator {
-	return &Translator{open: map[string]*openMessage{}, calls: map[string]string{}}
+	return &Translator{open: map[string]*openMessage{}, calls: map[string]toolCall{}, asked: map[string]bool{}}
 }
 
 // Translate appends to out the events m gives (without their seq and id: Number sets them).
@@ -78,10 +122,11 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 	if ns == nil {
 		ns = []string{}
 	}
-	ev := func(method Method, node string, data any) {
+	evAt := func(ns []string, method Method, node string, data any) {
 		out = append(out, Event{Type: TypeEvent, Method: method,
 			Params: EventParams{Namespace: ns, Timestamp: m.Time.UnixMilli(), RunID: m.RunID, Node: node, Data: data}})
 	}
+	ev := func(method Method, node string, data any) { evAt(ns, method, node, data) }
 	switch m.Event {
 	case "metadata":
 		var md struct {
@@ -93,9 +138,10 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 		}
 		// A new attempt (a takeover) streams again from the last checkpoint.
 		t.open, t.order, t.interrupted, t.failed = map[string]*openMessage{}, nil, false, false
+		t.asked, t.next = map[string]bool{}, nil
 		ev(EventLifecycle, "", LifecycleData{Event: StatusRunning, GraphName: t.graphID, RunID: m.RunID, Attempt: md.Attempt})
 	case "values":
-		ev(EventValues, "", decode(m.Data))
+		ev(EventValues, "", withoutInterrupts(m.Data))
 	case "updates":
 		out = t.finish(m, ns, out)
 		var upd map[string]json.RawMessage
@@ -108,7 +154,24 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 				_ = json.Unmarshal(upd[node], &ivs)
 				for _, iv := range ivs {
 					t.interrupted = true
-					ev(EventInputRequested, "", InputRequestedData{InterruptID: iv.ID, Payload: iv.Value})
+					if !t.asked[iv.ID] {
+						t.asked[iv.ID] = true
+						ev(EventInputRequested, "", InputRequestedData{InterruptID: iv.ID, Payload: iv.Value})
+					}
+				}
+				// No interrupt value at the root: the run stopped on a static interrupt. It is
+				// announced as a dynamic one is, so that a client sees the thread wait and can
+				// answer it (see StaticInterruptID).
+				if len(ivs) == 0 && len(ns) == 0 && !t.interrupted {
+					t.interrupted = true
+					id := StaticInterruptID(m.RunID)
+					t.asked[id] = true
+					next := t.next
+					if next == nil {
+						next = []string{}
+					}
+					ev(EventInputRequested, "", InputRequestedData{InterruptID: id,
+						Payload: StaticInterruptPayload{Type: StaticInterruptType, Next: next}})
 				}
 				continue
 			}
@@ -124,6 +187,13 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 			ev(EventTasks, task.Name, decode(m.Data))
 		}
 	case "checkpoints":
+		if len(ns) == 0 {
+			var cp struct {
+				Next []string `json:"next"`
+			}
+			_ = json.Unmarshal(m.Data, &cp)
+			t.next = cp.Next
+		}
 		ev(EventCheckpoints, "", checkpointOf(m.Data))
 	case "custom":
 		ev(EventCustom, "", CustomData{Payload: decode(m.Data)})
@@ -135,8 +205,10 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 			Invocation string `json:"id"`
 		}
 		_ = json.Unmarshal(m.Data, &d)
-		t.calls[d.Invocation] = callID(d.ID, d.Invocation)
-		ev(EventTools, "", map[string]any{"event": "tool-started", "tool_call_id": t.calls[d.Invocation],
+		call := toolCall{id: callID(d.ID, d.Invocation), name: d.Name}
+		t.calls[d.Invocation] = call
+		tns, node := toolScope(ns)
+		evAt(tns, EventTools, node, map[string]any{"event": "tool-started", "tool_call_id": call.id,
 			"tool_name": d.Name, "input": d.Input})
 	case graphs.TraceToolEnd:
 		var d struct {
@@ -145,12 +217,16 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 			Error      *string `json:"error"`
 		}
 		_ = json.Unmarshal(m.Data, &d)
-		id := callID(t.calls[d.Invocation], d.Invocation)
+		call := t.calls[d.Invocation]
+		call.id = callID(call.id, d.Invocation)
 		delete(t.calls, d.Invocation)
+		tns, node := toolScope(ns)
 		if d.Error != nil {
-			ev(EventTools, "", map[string]any{"event": "tool-error", "tool_call_id": id, "message": *d.Error})
+			evAt(tns, EventTools, node, map[string]any{"event": "tool-error", "tool_call_id": call.id, "message": *d.Error})
 		} else {
-			ev(EventTools, "", map[string]any{"event": "tool-finished", "tool_call_id": id, "output": d.Output})
+			evAt(tns, EventTools, node, map[string]any{"event": "tool-finished", "tool_call_id": call.id,
+				"output": ToolMessage{Content: d.Output, AdditionalKwargs: map[string]any{}, ResponseMetadata: map[string]any{},
+					Type: "tool", Name: call.name, ToolCallID: call.id, Status: "success"}})
 		}
 	case "error":
 		var e struct {
@@ -171,6 +247,31 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 		ev(EventLifecycle, "", end)
 	}
 	return out
+}
+
+// toolScope is where a tool call's events go: the namespace of the graph whose node ran the
+// tool (a tool call's output message ends with its task's "node:task_id" segment, which LangGraph
+// leaves out: a root-level tool node's calls are at []), and that node.
+func toolScope(ns []string) ([]string, string) {
+	if len(ns) == 0 {
+		return ns, ""
+	}
+	node, _, _ := strings.Cut(ns[len(ns)-1], ":")
+	return slices.Clip(ns[:len(ns)-1]), node
+}
+
+// withoutInterrupts is a values message's state without "__interrupt__", which the input
+// channel carries.
+func withoutInterrupts(raw json.RawMessage) any {
+	if !bytes.Contains(raw, []byte(`"`+graph.Interrupt+`"`)) {
+		return decode(raw)
+	}
+	var state map[string]json.RawMessage
+	if json.Unmarshal(raw, &state) != nil {
+		return decode(raw)
+	}
+	delete(state, graph.Interrupt)
+	return state
 }
 
 // callID is the id a tool call's events go by: the model's tool call id, or the invocation's.
