@@ -2,10 +2,12 @@
 // (client.threads.stream) drives a thread through POST /threads/{id}/commands and reads its
 // events from /threads/{id}/stream/events.
 //
-//   node threadstream.mjs sse         a subscription by channel, run.start, an interrupt answered
-//                                     with input.respond, a subscription made after a run
-//                                     replaying it, over SSE; then a stream cut mid-run and
-//                                     reopened with since=<last seq>: no gap, no duplicate
+//   node threadstream.mjs sse         on a thread not made yet, a subscription by channel before
+//                                     run.start makes it, an interrupt answered with
+//                                     input.respond, a subscription made after a run replaying
+//                                     it, over SSE; a static interrupt (weather) answered the
+//                                     same way; then a stream cut mid-run and reopened with
+//                                     since=<last seq>: no gap, no duplicate
 //   node threadstream.mjs sse <url>   the same, the cut stream resumed through another process
 //                                     (at <url>) sharing the log
 //   node threadstream.mjs websocket   the same but the cut, over the SDK's WebSocket transport
@@ -33,6 +35,20 @@ async function untilPaused(sub) {
   for (let r = await it.next(); !r.done; r = await it.next()) {
     events.push(r.value);
     seen.push(r.value);
+  }
+  return events;
+}
+
+// untilResumedEnds reads a paused subscription on until a run other than firstRun ends: the
+// run that answered firstRun's interrupt.
+async function untilResumedEnds(sub, firstRun) {
+  let events = [];
+  const ended = () => events.some((e) => terminal(e) && e.params.run_id !== firstRun);
+  while (!ended()) {
+    events = events.concat(await untilPaused(sub));
+    if (ended()) break;
+    assert.ok(!sub.closed, "the subscription closed before the resumed run ended");
+    await sub.waitForResume();
   }
   return events;
 }
@@ -72,14 +88,7 @@ async function interruptAndRespond(thread) {
   assert.deepEqual(ids(replayed), ids(values), "the run's values replayed");
 
   await thread.input.respond({ namespace: [], interrupt_id: interruptId, response: "yes" });
-  let second = [];
-  const resumedEnded = () => second.some((e) => terminal(e) && e.params.run_id !== started.run_id);
-  while (!resumedEnded()) {
-    second = second.concat(await untilPaused(sub));
-    if (resumedEnded()) break;
-    assert.ok(!sub.closed, "the subscription closed before the resumed run ended");
-    await sub.waitForResume();
-  }
+  const second = await untilResumedEnds(sub, started.run_id);
   assert.ok(second.every((e) => e.params.run_id !== started.run_id), "nothing of the first run twice");
   assert.equal(second.at(-1).params.data.event, "completed", "the resumed run completes");
   const text = second
@@ -88,6 +97,25 @@ async function interruptAndRespond(thread) {
   assert.equal(text, "beginend", "the streamed answer of the resumed run");
   const last = second.filter((e) => e.method === "values").at(-1).params.data;
   assert.deepEqual(last.messages.map((m) => m.content), ["foo", "begin", "tool_call__begin", "end"]);
+}
+
+// staticInterrupt: weather stops before a node (interrupt_before). The run ends interrupted with
+// an input.requested, the SDK holds the interrupt, and input.respond continues the thread.
+async function staticInterrupt(thread) {
+  const sub = await thread.subscribe(["lifecycle", "input"]);
+  const started = await thread.run.start({ input: { messages: [{ role: "user", content: "weather in SF?" }] } });
+  const first = await untilPaused(sub);
+  assert.equal(first.at(-1).params.data.event, "interrupted", "a static interrupt ends the run interrupted");
+  const requested = first.filter((e) => e.method === "input.requested");
+  assert.equal(requested.length, 1, "one input.requested for the static interrupt");
+  assert.deepEqual(requested[0].params.data.payload, { type: "static", next: ["weather_graph"] });
+  assert.equal(thread.interrupted, true, "the thread knows it is interrupted");
+  assert.equal(thread.interrupts[0].interruptId, requested[0].params.data.interrupt_id);
+  await thread.input.respond({ namespace: [], interrupt_id: requested[0].params.data.interrupt_id, response: "go on" });
+  const second = await untilResumedEnds(sub, started.run_id);
+  assert.equal(second.at(-1).params.data.event, "completed", "the answered run completes");
+  const state = await client.threads.getState(thread.threadId);
+  assert.equal(state.values.messages.at(-1).content, "It's sunny in San Francisco!");
 }
 
 // readUntil reads an event stream handle until done(events) holds.
@@ -154,11 +182,13 @@ async function main() {
   }, 60_000).unref();
   const phase = process.argv[2];
   if (phase === "sse") {
-    // Over SSE a subscription is a stream of an existing thread: the thread is made first.
-    const { thread_id: threadId } = await client.threads.create();
-    const thread = client.threads.stream(threadId, { assistantId: "agent" });
+    // A new thread id: the subscription's stream is opened before run.start makes the thread.
+    const thread = client.threads.stream({ assistantId: "agent" });
     await interruptAndRespond(thread);
     await thread.close();
+    const weather = client.threads.stream({ assistantId: "weather" });
+    await staticInterrupt(weather);
+    await weather.close();
     const state = await client.threads.getState(thread.threadId);
     assert.deepEqual(state.values.messages.map((m) => m.content), ["foo", "begin", "tool_call__begin", "end"]);
     const resumeUrl = process.argv[3] ?? base;
@@ -170,6 +200,9 @@ async function main() {
     const thread = client.threads.stream({ assistantId: "agent", transport: "websocket" });
     await interruptAndRespond(thread); // the thread is made by run.start
     await thread.close();
+    const weather = client.threads.stream({ assistantId: "weather", transport: "websocket" });
+    await staticInterrupt(weather);
+    await weather.close();
     console.log("thread stream websocket scenario passed");
   } else {
     throw new Error(`unknown phase ${phase}`);
