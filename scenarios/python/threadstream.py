@@ -101,11 +101,12 @@ async def static_interrupt(client: LangGraphClient, transport: str) -> None:
 async def dynamic_interrupt(client: LangGraphClient) -> None:
     """agent calls interrupt(): answered through the SDK, the run goes on to stream its answers."""
     async with client.threads.stream(assistant_id="agent") as thread:
+        raw = asyncio.create_task(collect(thread.events, ends(2)))
+        await asyncio.sleep(0.2)
         await thread.run.start(input={**human("foo"), "interrupt": True})
         await wait_interrupted(thread)
         check(len(thread.interrupts) == 1 and thread.interrupts[0]["namespace"] == [], f"interrupts: {thread.interrupts}")
-        raw = asyncio.create_task(collect(thread.events, ends(2)))
-        streams = []
+        streams: list[Any] = []
 
         async def read_messages() -> None:
             async for stream in thread.messages:
