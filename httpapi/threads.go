@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -142,8 +143,27 @@ func (s *Server) patchThread(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if prefersMinimal(c.Request().Header) {
+		// The Python SDK's threads.update(return_minimal=True) asks for no body.
+		return c.NoContent(http.StatusNoContent)
+	}
 	th.TTL = nil
 	return OK(c, th)
+}
+
+// preferMinimal is the RFC 7240 preference for an answer without a body.
+const preferMinimal = "return=minimal"
+
+// prefersMinimal reports whether the request's Prefer headers hold return=minimal.
+func prefersMinimal(h http.Header) bool {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), preferMinimal) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) deleteThread(c echo.Context) error {

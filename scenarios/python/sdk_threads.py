@@ -118,6 +118,9 @@ async def threads(client: LangGraphClient) -> None:
     check(again["metadata"]["user"] == "b", f"do_nothing returns the thread as it was: {again}")
     up = await client.threads.update(tid2, metadata={"n": 2})
     check(up["metadata"] == {"tag": tag, "user": "b", "n": 2}, f"update merges metadata: {up}")
+    none = await client.threads.update(tid2, metadata={"m": 1}, return_minimal=True)
+    check(none is None, f"update with return_minimal answers no body: {none}")
+    check((await client.threads.get(tid2))["metadata"]["m"] == 1, "a minimal update is applied")
 
     out = await client.runs.wait(t1["thread_id"], "agent", input={"messages": [{"role": "user", "content": "foo"}]})
     check(texts(out) == AGENT_ANSWER, f"the agent's answer: {texts(out)}")
