@@ -224,6 +224,7 @@ func (s *Server) searchThreads(c echo.Context) error {
 			errs.Add("literal_error", "Input should be one of "+quoteList(threadFields), "body", "select", i)
 		}
 	}
+	paths := extractPaths(f, &errs)
 	if err := errs.Err("threads.search"); err != nil {
 		return err
 	}
@@ -235,6 +236,13 @@ func (s *Server) searchThreads(c echo.Context) error {
 		ts[i].TTL = nil
 	}
 	paginate(c, total, q.Offset, len(ts))
+	if len(paths) > 0 {
+		out, err := withExtracted(ts, sel, paths)
+		if err != nil {
+			return err
+		}
+		return OK(c, out)
+	}
 	out, err := SelectFields(ts, sel)
 	if err != nil {
 		return err

@@ -132,6 +132,13 @@ async def threads(client: LangGraphClient) -> None:
     check(texts(both[0]["values"]) == AGENT_ANSWER, "a searched thread carries its values")
     inter = await client.threads.search(metadata={"tag": tag}, status="interrupted", select=["thread_id", "status"])
     check(inter == [{"thread_id": tid2, "status": "interrupted"}], f"search by status, selected: {inter}")
+    picked = await client.threads.search(
+        metadata={"tag": tag}, sort_by="created_at", sort_order="asc", select=["thread_id"],
+        extract={"last": "values.messages[-1].content", "user": "metadata.user", "nothing": "values.none[3]"},
+    )
+    check(picked == [{"thread_id": t1["thread_id"], "extracted": {"last": "end", "user": "a", "nothing": None}},
+                     {"thread_id": tid2, "extracted": {"last": "x", "user": "b", "nothing": None}}],
+          f"search with extract: {picked}")
     by_ids = await client.threads.search(ids=[tid2, str(uuid.uuid4())])
     check([t["thread_id"] for t in by_ids] == [tid2], f"search by ids: {by_ids}")
     check(await client.threads.count(metadata={"tag": tag}) == 2, "count by metadata")
