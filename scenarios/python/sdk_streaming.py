@@ -1,5 +1,5 @@
 """Runs through the official Python SDK's sync client: every stream mode, interrupts (dynamic,
-static, inside a subgraph) resumed with a Command, a join of a running run from its start and
+static, inside a subgraph) resumed with a Command, stateless runs (kept or not, a batch), a join of a running run from its start and
 again after an event id (Last-Event-ID), run reads, and cancel (interrupt and rollback, one run
 or many).
 
@@ -136,6 +136,30 @@ def interrupts(client: SyncLangGraphClient) -> None:
     check(texts(of(parts, "values")[-1])[-1] == "It's sunny in San Francisco!", "resumed subgraph")
 
 
+def stateless(client: SyncLangGraphClient) -> None:
+    # A stateless run kept: on_run_created names its thread, which holds the run's state.
+    created: list[Any] = []
+    out = client.runs.wait(None, "echo", input=FOO, on_completion="keep", on_run_created=created.append)
+    check(len(created) == 1 and created[0]["thread_id"] is not None, f"on_run_created of a stateless wait: {created}")
+    kept = client.threads.get_state(created[0]["thread_id"])
+    check(texts(kept["values"]) == texts(out) == ["foo", "echo: foo"], f"the kept thread's state: {kept['values']}")
+    check(client.runs.get(created[0]["thread_id"], created[0]["run_id"])["status"] == "success", "the kept run")
+    # Without keep the thread is gone once the answer is read.
+    created.clear()
+    client.runs.wait(None, "echo", input=FOO, on_run_created=created.append)
+    try:
+        client.threads.get(created[0]["thread_id"])
+        check(False, "a stateless run's thread is left without on_completion=keep")
+    except NotFoundError:
+        pass
+    # A batch of stateless runs: each one pending, on a thread of its own.
+    batch = client.runs.create_batch([{"assistant_id": "echo", "input": FOO, "on_completion": "keep"}] * 2)
+    check([r["status"] for r in batch] == ["pending", "pending"] and batch[0]["thread_id"] != batch[1]["thread_id"],
+          f"a batch: {batch}")
+    for r in batch:
+        check(texts(client.runs.join(r["thread_id"], r["run_id"])) == ["foo", "echo: foo"], "a batch run's answer")
+
+
 def join_and_cancel(client: SyncLangGraphClient) -> None:
     # A background run joined from its start, and again after one of its event ids.
     tid = client.threads.create()["thread_id"]
@@ -194,5 +218,6 @@ def join_and_cancel(client: SyncLangGraphClient) -> None:
 with get_sync_client(url=URL, api_key=None) as c:
     modes(c)
     interrupts(c)
+    stateless(c)
     join_and_cancel(c)
 print("ok")
