@@ -19,9 +19,6 @@ URL = os.environ["JETGRAPH_URL"]
 SLOW = {"messages": [{"role": "user", "content": "slow"}], "delay": 60000}
 
 
-
-
-
 async def busy_thread(client: LangGraphClient) -> tuple[str, str]:
     """A thread with one finished echo run, then a slow run that is inside its node."""
     tid = (await client.threads.create())["thread_id"]
@@ -30,20 +27,23 @@ async def busy_thread(client: LangGraphClient) -> tuple[str, str]:
 
     async def inside() -> bool:
         state = await client.threads.get_state(tid)
-        return (await client.runs.get(tid, run["run_id"]))["status"] == "running" and state["next"] == ["long_running"]
+        running = await status(client, tid, run["run_id"]) == "running"
+        return running and list(state["next"]) == ["long_running"]
+
     await until_async("the slow run to enter its node", inside)
     return tid, run["run_id"]
 
 
 async def status(client: LangGraphClient, tid: str, rid: str) -> str:
-    return (await client.runs.get(tid, rid))["status"]
+    return str((await client.runs.get(tid, rid))["status"])
 
 
 async def reject(client: LangGraphClient) -> None:
     tid, first = await busy_thread(client)
     try:
-        await client.runs.create(tid, "echo", input={"messages": [{"role": "user", "content": "no"}]},
-                                 multitask_strategy="reject")
+        await client.runs.create(
+            tid, "echo", input={"messages": [{"role": "user", "content": "no"}]}, multitask_strategy="reject"
+        )
         check(False, "reject: a second run on a busy thread was accepted")
     except ConflictError as e:
         check("already running a task" in str(e), f"reject's message: {e}")
@@ -54,8 +54,9 @@ async def reject(client: LangGraphClient) -> None:
 
 async def interrupt(client: LangGraphClient) -> None:
     tid, first = await busy_thread(client)
-    second = await client.runs.create(tid, "echo", input={"messages": [{"role": "user", "content": "now"}]},
-                                      multitask_strategy="interrupt")
+    second = await client.runs.create(
+        tid, "echo", input={"messages": [{"role": "user", "content": "now"}]}, multitask_strategy="interrupt"
+    )
     check(second["multitask_strategy"] == "interrupt", f"the run's strategy: {second.get('multitask_strategy')}")
     out = await client.runs.join(tid, second["run_id"])
     check(await status(client, tid, first) == "interrupted", "interrupt: the first run is interrupted")
@@ -66,8 +67,9 @@ async def interrupt(client: LangGraphClient) -> None:
 
 async def rollback(client: LangGraphClient) -> None:
     tid, first = await busy_thread(client)
-    second = await client.runs.create(tid, "echo", input={"messages": [{"role": "user", "content": "instead"}]},
-                                      multitask_strategy="rollback")
+    second = await client.runs.create(
+        tid, "echo", input={"messages": [{"role": "user", "content": "instead"}]}, multitask_strategy="rollback"
+    )
     out = await client.runs.join(tid, second["run_id"])
     try:
         await client.runs.get(tid, first)
@@ -80,18 +82,28 @@ async def rollback(client: LangGraphClient) -> None:
 
 async def enqueue(client: LangGraphClient) -> None:
     tid = (await client.threads.create())["thread_id"]
-    first = await client.runs.create(tid, "delay", input={"messages": [{"role": "user", "content": "one"}], "delay": 500})
-    second = await client.runs.create(tid, "echo", input={"messages": [{"role": "user", "content": "two"}]},
-                                      multitask_strategy="enqueue")
+    first = await client.runs.create(
+        tid, "delay", input={"messages": [{"role": "user", "content": "one"}], "delay": 500}
+    )
+    second = await client.runs.create(
+        tid, "echo", input={"messages": [{"role": "user", "content": "two"}]}, multitask_strategy="enqueue"
+    )
     check(second["status"] == "pending", f"enqueue: the second run waits: {second['status']}")
     check(await status(client, tid, second["run_id"]) == "pending", "enqueue: pending while the first runs")
     out = await client.runs.join(tid, second["run_id"])
     check(await status(client, tid, first["run_id"]) == "success", "enqueue: the first run finished")
-    check(texts(out) == ["one", "finished after 500ms", "two", "echo: two"], f"enqueue: both ran in order: {texts(out)}")
+    check(
+        texts(out) == ["one", "finished after 500ms", "two", "echo: two"], f"enqueue: both ran in order: {texts(out)}"
+    )
     # A stream of an enqueued run waits for its turn too.
     third = []
-    async for part in client.runs.stream(tid, "echo", input={"messages": [{"role": "user", "content": "three"}]},
-                                         multitask_strategy="enqueue", stream_mode="values"):
+    async for part in client.runs.stream(
+        tid,
+        "echo",
+        input={"messages": [{"role": "user", "content": "three"}]},
+        multitask_strategy="enqueue",
+        stream_mode="values",
+    ):
         third.append(part)
     last = [p.data for p in third if p.event == "values"][-1]
     check(texts(last)[-2:] == ["three", "echo: three"], f"a streamed enqueued run: {texts(last)}")

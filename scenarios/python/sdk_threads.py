@@ -23,20 +23,22 @@ URL = os.environ["JETGRAPH_URL"]
 AGENT_ANSWER = ["foo", "begin", "tool_call__begin", "end"]
 
 
-
-
 async def assistants(client: LangGraphClient) -> None:
     system = await client.assistants.get("agent")
-    check(system["graph_id"] == "agent" and system["metadata"].get("created_by") == "system",
-          f"graph id as assistant id gives the system assistant: {system}")
+    check(
+        system["graph_id"] == "agent" and system["metadata"].get("created_by") == "system",
+        f"graph id as assistant id gives the system assistant: {system}",
+    )
 
     a = await client.assistants.create(
-        "agent", config={"configurable": {"model_name": "py"}}, metadata={"team": "py"},
-        name="Py Agent", description="first",
+        "agent",
+        config={"configurable": {"model_name": "py"}},
+        metadata={"team": "py"},
+        name="Py Agent",
+        description="first",
     )
     aid = a["assistant_id"]
-    check(a["version"] == 1 and a["name"] == "Py Agent" and a["description"] == "first",
-          f"created assistant: {a}")
+    check(a["version"] == 1 and a["name"] == "Py Agent" and a["description"] == "first", f"created assistant: {a}")
     check(a["config"]["configurable"]["model_name"] == "py", f"created config: {a['config']}")
     try:
         await client.assistants.create("agent", assistant_id=aid, if_exists="raise")
@@ -47,8 +49,10 @@ async def assistants(client: LangGraphClient) -> None:
     check(same["graph_id"] == "agent" and same["version"] == 1, f"do_nothing keeps the assistant: {same}")
 
     b = await client.assistants.update(aid, metadata={"v": 2}, description="second")
-    check(b["version"] == 2 and b["metadata"] == {"team": "py", "v": 2} and b["description"] == "second",
-          f"update makes version 2 and merges metadata: {b}")
+    check(
+        b["version"] == 2 and b["metadata"] == {"team": "py", "v": 2} and b["description"] == "second",
+        f"update makes version 2 and merges metadata: {b}",
+    )
     check(b["name"] == "Py Agent", f"update keeps the name: {b}")
     versions = await client.assistants.get_versions(aid)
     check([v["version"] for v in versions] == [2, 1], f"versions newest first: {versions}")
@@ -58,10 +62,16 @@ async def assistants(client: LangGraphClient) -> None:
 
     other = await client.assistants.create("agent", name="Another", metadata={"team": "py"})
     found = await client.assistants.search(
-        metadata={"team": "py"}, sort_by="name", sort_order="asc", select=["assistant_id", "name"],
+        metadata={"team": "py"},
+        sort_by="name",
+        sort_order="asc",
+        select=["assistant_id", "name"],
     )
-    check(found == [{"assistant_id": other["assistant_id"], "name": "Another"},
-                    {"assistant_id": aid, "name": "Py Agent"}], f"search sorted by name, selected: {found}")
+    check(
+        found
+        == [{"assistant_id": other["assistant_id"], "name": "Another"}, {"assistant_id": aid, "name": "Py Agent"}],
+        f"search sorted by name, selected: {found}",
+    )
     page = await client.assistants.search(metadata={"team": "py"}, limit=1, response_format="object")
     check(len(page["assistants"]) == 1 and page["next"] == "1", f"a first page and its next cursor: {page}")
     last = await client.assistants.search(metadata={"team": "py"}, limit=1, offset=1, response_format="object")
@@ -70,14 +80,19 @@ async def assistants(client: LangGraphClient) -> None:
     check(await client.assistants.count(metadata={"team": "py"}, name="py agent") == 1, "count by name")
 
     graph = await client.assistants.get_graph(aid)
-    check({"__start__", "agent", "tool", "__end__"} <= {n["id"] for n in graph["nodes"]},
-          f"graph nodes: {graph['nodes']}")
-    check(any(e["source"] == "agent" and e.get("conditional") for e in graph["edges"]),
-          f"agent's conditional edge: {graph['edges']}")
+    check(
+        {"__start__", "agent", "tool", "__end__"} <= {n["id"] for n in graph["nodes"]}, f"graph nodes: {graph['nodes']}"
+    )
+    check(
+        any(e["source"] == "agent" and e.get("conditional") for e in graph["edges"]),
+        f"agent's conditional edge: {graph['edges']}",
+    )
     schemas = await client.assistants.get_schemas(aid)
     check(schemas["graph_id"] == "agent", f"schemas graph_id: {schemas.get('graph_id')}")
-    check(schemas["state_schema"]["properties"]["messages"].get("langgraph_type") == "messages",
-          "state schema marks messages")
+    check(
+        schemas["state_schema"]["properties"]["messages"].get("langgraph_type") == "messages",
+        "state schema marks messages",
+    )
     check(list(schemas["config_schema"]["properties"]) == ["model_name"], "config schema")
     subs = await client.assistants.get_subgraphs("nested", recurse=True)
     check(sorted(subs) == ["gp_two", "gp_two|p_two"], f"subgraphs, recursive: {sorted(subs)}")
@@ -86,10 +101,14 @@ async def assistants(client: LangGraphClient) -> None:
 
     # An assistant's threads go with it when asked.
     t = await client.threads.create()
-    await client.runs.wait(t["thread_id"], other["assistant_id"], input={"messages": [{"role": "user", "content": "x"}]})
+    await client.runs.wait(
+        t["thread_id"], other["assistant_id"], input={"messages": [{"role": "user", "content": "x"}]}
+    )
     await client.assistants.delete(other["assistant_id"], delete_threads=True)
-    for what, call in [("assistant", client.assistants.get(other["assistant_id"])),
-                       ("its thread", client.threads.get(t["thread_id"]))]:
+    for what, call in [
+        ("assistant", client.assistants.get(other["assistant_id"])),
+        ("its thread", client.threads.get(t["thread_id"])),
+    ]:
         try:
             await call
             check(False, f"the deleted {what} is still there")
@@ -102,8 +121,10 @@ async def assistants(client: LangGraphClient) -> None:
 async def threads(client: LangGraphClient) -> None:
     tag = str(uuid.uuid4())
     t1 = await client.threads.create(metadata={"tag": tag, "user": "a"}, graph_id="agent", ttl=60)
-    check(t1["status"] == "idle" and t1["metadata"] == {"tag": tag, "user": "a", "graph_id": "agent"},
-          f"created thread: {t1}")
+    check(
+        t1["status"] == "idle" and t1["metadata"] == {"tag": tag, "user": "a", "graph_id": "agent"},
+        f"created thread: {t1}",
+    )
     with_ttl = await client.threads.get(t1["thread_id"], include=["ttl"])
     check(with_ttl["ttl"]["ttl"] == 60 and with_ttl["ttl"]["strategy"] == "delete", f"ttl: {with_ttl.get('ttl')}")
     tid2 = str(uuid.uuid4())
@@ -125,7 +146,9 @@ async def threads(client: LangGraphClient) -> None:
     out = await client.runs.wait(t1["thread_id"], "agent", input={"messages": [{"role": "user", "content": "foo"}]})
     check(texts(out) == AGENT_ANSWER, f"the agent's answer: {texts(out)}")
     await client.runs.wait(tid2, "agent", input={"messages": [{"role": "user", "content": "x"}], "interrupt": True})
-    check((await client.threads.get(tid2))["status"] == "interrupted", "a dynamic interrupt leaves the thread interrupted")
+    check(
+        (await client.threads.get(tid2))["status"] == "interrupted", "a dynamic interrupt leaves the thread interrupted"
+    )
 
     both = await client.threads.search(metadata={"tag": tag}, sort_by="created_at", sort_order="asc")
     check([t["thread_id"] for t in both] == [t1["thread_id"], tid2], f"search by metadata, sorted: {both}")
@@ -133,12 +156,20 @@ async def threads(client: LangGraphClient) -> None:
     inter = await client.threads.search(metadata={"tag": tag}, status="interrupted", select=["thread_id", "status"])
     check(inter == [{"thread_id": tid2, "status": "interrupted"}], f"search by status, selected: {inter}")
     picked = await client.threads.search(
-        metadata={"tag": tag}, sort_by="created_at", sort_order="asc", select=["thread_id"],
+        metadata={"tag": tag},
+        sort_by="created_at",
+        sort_order="asc",
+        select=["thread_id"],
         extract={"last": "values.messages[-1].content", "user": "metadata.user", "nothing": "values.none[3]"},
     )
-    check(picked == [{"thread_id": t1["thread_id"], "extracted": {"last": "end", "user": "a", "nothing": None}},
-                     {"thread_id": tid2, "extracted": {"last": "x", "user": "b", "nothing": None}}],
-          f"search with extract: {picked}")
+    check(
+        picked
+        == [
+            {"thread_id": t1["thread_id"], "extracted": {"last": "end", "user": "a", "nothing": None}},
+            {"thread_id": tid2, "extracted": {"last": "x", "user": "b", "nothing": None}},
+        ],
+        f"search with extract: {picked}",
+    )
     by_ids = await client.threads.search(ids=[tid2, str(uuid.uuid4())])
     check([t["thread_id"] for t in by_ids] == [tid2], f"search by ids: {by_ids}")
     check(await client.threads.count(metadata={"tag": tag}) == 2, "count by metadata")
@@ -151,8 +182,10 @@ async def threads(client: LangGraphClient) -> None:
     check(copy["thread_id"] != t1["thread_id"] and texts(copy["values"]) == AGENT_ANSWER, f"copy: {copy}")
     orig_h = await client.threads.get_history(t1["thread_id"], limit=20)
     copy_h = await client.threads.get_history(copy["thread_id"], limit=20)
-    check([h["metadata"]["step"] for h in copy_h] == [h["metadata"]["step"] for h in orig_h] == [3, 2, 1, 0, -1],
-          f"copied history steps: {[h['metadata']['step'] for h in copy_h]}")
+    check(
+        [h["metadata"]["step"] for h in copy_h] == [h["metadata"]["step"] for h in orig_h] == [3, 2, 1, 0, -1],
+        f"copied history steps: {[h['metadata']['step'] for h in copy_h]}",
+    )
 
     # Prune: keep_latest leaves one checkpoint, delete removes the thread.
     pruned = await client.threads.prune([copy["thread_id"]], strategy="keep_latest")
@@ -168,12 +201,17 @@ async def threads(client: LangGraphClient) -> None:
         pass
 
     # Supersteps: a thread made from updates, as a copy between deployments makes it.
-    made = await client.threads.create(graph_id="agent", supersteps=[
-        {"updates": [{"values": {"messages": [{"role": "user", "content": "s1"}]}, "as_node": "__input__"}]},
-        {"updates": [{"values": {"messages": [{"role": "ai", "content": "end"}]}, "as_node": "agent"}]},
-    ])
+    made = await client.threads.create(
+        graph_id="agent",
+        supersteps=[
+            {"updates": [{"values": {"messages": [{"role": "user", "content": "s1"}]}, "as_node": "__input__"}]},
+            {"updates": [{"values": {"messages": [{"role": "ai", "content": "end"}]}, "as_node": "agent"}]},
+        ],
+    )
     st = await client.threads.get_state(made["thread_id"])
-    check(texts(st["values"]) == ["end"] and st["next"] == [], f"state made by supersteps: {st['values']}, {st['next']}")
+    check(
+        texts(st["values"]) == ["end"] and st["next"] == [], f"state made by supersteps: {st['values']}, {st['next']}"
+    )
 
     await client.threads.delete(tid2)
     check(await client.threads.count(metadata={"tag": tag}) == 1, "count after delete")
@@ -182,16 +220,22 @@ async def threads(client: LangGraphClient) -> None:
 async def state_and_history(client: LangGraphClient) -> None:
     t = await client.threads.create()
     tid = t["thread_id"]
-    await client.runs.wait(tid, "agent", input={"messages": [{"role": "user", "content": "x"}]}, interrupt_before=["tool"])
+    await client.runs.wait(
+        tid, "agent", input={"messages": [{"role": "user", "content": "x"}]}, interrupt_before=["tool"]
+    )
     st = await client.threads.get_state(tid)
     check(st["next"] == ["tool"] and texts(st["values"]) == ["x", "begin"], f"stopped before tool: {st['next']}")
     check(st["tasks"][0]["name"] == "tool", f"the pending task: {st['tasks']}")
-    check(st["checkpoint"]["thread_id"] == tid and st["checkpoint"]["checkpoint_id"] == st["checkpoint_id"],
-          f"the checkpoint names the thread: {st['checkpoint']}")
+    check(
+        st["checkpoint"]["thread_id"] == tid and st["checkpoint"]["checkpoint_id"] == st["checkpoint_id"],
+        f"the checkpoint names the thread: {st['checkpoint']}",
+    )
 
     history = await client.threads.get_history(tid, limit=10)
-    check([h["next"] for h in history] == [["tool"], ["agent"], ["__start__"]],
-          f"history next: {[h['next'] for h in history]}")
+    check(
+        [h["next"] for h in history] == [["tool"], ["agent"], ["__start__"]],
+        f"history next: {[h['next'] for h in history]}",
+    )
     check([h["metadata"]["source"] for h in history] == ["loop", "loop", "input"], "history sources")
     two = await client.threads.get_history(tid, limit=1, before=history[0]["checkpoint"])
     check([h["checkpoint_id"] for h in two] == [history[1]["checkpoint_id"]], "history before a checkpoint")
@@ -204,8 +248,10 @@ async def state_and_history(client: LangGraphClient) -> None:
     check(res["checkpoint"]["thread_id"] == tid, f"update_state answers the new checkpoint: {res}")
     st = await client.threads.get_state(tid)
     check(st["checkpoint_id"] == res["checkpoint"]["checkpoint_id"], "the state is at the new checkpoint")
-    check(st["next"] == [] and texts(st["values"]) == ["x", "end"] and st["metadata"]["source"] == "update",
-          f"after update_state: {st['next']}, {texts(st['values'])}, {st['metadata']['source']}")
+    check(
+        st["next"] == [] and texts(st["values"]) == ["x", "end"] and st["metadata"]["source"] == "update",
+        f"after update_state: {st['next']}, {texts(st['values'])}, {st['metadata']['source']}",
+    )
     check((await client.threads.get(tid))["status"] == "idle", "nothing left: idle")
 
     # The old checkpoint is still readable, by id and by checkpoint object.
@@ -216,12 +262,16 @@ async def state_and_history(client: LangGraphClient) -> None:
 
     # Fork the checkpoint before the tool with other values, and run on from there.
     fork = await client.threads.update_state(
-        tid, {"messages": [{"role": "user", "content": "forked"}]}, as_node="tool",
+        tid,
+        {"messages": [{"role": "user", "content": "forked"}]},
+        as_node="tool",
         checkpoint_id=history[0]["checkpoint_id"],
     )
     st = await client.threads.get_state(tid)
-    check(st["checkpoint_id"] == fork["checkpoint"]["checkpoint_id"] and st["metadata"]["source"] == "fork",
-          f"the fork is the thread's head: {st['metadata']}")
+    check(
+        st["checkpoint_id"] == fork["checkpoint"]["checkpoint_id"] and st["metadata"]["source"] == "fork",
+        f"the fork is the thread's head: {st['metadata']}",
+    )
     check(st["parent_checkpoint_id"] == history[0]["checkpoint_id"], "the fork's parent")
     out = await client.runs.wait(tid, "agent", input=None)
     check(texts(out) == ["x", "begin", "forked", "end"], f"run on from the fork: {texts(out)}")
@@ -230,12 +280,15 @@ async def state_and_history(client: LangGraphClient) -> None:
     w = await client.threads.create()
     await client.runs.wait(w["thread_id"], "weather", input={"messages": [{"role": "user", "content": "sf?"}]})
     deep = await client.threads.get_state(w["thread_id"], subgraphs=True)
-    check(deep["next"] == ["weather_graph"] and deep["tasks"][0]["state"]["next"] == ["weather_node"],
-          f"the subgraph waits before weather_node: {deep['tasks']}")
+    check(
+        deep["next"] == ["weather_graph"] and deep["tasks"][0]["state"]["next"] == ["weather_node"],
+        f"the subgraph waits before weather_node: {deep['tasks']}",
+    )
     check(deep["tasks"][0]["state"]["values"]["city"] == "San Francisco", "the subgraph's city")
     plain = await client.threads.get_state(w["thread_id"])
-    await client.threads.update_state(w["thread_id"], {"city": "LA"}, as_node="model_node",
-                                      checkpoint=plain["tasks"][0]["checkpoint"])
+    await client.threads.update_state(
+        w["thread_id"], {"city": "LA"}, as_node="model_node", checkpoint=plain["tasks"][0]["checkpoint"]
+    )
     out = await client.runs.wait(w["thread_id"], "weather", input=None)
     check(texts(out)[-1] == "It's sunny in LA!", f"the resumed subgraph used the update: {texts(out)}")
 
