@@ -32,3 +32,8 @@ func TestPythonSDKMultitask(t *testing.T) { runPythonScenario(t, "sdk_multitask.
 // TestPythonSDKCronsStore drives crons (they fire and make runs) and the store through the
 // Python SDK's sync client.
 func TestPythonSDKCronsStore(t *testing.T) { runPythonScenario(t, "sdk_crons_store.py") }
+
+// TestPythonSDKReconnect cuts a run's stream inside an event (a proxy in the script): the Python
+// SDK's async client must resume through the Location with Last-Event-ID and get every event
+// once, the events a join of the run from its start gives.
+func TestPythonSDKReconnect(t *testing.T) { runPythonScenario(t, "sdk_reconnect.py") }
