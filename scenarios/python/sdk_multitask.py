@@ -83,7 +83,7 @@ async def rollback(client: LangGraphClient) -> None:
 async def enqueue(client: LangGraphClient) -> None:
     tid = (await client.threads.create())["thread_id"]
     first = await client.runs.create(
-        tid, "delay", input={"messages": [{"role": "user", "content": "one"}], "delay": 500}
+        tid, "delay", input={"messages": [{"role": "user", "content": "one"}], "delay": 2000}
     )
     second = await client.runs.create(
         tid, "echo", input={"messages": [{"role": "user", "content": "two"}]}, multitask_strategy="enqueue"
@@ -93,7 +93,7 @@ async def enqueue(client: LangGraphClient) -> None:
     out = await client.runs.join(tid, second["run_id"])
     check(await status(client, tid, first["run_id"]) == "success", "enqueue: the first run finished")
     check(
-        texts(out) == ["one", "finished after 500ms", "two", "echo: two"], f"enqueue: both ran in order: {texts(out)}"
+        texts(out) == ["one", "finished after 2000ms", "two", "echo: two"], f"enqueue: both ran in order: {texts(out)}"
     )
     # A stream of an enqueued run waits for its turn too.
     third = []
