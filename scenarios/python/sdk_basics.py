@@ -22,7 +22,9 @@ async def main_async() -> None:
     assistants = await client.assistants.search(graph_id="echo")
     check(len(assistants) >= 1, f"search found the echo system assistant: {assistants}")
     thread = await client.threads.create(metadata={"lang": "python"})
-    out = await client.runs.wait(thread["thread_id"], "echo", input={"messages": [{"role": "user", "content": "hi"}]})
+    out = await client.runs.wait(
+        thread["thread_id"], "echo", input={"messages": [{"role": "user", "content": "hi"}]}
+    )
     check(isinstance(out, dict), f"wait answered the state: {out!r}")
     last = out["messages"][-1]
     check(last["type"] == "ai" and last["content"] == "echo: hi", f"echo answered: {last}")
@@ -33,9 +35,7 @@ def main_sync() -> None:
     thread = client.threads.create()
     modes = []
     for part in client.runs.stream(
-        thread["thread_id"],
-        "echo",
-        input={"messages": [{"role": "user", "content": "yo"}]},
+        thread["thread_id"], "echo", input={"messages": [{"role": "user", "content": "yo"}]},
         stream_mode="values",
     ):
         modes.append(part.event)
