@@ -49,6 +49,7 @@ var contextOf = map[string]string{
 	"engine/truncate":          runtime,
 	"engine/command":           runtime,
 	"engine/replay":            runtime,
+	"engine/extract":           runtime, // the paths of a thread search's extract
 	"projections":              runtime,
 	"projections/":             runtime,
 	"httpapi":                  runtime,

@@ -38,7 +38,8 @@ func (s *Server) createStatelessRun(c echo.Context) error {
 
 // waitStatelessRun creates a run on a temporary thread, waits for its end and answers with the
 // thread's values. The thread is kept until those are read, then deleted unless on_completion
-// is "keep".
+// is "keep". Its Content-Location names the thread, as the reference server's does: the Python
+// SDK's on_run_created hands it over, the one way to find a kept thread.
 func (s *Server) waitStatelessRun(c echo.Context) error {
 	var errs engine.Violations
 	in, err := s.parseRun(c, "runs.wait", "", &errs)
@@ -46,7 +47,7 @@ func (s *Server) waitStatelessRun(c echo.Context) error {
 		return err
 	}
 	_, out, err := s.waitStateless(c.Request().Context(), in.create, in.onCompletion == engine.OnCompletionDelete,
-		in.onDisconnect == engine.OnDisconnectCancel, func(rec engine.RunRecord) { runLocation(c, rec, true) })
+		in.onDisconnect == engine.OnDisconnectCancel, func(rec engine.RunRecord) { runLocation(c, rec, false) })
 	if err != nil {
 		return err
 	}

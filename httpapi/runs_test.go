@@ -472,19 +472,24 @@ func TestStatelessRuns(t *testing.T) {
 			t.Fatalf("values: %v", out)
 		}
 		loc := h.Get("Content-Location")
-		rid, ok := strings.CutPrefix(loc, "/runs/")
-		if !ok || rid == "" {
-			t.Fatalf("Content-Location %q", loc)
+		tid, rid, ok := strings.Cut(strings.TrimPrefix(loc, "/threads/"), "/runs/")
+		if !ok || !strings.HasPrefix(loc, "/threads/") || tid == "" || rid == "" {
+			t.Fatalf("Content-Location %q names no thread and run", loc)
 		}
+		s.must(t, 404, "GET", "/threads/"+tid, "")
 		if _, err := s.P.Runs.GetByID(ctx, rid); err == nil {
 			t.Fatalf("the temporary thread of a waited stateless run is left")
 		}
 	})
 	t.Run("wait keeps the thread", func(t *testing.T) {
 		h, _ := s.must(t, 200, "POST", "/runs/wait", `{"assistant_id":"echo","input":{"messages":"hi"},"on_completion":"keep"}`)
-		rec, err := s.P.Runs.GetByID(ctx, strings.TrimPrefix(h.Get("Content-Location"), "/runs/"))
+		loc := h.Get("Content-Location")
+		rec, err := s.P.Runs.GetByID(ctx, loc[strings.LastIndex(loc, "/")+1:])
 		if err != nil {
 			t.Fatal(err)
+		}
+		if loc != "/threads/"+rec.ThreadID+"/runs/"+rec.RunID {
+			t.Fatalf("Content-Location %q does not name the kept thread %s", loc, rec.ThreadID)
 		}
 		s.must(t, 200, "GET", "/threads/"+rec.ThreadID, "")
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -142,8 +143,27 @@ func (s *Server) patchThread(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if prefersMinimal(c.Request().Header) {
+		// The Python SDK's threads.update(return_minimal=True) asks for no body.
+		return c.NoContent(http.StatusNoContent)
+	}
 	th.TTL = nil
 	return OK(c, th)
+}
+
+// preferMinimal is the RFC 7240 preference for an answer without a body.
+const preferMinimal = "return=minimal"
+
+// prefersMinimal reports whether the request's Prefer headers hold return=minimal.
+func prefersMinimal(h http.Header) bool {
+	for _, v := range h.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), preferMinimal) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (s *Server) deleteThread(c echo.Context) error {
@@ -204,6 +224,7 @@ func (s *Server) searchThreads(c echo.Context) error {
 			errs.Add("literal_error", "Input should be one of "+quoteList(threadFields), "body", "select", i)
 		}
 	}
+	paths := extractPaths(f, &errs)
 	if err := errs.Err("threads.search"); err != nil {
 		return err
 	}
@@ -215,6 +236,13 @@ func (s *Server) searchThreads(c echo.Context) error {
 		ts[i].TTL = nil
 	}
 	paginate(c, total, q.Offset, len(ts))
+	if len(paths) > 0 {
+		out, err := withExtracted(ts, sel, paths)
+		if err != nil {
+			return err
+		}
+		return OK(c, out)
+	}
 	out, err := SelectFields(ts, sel)
 	if err != nil {
 		return err

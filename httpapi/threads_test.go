@@ -117,6 +117,15 @@ func TestThreadLifecycle(t *testing.T) {
 	if code != 200 || field(got, "metadata", "user") != "a" || field(got, "metadata", "k") != 2.0 {
 		t.Fatalf("patch merges metadata: %d %v", code, got)
 	}
+	for _, prefer := range []string{"return=minimal", "handling=lenient, return=minimal"} {
+		code, _, got = s.do(t, "PATCH", "/threads/"+id, `{"metadata":{"m":1}}`, map[string]string{"Prefer": prefer})
+		if code != 204 || got != nil {
+			t.Fatalf("Prefer: %s answers 204 without a body: %d %v", prefer, code, got)
+		}
+	}
+	if _, _, got = s.call(t, "GET", "/threads/"+id, ""); field(got, "metadata", "m") != 1.0 {
+		t.Fatalf("a minimal patch is applied: %v", got)
+	}
 
 	tests := []struct {
 		name, method, path, body string
