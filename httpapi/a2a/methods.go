@@ -190,6 +190,7 @@ func (h *Handlers) findTask(ctx context.Context, a engine.Assistant, id string) 
 		return taskRuns{}, h.serviceError(ctx, "a2a.task", err)
 	}
 	tr := taskRuns{head: rec, last: rec}
+	newest := rec
 	for _, r := range rs {
 		if r.RunID == rec.RunID {
 			tr.head = r // the listed record may be newer than the one read by id
@@ -197,10 +198,14 @@ func (h *Handlers) findTask(ctx context.Context, a engine.Assistant, id string) 
 		if taskIDOf(r) == rec.RunID && newer(r, tr.last) {
 			tr.last = r
 		}
+		if newer(r, newest) {
+			newest = r
+		}
 	}
 	if tr.last.RunID == rec.RunID {
 		tr.last = tr.head
 	}
+	tr.superseded = newest.RunID != tr.last.RunID
 	return tr, nil
 }
 

@@ -30,6 +30,8 @@ const metaTaskID = "a2a_task_id"
 // of the thread starts at) and its latest (its state).
 type taskRuns struct {
 	head, last engine.RunRecord
+	// superseded says a later run on the thread (another task's) came after the task's last.
+	superseded bool
 }
 
 // taskIDOf is the task run rec belongs to: the task it continues, else its own.
@@ -81,6 +83,9 @@ func (h *Handlers) start(ctx context.Context, a engine.Assistant, p sendParams, 
 		case command == nil && state != StateInputRequired:
 			return taskRuns{}, &RPCError{Code: CodeUnsupportedOperation, Message: "Task " + m.TaskID + " is " +
 				wireState(state, v) + ": a task that has ended takes no more messages; send the message with its contextId alone to start a new task there"}
+		case command == nil && tr.superseded:
+			return taskRuns{}, &RPCError{Code: CodeUnsupportedOperation, Message: "Task " + m.TaskID +
+				" waits for input, but a later task in its context ran since: its interrupt can no longer be answered"}
 		case command == nil:
 			cmd, rerr := h.continuation(ctx, thread, m)
 			if rerr != nil {

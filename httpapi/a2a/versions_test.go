@@ -24,6 +24,13 @@ func TestStaticInterruptContinuesTheTask(t *testing.T) {
 	if len(asked.Artifacts) != 1 || asked.Artifacts[0].Name != "Interrupt" {
 		t.Errorf("artifacts %+v", asked.Artifacts)
 	}
+	// Another task on the context in between would make the pause not this task's any more.
+	other := s.task(t, "weather", "message/send", msg("q2", map[string]any{"contextId": asked.ContextID}, text("and in Paris?")))
+	if a := s.call(t, "weather", "message/send", msg("late", map[string]any{"taskId": asked.ID}, text("go on"))); a.Error == nil ||
+		a.Error.Code != a2a.CodeUnsupportedOperation {
+		t.Fatalf("a message to a superseded task: %+v", a)
+	}
+	asked = other
 	done := s.task(t, "weather", "message/send", msg("go", map[string]any{"taskId": asked.ID}, text("go on")))
 	if done.ID != asked.ID || done.Status.State != a2a.StateCompleted || !strings.Contains(partsText(done.Artifacts[0].Parts), "sunny") {
 		t.Fatalf("continued task %+v", done)
@@ -36,7 +43,7 @@ func TestStaticInterruptContinuesTheTask(t *testing.T) {
 	var page struct {
 		Tasks []a2a.Task `json:"tasks"`
 	}
-	if a.Error != nil || json.Unmarshal(a.Result, &page) != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != asked.ID ||
+	if a.Error != nil || json.Unmarshal(a.Result, &page) != nil || len(page.Tasks) != 2 || page.Tasks[0].ID != asked.ID ||
 		page.Tasks[0].Status.State != a2a.StateCompleted {
 		t.Errorf("the context's tasks: %s %+v", a.Result, a.Error)
 	}
