@@ -42,11 +42,12 @@ func taskIDOf(rec engine.RunRecord) string {
 	return rec.RunID
 }
 
-// start checks a send (p, decoded from either wire) and creates its run: on the context's thread (made on its first message; a new one without
-// contextId), with the message as the graph's input; or, on a task waiting for input, as the
-// continuation of that task (the answer to its interrupt, or a plain continue past a static
-// breakpoint); or with the command the metadata carries. await says the caller waits for the
-// run's end (runs.Create.Await).
+// start checks a send (p, decoded from either wire) and creates its run: on the context's
+// thread (made on its first message; a new one without contextId), with the message as the
+// graph's input; or, on a task waiting for input, as the continuation of that task (the answer
+// to its interrupt, or a plain continue past a static breakpoint); or with the command the
+// metadata carries (on a task named, as a run of that task). await says the caller waits for
+// the run's end (runs.Create.Await).
 func (h *Handlers) start(ctx context.Context, a engine.Assistant, p sendParams, v version, await bool) (taskRuns, *RPCError) {
 	problems := checkMessage(p.Message, v)
 	if p.Configuration != nil {
