@@ -63,3 +63,21 @@ func FuzzReadBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckMCPMessage: any body is classified without panicking: passed on (code 0), accepted
+// and dropped (202), or refused with a JSON-RPC error code and a message.
+func FuzzCheckMCPMessage(f *testing.F) {
+	for _, seed := range []string{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","method":"x"}`, `[]`, `[{}]`,
+		`{"jsonrpc":"2.0","id":[],"method":1}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, `nul`, ""} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		status, _, code, msg := checkMCPMessage(body)
+		switch {
+		case code == 0 && (status == 0 || status == 202):
+		case code != 0 && msg != "" && (status == 200 || status == 400):
+		default:
+			t.Fatalf("checkMCPMessage(%q) = %d, %d, %q", body, status, code, msg)
+		}
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/runs"
 )
 
@@ -49,7 +50,7 @@ func (s *Server) mcpRoutes() {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLog})
 	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		s.echo.Add(method, mcpPath, s.needRuns(echo.WrapHandler(h)))
+		s.echo.Add(method, mcpPath, s.needRuns(echo.WrapHandler(mcpGuard(h))))
 	}
 }
 
@@ -216,7 +217,34 @@ func (s *Server) mcpCall(ctx context.Context, p *mcp.CallToolParamsRaw) (*mcp.Ca
 	if err != nil {
 		return nil, engine.E(engine.Op("mcp.call"), err)
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out}, nil
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: out}
+	if rec.Status == engine.RunInterrupted {
+		// The run stopped where the graph asks for input (or was cancelled): no answer, and a
+		// stateless call has no thread left to resume, so the result is an error saying so
+		// first, its output (with the interrupts) after.
+		res.IsError = true
+		res.Content = append([]mcp.Content{&mcp.TextContent{Text: mcpStopped(rec, out)}}, res.Content...)
+	}
+	return res, nil
+}
+
+// mcpStopped says why a tool call's run stopped without an answer: cancelled, or interrupted
+// with what the graph asks (its interrupts' values), or paused at a static breakpoint.
+func mcpStopped(rec engine.RunRecord, out map[string]any) string {
+	if rec.Cancel != "" {
+		return "The run was cancelled before it ended; it has no answer."
+	}
+	if values, ok := out["__interrupt__"].([]graph.InterruptValue); ok && len(values) > 0 {
+		asked := make([]any, len(values))
+		for i, v := range values {
+			asked[i] = v.Value
+		}
+		b, _ := json.Marshal(asked)
+		return "The run was interrupted: the graph asks for input (" + string(b) + "), which a tool call cannot give; " +
+			"run the assistant on a thread to answer it. Its output so far follows."
+	}
+	return "The run stopped at a breakpoint (interrupt_before / interrupt_after) without an answer; " +
+		"run the assistant on a thread to continue it. Its output so far follows."
 }
 
 // mcpError is a tool error: the model reading it can correct its call.

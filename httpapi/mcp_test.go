@@ -143,6 +143,45 @@ func TestMCPCallRunsTheAssistant(t *testing.T) {
 	}
 }
 
+// TestMCPCallOfAnInterruptedRun: a tool call whose run stops at an interrupt is a tool error
+// that says so, naming what the graph asks (a dynamic interrupt) or that it paused (a static
+// breakpoint), with the run's output after.
+func TestMCPCallOfAnInterruptedRun(t *testing.T) {
+	s := startRunStack(t, nil)
+	sess := mcpSession(t, s)
+	ctx := context.Background()
+	cases := []struct {
+		tool string
+		args map[string]any
+		says []string
+	}{
+		{"agent", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}, "interrupt": true},
+			[]string{"interrupted", "i want to interrupt"}},
+		{"weather", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "weather in SF?"}}},
+			[]string{"breakpoint"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+			if err != nil {
+				t.Fatalf("tools/call: %v", err)
+			}
+			if !res.IsError || len(res.Content) != 2 {
+				t.Fatalf("an interrupted run's result = %+v, want a tool error with two texts", res)
+			}
+			said := res.Content[0].(*mcp.TextContent).Text
+			for _, w := range tc.says {
+				if !strings.Contains(said, w) {
+					t.Errorf("the result says %q, not %q", said, w)
+				}
+			}
+			if !strings.Contains(res.Content[1].(*mcp.TextContent).Text, "messages") {
+				t.Errorf("the output is missing: %+v", res.Content[1])
+			}
+		})
+	}
+}
+
 // keys lists the names of tools, for messages.
 func keys(m map[string]*mcp.Tool) []string {
 	out := make([]string, 0, len(m))

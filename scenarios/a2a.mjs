@@ -1,6 +1,8 @@
 // A2A scenario: the official A2A JS client (@a2a-js/sdk) talks to jetgraph's assistants as
-// agents: the agent card, message/send, message/stream, tasks/get, tasks/cancel, an interrupt
-// (task state input-required) answered by the next message on the task, and the A2A errors.
+// agents over A2A 0.3: the agent card, message/send, message/stream, tasks/get, tasks/list,
+// tasks/resubscribe (refused in the stream), tasks/cancel, interrupts (the agent graph's dynamic
+// one and the weather graph's static breakpoint: task state input-required, whose status
+// message says what is asked) continued by the next message on the task, and the A2A errors.
 //
 //   node a2a.mjs           every step below, on the example graphs echo and agent
 //
@@ -70,14 +72,41 @@ const asked = await collect(
 );
 assert.equal(shape(asked), "task:submitted status-update:working artifact-update:Interrupt status-update:input-required");
 assert.equal(text(asked[2].artifact.parts), "i want to interrupt");
+assert.equal(text(asked[3].status.message.parts), "i want to interrupt");
 const interrupted = asked[0];
 assert.equal((await agent.getTask({ id: interrupted.id })).status.state, "input-required");
 const resumed = await agent.sendMessage(
   userMessage([{ kind: "text", text: "yes, go on" }], { taskId: interrupted.id, contextId: interrupted.contextId }),
 );
+assert.equal(resumed.id, interrupted.id, "the next message continues the task");
 assert.equal(resumed.status.state, "completed", JSON.stringify(resumed.status));
 assert.equal(resumed.contextId, interrupted.contextId);
 assert.ok(text(resumed.artifacts[0].parts).length > 0);
+// An ended task takes no more messages: a new one goes to the context.
+await assert.rejects(agent.sendMessage(userMessage([{ kind: "text", text: "more" }], { taskId: interrupted.id })),
+  (err) => err.name === "UnsupportedOperationError" && /contextId/.test(err.errorResponse.error.message));
+
+// A static breakpoint (weather stops before its weather_node): input-required, its status
+// message saying where the graph paused; the next message on the task continues past it.
+const weather = await factory.createFromUrl(`${base}/a2a/weather/`);
+const paused = await weather.sendMessage(userMessage([{ kind: "text", text: "what is the weather in SF?" }]));
+assert.equal(paused.status.state, "input-required", JSON.stringify(paused.status));
+assert.match(text(paused.status.message.parts), /weather_node/);
+const sunny = await weather.sendMessage(userMessage([{ kind: "text", text: "go on" }], { taskId: paused.id }));
+assert.equal(sunny.id, paused.id);
+assert.equal(sunny.status.state, "completed", JSON.stringify(sunny.status));
+assert.match(text(sunny.artifacts[0].parts), /sunny/);
+
+// tasks/list: the context's tasks, one per task (the resume is no task of its own).
+const listed = await (await fetch(`${base}/a2a/agent`, { method: "POST", headers: { "Content-Type": "application/json" },
+  body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/list", params: { contextId: interrupted.contextId } }) })).json();
+assert.deepEqual(listed.result.tasks.map((t) => [t.id, t.status.state]), [[interrupted.id, "completed"]]);
+
+// tasks/resubscribe is refused in the event stream the client reads.
+await assert.rejects(collect(echo.resubscribeTask({ id: first.id })), (err) => {
+  assert.equal(err.cause?.name, "UnsupportedOperationError", String(err));
+  return true;
+});
 
 // tasks/cancel: a long task is cancelled; an ended one cannot be, and an unknown one is not found.
 const slow = await agent.sendMessage({

@@ -6,16 +6,29 @@ import (
 	"testing"
 )
 
-// TestA2AClient drives jetgraph's A2A endpoint with the official A2A JS client: the agent
-// card, message/send, message/stream, tasks/get, tasks/cancel, an interrupt and its resume.
+// TestA2AClient drives jetgraph's A2A endpoint with the official A2A JS client 0.3 (A2A 0.3):
+// the agent card, message/send, message/stream, tasks/get, tasks/list, tasks/resubscribe
+// refused, tasks/cancel, a dynamic and a static interrupt each continued as the same task.
 func TestA2AClient(t *testing.T) {
+	runA2AScenario(t, "a2a.mjs", "a2a scenario passed")
+}
+
+// TestA2AClientV1 drives it with the newest official A2A JS client (1.x, A2A 1.0) and its
+// default factory: the same steps in 1.0's methods and shapes, on the same endpoint.
+func TestA2AClientV1(t *testing.T) {
+	runA2AScenario(t, "a2a_v1.mjs", "a2a 1.0 scenario passed")
+}
+
+// runA2AScenario runs script against a fresh server and checks it says passed.
+func runA2AScenario(t *testing.T, script, passed string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
 	}
 	ensureNodeModules(t)
 	srv := startServer(t, t.TempDir())
-	out := runNode(t, srv, "a2a.mjs")
-	if !strings.Contains(out, "a2a scenario passed") {
+	out := runNode(t, srv, script)
+	if !strings.Contains(out, passed) {
 		t.Fatalf("scenario output: %s", out)
 	}
 }

@@ -75,7 +75,7 @@ var (
 )
 
 // ensureNodeModules makes sure node and npm are present and the pinned packages
-// (the LangGraph SDK, the langsmith client) are installed in
+// (the LangGraph SDK, the langsmith client, both A2A clients) are installed in
 // scenarios/node_modules, running `npm ci` at most once. Without node or npm
 // the test is skipped locally but fails under CI.
 func ensureNodeModules(t *testing.T) {
@@ -89,7 +89,8 @@ func ensureNodeModules(t *testing.T) {
 		}
 	}
 	npmOnce.Do(func() {
-		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") && installed("@a2a-js/sdk", "0.3.14") {
+		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") && installed("@a2a-js/sdk", "0.3.14") &&
+			installed("@a2a-js/sdk-1", "1.3.0") {
 			return
 		}
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")

@@ -7,7 +7,9 @@ import (
 
 // TestMCPSDK drives /mcp with the official MCP TypeScript SDK's client
 // (StreamableHTTPClientTransport) against the built binary: tools listed from the assistants,
-// a new assistant listed without a restart, calls that run them, a failing graph as a tool error.
+// a new assistant listed without a restart, calls that run them, a failing graph and a run
+// stopped at an interrupt as tool errors, an unknown method and a malformed body as JSON-RPC
+// errors.
 func TestMCPSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")

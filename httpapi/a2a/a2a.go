@@ -81,8 +81,9 @@ func (h *Handlers) Mount(e *echo.Echo) {
 	e.GET("/a2a/:assistant_id/.well-known/agent-card.json", h.card)
 }
 
-// card answers the agent card of the assistant the path names. Its url is the endpoint as the
-// client reached it: https when a proxy in front says so (x-forwarded-proto).
+// card answers the agent card of the assistant the path names, in the version the client asks
+// for (A2A-Version: 1.0 gets the 1.0 card; none, 0.3). Its url is the endpoint as the client
+// reached it: https when a proxy in front says so (x-forwarded-proto).
 func (h *Handlers) card(c echo.Context) error {
 	a, err := h.d.Assistants.Get(c.Request().Context(), c.Param("assistant_id"))
 	if err != nil {
@@ -96,19 +97,24 @@ func (h *Handlers) card(c echo.Context) error {
 	if name == "" {
 		name = a.GraphID
 	}
-	return c.JSON(http.StatusOK, AgentCard{
-		ProtocolVersion:    ProtocolVersion,
-		Name:               name,
-		Description:        desc,
-		URL:                endpointURL(c.Request(), c.Param("assistant_id")),
-		PreferredTransport: "JSONRPC",
-		Version:            versionOf(a),
-		Capabilities:       Capabilities{Streaming: true},
-		DefaultInputModes:  contentModes,
-		DefaultOutputModes: contentModes,
+	url := endpointURL(c.Request(), c.Param("assistant_id"))
+	no := false
+	card := AgentCard{
+		Name:                name,
+		Description:         desc,
+		SupportedInterfaces: interfaces(url),
+		Version:             versionOf(a),
+		Capabilities:        Capabilities{Streaming: true, ExtendedAgentCard: &no},
+		DefaultInputModes:   contentModes,
+		DefaultOutputModes:  contentModes,
 		Skills: []Skill{{ID: a.GraphID, Name: name, Description: desc,
 			Tags: []string{"langgraph", a.GraphID}}},
-	})
+	}
+	if v, _ := parseVersion(askedVersion(c.Request())); v == v03 {
+		card.ProtocolVersion, card.URL, card.PreferredTransport = ProtocolVersion, url, bindingJSONRPC
+		card.Capabilities = Capabilities{Streaming: true, StateTransitionHistory: &no}
+	}
+	return c.JSON(http.StatusOK, card)
 }
 
 // versionOf is the assistant's version as the card's version string.
@@ -133,8 +139,10 @@ func endpointURL(r *http.Request, id string) string {
 	return scheme + "://" + host + "/a2a/" + id
 }
 
-// rpc answers one JSON-RPC request. Protocol errors are JSON-RPC errors in a 200 answer (in an
-// event stream for message/stream, so that a streaming client reads them); only an assistant
+// rpc answers one JSON-RPC request, in the version of A2A whose method it calls. Protocol
+// errors are JSON-RPC errors in a 200 answer; a streaming method answers them as its stream's
+// one event, so that a streaming client reads them where it reads events (so does a request
+// that could not be read, from a client that accepts only an event stream). Only an assistant
 // that does not exist is an HTTP error (404), as for every other route.
 func (h *Handlers) rpc(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -151,36 +159,65 @@ func (h *Handlers) rpc(c echo.Context) error {
 			"The request body is over the limit of "+engine.MaxStateText+" of input (and 4 MiB for the rest)")
 	}
 	req, rerr := readRequest(data)
+	m, known := methods[req.Method]
+	asked := askedVersion(c.Request())
+	v, supported := parseVersion(asked)
+	if known {
+		v = m.v
+	}
+	switch {
+	case rerr != nil:
+	case !known:
+		rerr = &RPCError{Code: CodeMethodNotFound, Message: "Method not found: " + req.Method}
+	case !supported:
+		rerr = versionNotSupported(asked)
+	}
 	if rerr != nil {
-		return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: idOrNull(req.ID), Error: rerr})
+		if known && m.op.streaming() || !known && onlyEventStream(c.Request()) {
+			return (&eventStream{c: c, id: req.ID, v: v}).send(nil, rerr)
+		}
+		return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: idOrNull(req.ID), Error: encodeError(rerr, v)})
 	}
-	switch req.Method {
-	case MethodSend:
-		return h.answer(c, req, func() (any, *RPCError) { return h.send(ctx, a, req.Params) })
-	case MethodStream:
-		return h.stream(c, a, req)
-	case MethodGetTask:
-		return h.answer(c, req, func() (any, *RPCError) { return h.getTask(ctx, a, req.Params) })
-	case MethodCancel:
-		return h.answer(c, req, func() (any, *RPCError) { return h.cancel(ctx, a, req.Params) })
-	case MethodListTasks:
-		return h.answer(c, req, func() (any, *RPCError) { return h.list(ctx, a, req.Params) })
+	switch m.op {
+	case opStream:
+		es := &eventStream{c: c, id: req.ID, v: v}
+		p, rerr := decodeSend(req.Params, v)
+		if rerr != nil {
+			return es.send(nil, rerr)
+		}
+		return h.stream(ctx, es, a, p)
+	case opSubscribe:
+		return h.subscribe(ctx, &eventStream{c: c, id: req.ID, v: v}, a, req.Params)
 	}
-	if unsupportedMethods[req.Method] {
-		return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID,
-			Error: &RPCError{Code: CodeUnsupportedOperation, Message: "This operation is not supported: " + req.Method}})
+	var result any
+	switch m.op {
+	case opSend:
+		var p sendParams
+		if p, rerr = decodeSend(req.Params, v); rerr == nil {
+			result, rerr = h.send(ctx, a, p, v)
+		}
+	case opGet:
+		result, rerr = h.getTask(ctx, a, req.Params)
+	case opCancel:
+		result, rerr = h.cancel(ctx, a, req.Params, v)
+	case opList:
+		result, rerr = h.list(ctx, a, req.Params, v)
+	case opPushConfig:
+		rerr = &RPCError{Code: CodePushNotSupported, Message: "Push notifications are not supported: " + req.Method}
+	default:
+		rerr = &RPCError{Code: CodeUnsupportedOperation, Message: "This operation is not supported: " + req.Method}
 	}
-	return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID,
-		Error: &RPCError{Code: CodeMethodNotFound, Message: "Method not found: " + req.Method}})
+	if rerr != nil {
+		return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Error: encodeError(rerr, v)})
+	}
+	return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Result: encodeResult(result, m.op, v)})
 }
 
-// answer writes the JSON-RPC response of a non-streaming method.
-func (h *Handlers) answer(c echo.Context, req request, do func() (any, *RPCError)) error {
-	result, rerr := do()
-	if rerr != nil {
-		return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Error: rerr})
-	}
-	return c.JSON(http.StatusOK, response{JSONRPC: "2.0", ID: req.ID, Result: result})
+// onlyEventStream reports whether the client of r accepts an event stream and not JSON.
+func onlyEventStream(r *http.Request) bool {
+	accept := strings.ToLower(r.Header.Get(echo.HeaderAccept))
+	return strings.Contains(accept, "text/event-stream") && !strings.Contains(accept, "application/json") &&
+		!strings.Contains(accept, "*/*")
 }
 
 // idOrNull is id, or JSON null when the request's id could not be read.

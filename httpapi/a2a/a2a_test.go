@@ -37,7 +37,7 @@ type leakyState struct {
 // registry serves echo, agent and leaky, a graph whose node fails with leakyError.
 func registry(t testing.TB) *graphs.Registry {
 	t.Helper()
-	reg, err := graphs.Examples().Select([]string{"echo", "agent"})
+	reg, err := graphs.Examples().Select([]string{"echo", "agent", "weather"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,14 +80,16 @@ type rpcAnswer struct {
 	Error   *a2a.RPCError   `json:"error"`
 }
 
-// post sends body to the A2A endpoint of assistant and returns the status and raw answer.
-func (s *server) post(t *testing.T, assistant, body string, header ...string) (int, []byte) {
+// do sends an HTTP request with body (none when empty) and header pairs.
+func do(t *testing.T, method, url, body string, header ...string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest("POST", s.URL+"/a2a/"+assistant, strings.NewReader(body))
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -95,6 +97,13 @@ func (s *server) post(t *testing.T, assistant, body string, header ...string) (i
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// post sends body to the A2A endpoint of assistant and returns the status and raw answer.
+func (s *server) post(t *testing.T, assistant, body string, header ...string) (int, []byte) {
+	t.Helper()
+	res := do(t, "POST", s.URL+"/a2a/"+assistant, body, header...)
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	return res.StatusCode, raw
@@ -156,6 +165,14 @@ func partsText(parts []a2a.Part) string {
 	return strings.Join(out, "")
 }
 
+// errCase is a request answered with a JSON-RPC error: its code, and what its message names.
+type errCase struct {
+	name string
+	body string
+	code int
+	says []string
+}
+
 func TestRPCErrorCodes(t *testing.T) {
 	s := start(t, nil)
 	done := s.task(t, "echo", "message/send", msg("m-done", nil, text("hi")))
@@ -173,12 +190,7 @@ func TestRPCErrorCodes(t *testing.T) {
 	rpc := func(method string, params string) string {
 		return `{"jsonrpc":"2.0","id":"r","method":"` + method + `","params":` + params + `}`
 	}
-	cases := []struct {
-		name string
-		body string
-		code int
-		says []string // what the error message names
-	}{
+	cases := []errCase{
 		{"not JSON", `{"jsonrpc":`, a2a.CodeParseError, []string{"JSON"}},
 		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"tasks/get"}]`, a2a.CodeInvalidRequest, nil},
 		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{}}`, a2a.CodeInvalidRequest, []string{"jsonrpc"}},
@@ -186,8 +198,10 @@ func TestRPCErrorCodes(t *testing.T) {
 		{"object id", `{"jsonrpc":"2.0","id":{},"method":"tasks/get"}`, a2a.CodeInvalidRequest, []string{"id"}},
 		{"array params", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":[1]}`, a2a.CodeInvalidRequest, []string{"params"}},
 		{"unknown method", rpc("tasks/frobnicate", `{}`), a2a.CodeMethodNotFound, []string{"tasks/frobnicate"}},
-		{"push notifications", rpc("tasks/pushNotificationConfig/set", `{}`), a2a.CodeUnsupportedOperation, nil},
-		{"resubscribe", rpc("tasks/resubscribe", `{"id":"`+done.ID+`"}`), a2a.CodeUnsupportedOperation, nil},
+		{"push notifications", rpc("tasks/pushNotificationConfig/set", `{}`), a2a.CodePushNotSupported, nil},
+		{"extended card", rpc("agent/getAuthenticatedExtendedCard", `{}`), a2a.CodeUnsupportedOperation, nil},
+		{"unsupported version", rpc("tasks/get", `{"id":"`+done.ID+`"}`), a2a.CodeVersionNotSupported, []string{"2.1"}},
+		{"message to an ended task", validMsg(map[string]any{"taskId": done.ID}), a2a.CodeUnsupportedOperation, []string{"completed", "contextId"}},
 		{"push config on send", validMsg(nil) + "", 0, nil}, // replaced below
 		{"no params", `{"jsonrpc":"2.0","id":1,"method":"message/send"}`, a2a.CodeInvalidParams, []string{"params"}},
 		{"no message", rpc("message/send", `{}`), a2a.CodeInvalidParams, []string{"message"}},
@@ -214,20 +228,23 @@ func TestRPCErrorCodes(t *testing.T) {
 		{"list: bad page", rpc("tasks/list", `{"pageSize":0,"status":"sleeping","pageToken":"x","contextId":"c"}`), a2a.CodeInvalidParams,
 			[]string{"pageSize", "status", "pageToken", "contextId"}},
 	}
-	cases[9] = struct {
-		name string
-		body string
-		code int
-		says []string
-	}{"push config on send", rpc("message/send", `{"message":{"role":"user","messageId":"x","parts":[{"kind":"text","text":"a"}]},"configuration":{"pushNotificationConfig":{"url":"https://example.com/hook"}}}`),
-		a2a.CodeUnsupportedOperation, nil}
+	for i := range cases {
+		if cases[i].name == "push config on send" {
+			cases[i] = errCase{"push config on send", rpc("message/send", `{"message":{"role":"user","messageId":"x","parts":[{"kind":"text","text":"a"}]},"configuration":{"pushNotificationConfig":{"url":"https://example.com/hook"}}}`),
+				a2a.CodePushNotSupported, nil}
+		}
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assistant := "echo"
 			if strings.HasPrefix(tc.name, "get: another") {
 				assistant = "agent"
 			}
-			code, raw := s.post(t, assistant, tc.body)
+			var header []string
+			if tc.name == "unsupported version" {
+				header = []string{"A2A-Version", "2.1"}
+			}
+			code, raw := s.post(t, assistant, tc.body, header...)
 			if code != 200 {
 				t.Fatalf("status %d: %s", code, raw)
 			}
@@ -470,17 +487,21 @@ func TestStreamAnInterruptThenResume(t *testing.T) {
 	if got.Status.State != a2a.StateInputRequired {
 		t.Fatalf("tasks/get of the interrupted task: %+v", got.Status)
 	}
-	// The next message on the task answers the interrupt: a resume, not a new input.
+	// The next message on the task answers the interrupt: a resume, not a new input, and the
+	// same task goes on.
 	resumed := s.task(t, "agent", "message/send", msg("answer", map[string]any{"taskId": taskID, "contextId": contextID}, text("go on")))
-	if resumed.Status.State != a2a.StateCompleted || resumed.ContextID != contextID || len(resumed.Artifacts) != 1 {
+	if resumed.Status.State != a2a.StateCompleted || resumed.ID != taskID || resumed.ContextID != contextID || len(resumed.Artifacts) != 1 {
 		t.Fatalf("resumed task %+v", resumed)
 	}
-	rec, err := s.P.Runs.GetByID(context.Background(), resumed.ID)
-	if err != nil {
-		t.Fatal(err)
+	rec := s.latestRun(t, contextID)
+	if resume, ok := rec.Kwargs.Command["resume"]; !ok || resume != "go on" || rec.Kwargs.Input != nil || rec.RunID == taskID {
+		t.Errorf("resume run %s kwargs: command %v, input %v", rec.RunID, rec.Kwargs.Command, rec.Kwargs.Input)
 	}
-	if resume, ok := rec.Kwargs.Command["resume"]; !ok || resume != "go on" || rec.Kwargs.Input != nil {
-		t.Errorf("resume run kwargs: command %v, input %v", rec.Kwargs.Command, rec.Kwargs.Input)
+	if got := s.task(t, "agent", "tasks/get", map[string]any{"id": taskID}); got.Status.State != a2a.StateCompleted {
+		t.Errorf("tasks/get after the resume: %+v", got.Status)
+	}
+	if a := s.call(t, "agent", "tasks/get", map[string]any{"id": rec.RunID}); a.Error == nil || a.Error.Code != a2a.CodeTaskNotFound {
+		t.Errorf("the resume run's id is a task: %+v", a)
 	}
 
 	// A command in the metadata is sent as it is.
@@ -499,6 +520,22 @@ func TestStreamAnInterruptThenResume(t *testing.T) {
 	if _, rerr := s.stream(t, "agent", msg("", nil, text("x"))); rerr == nil || rerr.Code != a2a.CodeInvalidParams {
 		t.Errorf("invalid stream request: %+v", rerr)
 	}
+}
+
+// latestRun is the newest run on thread.
+func (s *server) latestRun(t *testing.T, thread string) engine.RunRecord {
+	t.Helper()
+	rs, err := s.P.Runs.List(context.Background(), thread, "", 100, 0)
+	if err != nil || len(rs) == 0 {
+		t.Fatalf("runs of %s: %v", thread, err)
+	}
+	last := rs[0]
+	for _, r := range rs {
+		if r.CreatedAt.After(last.CreatedAt.Time) {
+			last = r
+		}
+	}
+	return last
 }
 
 func TestCancelARunningTask(t *testing.T) {

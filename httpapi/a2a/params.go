@@ -73,7 +73,7 @@ func asType(err error, target **json.UnmarshalTypeError) bool {
 // checkMessage lists what is wrong with the message of a send: its messageId, role and parts
 // (each a text, data or file part with its content), and its ids (contextId and taskId are
 // thread and run ids: UUIDs).
-func checkMessage(m *Message) []Problem {
+func checkMessage(m *Message, v version) []Problem {
 	if m == nil {
 		return []Problem{{Loc: []any{"params", "message"}, Msg: "message is required"}}
 	}
@@ -86,7 +86,7 @@ func checkMessage(m *Message) []Problem {
 		ps = append(ps, Problem{Loc: at("messageId"), Msg: "messageId is required"})
 	}
 	if m.Role != RoleUser && m.Role != RoleAgent {
-		ps = append(ps, Problem{Loc: at("role"), Msg: `role must be "user" or "agent"`})
+		ps = append(ps, Problem{Loc: at("role"), Msg: "role must be " + roleNames(v)})
 	}
 	if len(m.Parts) == 0 {
 		ps = append(ps, Problem{Loc: at("parts"), Msg: "parts must hold at least one part"})
@@ -106,6 +106,10 @@ func checkMessage(m *Message) []Problem {
 				ps = append(ps, Problem{Loc: at("parts", i, "file"), Msg: "a file part needs a file with bytes or uri"})
 			}
 		default:
+			if v == v10 {
+				ps = append(ps, Problem{Loc: at("parts", i), Msg: "a part needs one of text, raw, url or data"})
+				continue
+			}
 			ps = append(ps, Problem{Loc: at("parts", i, "kind"), Msg: `kind must be "text", "data" or "file"`})
 		}
 	}

@@ -49,16 +49,18 @@ func FuzzReadRequest(f *testing.F) {
 		if req.Method == "" || req.JSONRPC != "2.0" {
 			t.Fatalf("accepted %q without a method", body)
 		}
-		var p sendParams
-		if rerr := decodeParams(req.Params, &p); rerr != nil {
-			if rerr.Code != CodeInvalidParams {
-				t.Fatalf("params error code %d", rerr.Code)
+		for _, v := range []version{v03, v10} {
+			p, rerr := decodeSend(req.Params, v)
+			if rerr != nil {
+				if rerr.Code != CodeInvalidParams {
+					t.Fatalf("params error code %d", rerr.Code)
+				}
+				continue
 			}
-			return
-		}
-		for _, pr := range checkMessage(p.Message) {
-			if len(pr.Loc) < 2 || pr.Msg == "" || !strings.HasPrefix(locString(pr.Loc), "params.message") {
-				t.Fatalf("problem %+v", pr)
+			for _, pr := range checkMessage(p.Message, v) {
+				if len(pr.Loc) < 2 || pr.Msg == "" || !strings.HasPrefix(locString(pr.Loc), "params.message") {
+					t.Fatalf("problem %+v", pr)
+				}
 			}
 		}
 		_ = Sanitize(string(body))

@@ -22,61 +22,147 @@ const (
 	artifactInterrupt = "Interrupt"
 )
 
-// start checks the params of a send and creates its run: on the context's thread (made on its
-// first message; a new one without contextId), with the message as the graph's input, or as
-// the answer to the interrupt of the task it names (a resume), or with the command the
-// metadata carries. await says the caller waits for the run's end (runs.Create.Await).
-func (h *Handlers) start(ctx context.Context, a engine.Assistant, raw json.RawMessage, await bool) (engine.RunRecord, *RPCError) {
-	var p sendParams
-	if rerr := decodeParams(raw, &p); rerr != nil {
-		return engine.RunRecord{}, rerr
+// metaTaskID is the run metadata key that keeps the task a run continues: a message on a task
+// waiting for input makes a run of the same task, whose id stays the id of the run it began with.
+const metaTaskID = "a2a_task_id"
+
+// taskRuns are the runs of one task: the run it began with (its id, and the message its span
+// of the thread starts at) and its latest (its state).
+type taskRuns struct {
+	head, last engine.RunRecord
+	// superseded says a later run on the thread (another task's) came after the task's last.
+	superseded bool
+}
+
+// taskIDOf is the task run rec belongs to: the task it continues, else its own.
+func taskIDOf(rec engine.RunRecord) string {
+	if id, _ := rec.Metadata[metaTaskID].(string); id != "" {
+		return id
 	}
-	problems := checkMessage(p.Message)
+	return rec.RunID
+}
+
+// start checks a send (p, decoded from either wire) and creates its run: on the context's
+// thread (made on its first message; a new one without contextId), with the message as the
+// graph's input; or, on a task waiting for input, as the continuation of that task (the answer
+// to its interrupt, or a plain continue past a static breakpoint); or with the command the
+// metadata carries (on a task named, as a run of that task). await says the caller waits for
+// the run's end (runs.Create.Await).
+func (h *Handlers) start(ctx context.Context, a engine.Assistant, p sendParams, v version, await bool) (taskRuns, *RPCError) {
+	problems := checkMessage(p.Message, v)
 	if p.Configuration != nil {
 		problems = append(problems, checkHistoryLength(p.Configuration.HistoryLength, "params", "configuration", "historyLength")...)
 	}
 	command, cp := commandOf(p)
 	problems = append(problems, cp...)
 	if len(problems) > 0 {
-		return engine.RunRecord{}, invalidParams(problems)
+		return taskRuns{}, invalidParams(problems)
 	}
 	m := p.Message
 	if rerr := checkModes(m, p.Configuration); rerr != nil {
-		return engine.RunRecord{}, rerr
+		return taskRuns{}, rerr
 	}
 	thread := m.ContextID
+	meta := map[string]any{metaMessageID: m.MessageID}
+	var head *engine.RunRecord
+	continued := false
 	if m.TaskID != "" {
-		prior, err := h.d.Runs.GetByID(ctx, m.TaskID)
-		if err != nil || prior.AssistantID != a.AssistantID {
-			if err != nil && !engine.Is(engine.NotFound, err) {
-				return engine.RunRecord{}, h.serviceError(ctx, "a2a.send", err)
-			}
-			return engine.RunRecord{}, &RPCError{Code: CodeTaskNotFound, Message: "Task not found: " + m.TaskID}
+		tr, rerr := h.findTask(ctx, a, m.TaskID)
+		if rerr != nil {
+			return taskRuns{}, rerr
 		}
-		if thread != "" && thread != prior.ThreadID {
-			return engine.RunRecord{}, invalidParams([]Problem{{Loc: []any{"params", "message", "contextId"},
+		if thread != "" && thread != tr.head.ThreadID {
+			return taskRuns{}, invalidParams([]Problem{{Loc: []any{"params", "message", "contextId"},
 				Msg: "the task " + m.TaskID + " is not in this context"}})
 		}
-		thread = prior.ThreadID
-		if command == nil && stateOf(prior) == StateInputRequired {
-			command = map[string]any{"resume": resumeValue(m.Parts)}
+		thread = tr.head.ThreadID
+		state := stateOf(tr.last)
+		switch {
+		case state == StateSubmitted || state == StateWorking:
+			return taskRuns{}, &RPCError{Code: CodeUnsupportedOperation, Message: "Task " + m.TaskID +
+				" is still " + wireState(state, v) + ": wait for it to end (or cancel it) before sending it a message"}
+		case command == nil && state != StateInputRequired:
+			return taskRuns{}, &RPCError{Code: CodeUnsupportedOperation, Message: "Task " + m.TaskID + " is " +
+				wireState(state, v) + ": a task that has ended takes no more messages; send the message with its contextId alone to start a new task there"}
+		case command == nil && tr.superseded:
+			return taskRuns{}, &RPCError{Code: CodeUnsupportedOperation, Message: "Task " + m.TaskID +
+				" waits for input, but a later task in its context ran since: its interrupt can no longer be answered"}
+		case command == nil:
+			cmd, rerr := h.continuation(ctx, thread, m)
+			if rerr != nil {
+				return taskRuns{}, rerr
+			}
+			command, continued = cmd, true
 		}
+		meta[metaTaskID] = tr.head.RunID
+		head = &tr.head
 	}
 	if thread == "" {
 		thread = newID()
 	}
 	c := runs.Create{ThreadID: thread, IfNotExists: engine.IfNotExistsCreate, AssistantID: a.AssistantID,
-		Metadata: map[string]any{metaMessageID: m.MessageID}, Await: await}
-	if command != nil {
+		Metadata: meta, Await: await}
+	switch {
+	case command != nil:
 		c.Command = command
-	} else {
+	case !continued:
 		c.Input = inputOf(m)
 	}
 	rec, err := h.d.Runs.Create(ctx, c)
 	if err != nil {
-		return engine.RunRecord{}, h.serviceError(ctx, "a2a.send", err)
+		return taskRuns{}, h.serviceError(ctx, "a2a.send", err)
 	}
-	return rec, nil
+	if head == nil {
+		head = &rec
+	}
+	return taskRuns{head: *head, last: rec}, nil
+}
+
+// continuation is the command that continues a task waiting for input on thread: the answer
+// to its pending interrupts (the message's data, else its text); nil, a run without input,
+// for a graph paused at a static breakpoint (interrupt_before / interrupt_after), which has
+// no interrupt to answer and goes on where it stopped.
+func (h *Handlers) continuation(ctx context.Context, thread string, m *Message) (map[string]any, *RPCError) {
+	snap, err := h.d.States.State(ctx, graph.Ref{ThreadID: thread}, false)
+	if err != nil {
+		return nil, h.serviceError(ctx, "a2a.send", err)
+	}
+	if snap != nil && len(pendingInterrupts(snap)) > 0 {
+		return map[string]any{"resume": resumeValue(m.Parts)}, nil
+	}
+	return nil, nil
+}
+
+// pendingInterrupts are the interrupt values a snapshot waits on: its own, else those of its
+// tasks (an interrupt raised in a subgraph).
+func pendingInterrupts(snap *graph.Snapshot) []graph.InterruptValue {
+	if len(snap.Interrupts) > 0 {
+		return snap.Interrupts
+	}
+	var out []graph.InterruptValue
+	for _, t := range snap.Tasks {
+		out = append(out, t.Interrupts...)
+	}
+	return out
+}
+
+// pausedAt names the nodes a graph paused at a static breakpoint runs next, a subgraph's as
+// "subgraph/node".
+func pausedAt(snap *graph.Snapshot) []string {
+	var out []string
+	for _, t := range snap.Tasks {
+		if t.SubState != nil && len(t.SubState.Tasks) > 0 {
+			for _, inner := range pausedAt(t.SubState) {
+				out = append(out, t.Name+"/"+inner)
+			}
+			continue
+		}
+		out = append(out, t.Name)
+	}
+	if len(out) == 0 {
+		out = append(out, snap.Next...)
+	}
+	return out
 }
 
 // commandOf is the command a send carries ({"resume": ...}, {"update": ...}, {"goto": ...}), in
@@ -124,7 +210,7 @@ func checkModes(m *Message, cfg *sendConfiguration) *RPCError {
 		return nil
 	}
 	if len(cfg.PushNotificationConfig) > 0 && string(cfg.PushNotificationConfig) != "null" {
-		return &RPCError{Code: CodeUnsupportedOperation, Message: "This operation is not supported: push notifications"}
+		return &RPCError{Code: CodePushNotSupported, Message: "Push notifications are not supported: read the task with its get method or stream it"}
 	}
 	if len(cfg.AcceptedOutputModes) == 0 {
 		return nil
@@ -234,12 +320,13 @@ type taskOptions struct {
 	artifacts bool
 }
 
-// task is the A2A task of run rec: its state, its status message and artifacts from the
-// thread's messages (what the run answered after the message it began with) or its interrupts,
-// and its history.
-func (h *Handlers) task(ctx context.Context, rec engine.RunRecord, o taskOptions) (Task, error) {
+// task is the A2A task of runs tr: its state (its latest run's), its status message and
+// artifacts from the thread's messages (what the task answered after the message it began
+// with) or what it waits for, and its history.
+func (h *Handlers) task(ctx context.Context, tr taskRuns, o taskOptions) (Task, error) {
+	rec := tr.last
 	state := stateOf(rec)
-	t := Task{Kind: KindTask, ID: rec.RunID, ContextID: rec.ThreadID,
+	t := Task{Kind: KindTask, ID: taskIDOf(tr.head), ContextID: rec.ThreadID,
 		Status:   TaskStatus{State: state, Timestamp: timestamp(rec.UpdatedAt)},
 		Metadata: map[string]any{"assistant_id": rec.AssistantID}}
 	if state == StateFailed {
@@ -247,7 +334,7 @@ func (h *Handlers) task(ctx context.Context, rec engine.RunRecord, o taskOptions
 		if rec.Error != nil {
 			text = Sanitize(rec.Error.Class + ": " + rec.Error.Message)
 		}
-		t.Status.Message = h.agentMessage(rec, "status", []Part{{Kind: KindText, Text: text}})
+		t.Status.Message = h.agentMessage(t, rec, "status", []Part{{Kind: KindText, Text: text}})
 	}
 	if state == StateSubmitted || state == StateWorking || state == StateCanceled && o.history != nil && *o.history == 0 {
 		return t, nil
@@ -262,25 +349,52 @@ func (h *Handlers) task(ctx context.Context, rec engine.RunRecord, o taskOptions
 	if snap == nil {
 		return t, nil
 	}
-	msgs, start := spanOf(snap.Values, rec)
+	msgs, start := spanOf(snap.Values, tr.head)
 	switch state {
 	case StateCompleted:
 		if parts := answerParts(snap.Values, msgs, start); len(parts) > 0 {
-			t.Status.Message = h.agentMessage(rec, "response", parts)
+			t.Status.Message = h.agentMessage(t, rec, "response", parts)
 			if o.artifacts {
 				t.Artifacts = []Artifact{{ArtifactID: rec.RunID + "-response", Name: artifactResponse, Parts: parts}}
 			}
 		}
 	case StateInputRequired:
-		if parts := interruptParts(snap.Interrupts); len(parts) > 0 {
-			t.Status.Message = h.agentMessage(rec, "interrupt", parts)
-			if o.artifacts {
-				t.Artifacts = []Artifact{interruptArtifact(rec, parts)}
+		parts := interruptParts(pendingInterrupts(snap))
+		if len(parts) == 0 {
+			if parts, err = h.breakpointParts(ctx, rec); err != nil {
+				return Task{}, err
 			}
 		}
+		t.Status.Message = h.agentMessage(t, rec, "interrupt", parts)
+		if o.artifacts {
+			t.Artifacts = []Artifact{interruptArtifact(rec, parts)}
+		}
 	}
-	t.History = historyOf(rec, msgs, start, o.history)
+	t.History = historyOf(t, msgs, start, o.history)
 	return t, nil
+}
+
+// breakpointParts say what a graph paused at a static breakpoint waits for: a message on the
+// task to go on, and where it goes on (the subgraphs' own snapshots name the inner node).
+func (h *Handlers) breakpointParts(ctx context.Context, rec engine.RunRecord) ([]Part, error) {
+	snap, err := h.d.States.State(ctx, graph.Ref{ThreadID: rec.ThreadID}, true)
+	if err != nil && !engine.Is(engine.NotFound, err) {
+		return nil, err
+	}
+	var next []string
+	if snap != nil {
+		next = pausedAt(snap)
+	}
+	text := "The graph paused at a breakpoint"
+	if len(next) > 0 {
+		text += " before " + strings.Join(next, ", ")
+	}
+	text += ": send a message on this task to continue"
+	nodes := make([]any, len(next))
+	for i, n := range next {
+		nodes[i] = n
+	}
+	return []Part{{Kind: KindText, Text: text, Metadata: map[string]any{"breakpoint": true, "next": nodes}}}, nil
 }
 
 // interruptArtifact is the artifact of a task's interrupt.
@@ -297,10 +411,10 @@ func timestamp(t engine.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// agentMessage is a message of the agent about task rec.
-func (h *Handlers) agentMessage(rec engine.RunRecord, what string, parts []Part) *Message {
+// agentMessage is a message of the agent about task t, from its run rec.
+func (h *Handlers) agentMessage(t Task, rec engine.RunRecord, what string, parts []Part) *Message {
 	return &Message{Kind: KindMessage, MessageID: rec.RunID + "-" + what, Role: RoleAgent, Parts: parts,
-		ContextID: rec.ThreadID, TaskID: rec.RunID}
+		ContextID: t.ContextID, TaskID: t.ID}
 }
 
 // spanOf returns the thread's messages and where the task's own begin: at the message its A2A
@@ -419,7 +533,7 @@ func interruptParts(interrupts []graph.InterruptValue) []Part {
 
 // historyOf is the task's messages as A2A messages (human: user, AI: agent; others left
 // out), the last n of them when n is set.
-func historyOf(rec engine.RunRecord, msgs []engine.Message, start int, n *int) []Message {
+func historyOf(t Task, msgs []engine.Message, start int, n *int) []Message {
 	if start < 0 || (n != nil && *n == 0) {
 		return nil
 	}
@@ -438,7 +552,7 @@ func historyOf(rec engine.RunRecord, msgs []engine.Message, start int, n *int) [
 			continue
 		}
 		out = append(out, Message{Kind: KindMessage, MessageID: m.ID, Role: role, Parts: parts,
-			ContextID: rec.ThreadID, TaskID: rec.RunID})
+			ContextID: t.ContextID, TaskID: t.ID})
 	}
 	if n != nil && len(out) > *n {
 		out = out[len(out)-*n:]

@@ -6,10 +6,10 @@ import "encoding/json"
 // LangGraph's Agent Server speak), typed: map[string]any only where A2A itself is open
 // (metadata, data parts).
 
-// ProtocolVersion is the A2A version the agent card declares.
+// ProtocolVersion is the A2A version the 0.3 agent card declares.
 const ProtocolVersion = "0.3.0"
 
-// JSON-RPC methods this endpoint answers.
+// JSON-RPC methods of A2A 0.3.
 const (
 	MethodSend      = "message/send"
 	MethodStream    = "message/stream"
@@ -17,17 +17,6 @@ const (
 	MethodCancel    = "tasks/cancel"
 	MethodListTasks = "tasks/list"
 )
-
-// unsupportedMethods are A2A's other methods: known, so answered with ErrUnsupported (-32004)
-// rather than method-not-found.
-var unsupportedMethods = map[string]bool{
-	"tasks/resubscribe":                   true,
-	"tasks/pushNotificationConfig/set":    true,
-	"tasks/pushNotificationConfig/get":    true,
-	"tasks/pushNotificationConfig/list":   true,
-	"tasks/pushNotificationConfig/delete": true,
-	"agent/getAuthenticatedExtendedCard":  true,
-}
 
 // JSON-RPC 2.0 and A2A error codes.
 const (
@@ -38,8 +27,10 @@ const (
 	CodeInternal              = -32603
 	CodeTaskNotFound          = -32001
 	CodeTaskNotCancelable     = -32002
+	CodePushNotSupported      = -32003
 	CodeUnsupportedOperation  = -32004
 	CodeContentTypeNotSupport = -32005
+	CodeVersionNotSupported   = -32009
 )
 
 // TaskState is the state of an A2A task.
@@ -203,14 +194,16 @@ type taskQuery struct {
 	HistoryLength *int   `json:"historyLength"`
 }
 
-// listParams are the params of tasks/list.
+// listParams are the params of a task listing (the same fields in 0.3 and 1.0; Status is the
+// state as the wire spells it).
 type listParams struct {
-	ContextID        string    `json:"contextId"`
-	Status           TaskState `json:"status"`
-	PageSize         *int      `json:"pageSize"`
-	PageToken        string    `json:"pageToken"`
-	HistoryLength    *int      `json:"historyLength"`
-	IncludeArtifacts bool      `json:"includeArtifacts"`
+	ContextID            string `json:"contextId"`
+	Status               string `json:"status"`
+	StatusTimestampAfter string `json:"statusTimestampAfter"`
+	PageSize             *int   `json:"pageSize"`
+	PageToken            string `json:"pageToken"`
+	HistoryLength        *int   `json:"historyLength"`
+	IncludeArtifacts     bool   `json:"includeArtifacts"`
 }
 
 // listResult is the answer of tasks/list; NextPageToken is "" on the last page.
@@ -221,25 +214,37 @@ type listResult struct {
 	TotalSize     int    `json:"totalSize"`
 }
 
-// AgentCard describes an assistant to A2A clients.
+// AgentCard describes an assistant to A2A clients. The 0.3 card has protocolVersion, url and
+// preferredTransport; the 1.0 card names its endpoints in supportedInterfaces instead. The 0.3
+// card lists the interfaces too, so that a 1.0 client that asks for no version finds its own.
 type AgentCard struct {
-	ProtocolVersion    string       `json:"protocolVersion"`
-	Name               string       `json:"name"`
-	Description        string       `json:"description"`
-	URL                string       `json:"url"`
-	PreferredTransport string       `json:"preferredTransport"`
-	Version            string       `json:"version"`
-	Capabilities       Capabilities `json:"capabilities"`
-	DefaultInputModes  []string     `json:"defaultInputModes"`
-	DefaultOutputModes []string     `json:"defaultOutputModes"`
-	Skills             []Skill      `json:"skills"`
+	ProtocolVersion     string           `json:"protocolVersion,omitempty"`
+	Name                string           `json:"name"`
+	Description         string           `json:"description"`
+	URL                 string           `json:"url,omitempty"`
+	PreferredTransport  string           `json:"preferredTransport,omitempty"`
+	SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
+	Version             string           `json:"version"`
+	Capabilities        Capabilities     `json:"capabilities"`
+	DefaultInputModes   []string         `json:"defaultInputModes"`
+	DefaultOutputModes  []string         `json:"defaultOutputModes"`
+	Skills              []Skill          `json:"skills"`
 }
 
-// Capabilities are the optional features of A2A the endpoint has.
+// AgentInterface is one endpoint of an agent: where, its binding and its protocol version.
+type AgentInterface struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// Capabilities are the optional features of A2A the endpoint has (stateTransitionHistory is
+// 0.3's, extendedAgentCard 1.0's).
 type Capabilities struct {
-	Streaming              bool `json:"streaming"`
-	PushNotifications      bool `json:"pushNotifications"`
-	StateTransitionHistory bool `json:"stateTransitionHistory"`
+	Streaming              bool  `json:"streaming"`
+	PushNotifications      bool  `json:"pushNotifications"`
+	StateTransitionHistory *bool `json:"stateTransitionHistory,omitempty"`
+	ExtendedAgentCard      *bool `json:"extendedAgentCard,omitempty"`
 }
 
 // Skill is what an assistant can do: its graph.
