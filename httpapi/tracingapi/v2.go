@@ -84,9 +84,6 @@ var (
 // previewLength is the length, in characters, of the *_PREVIEW fields.
 const previewLength = 150
 
-// threadKeys are the metadata keys that name a run's conversation thread, in the clients' order.
-var threadKeys = []string{"session_id", "conversation_id", "thread_id"}
-
 func runMetadata(r *trace.Run) any {
 	m, _ := r.Extra["metadata"].(map[string]any)
 	if m == nil {
@@ -96,11 +93,8 @@ func runMetadata(r *trace.Run) any {
 }
 
 func runThreadID(r *trace.Run, _ map[string]json.RawMessage) any {
-	m, _ := r.Extra["metadata"].(map[string]any)
-	for _, k := range threadKeys {
-		if v, ok := m[k].(string); ok && v != "" {
-			return v
-		}
+	if id := r.ThreadID(); id != "" {
+		return id
 	}
 	return nil
 }

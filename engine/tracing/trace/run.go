@@ -120,6 +120,8 @@ type runWire struct {
 	Events         []map[string]any `json:"events"`
 	Tags           []string         `json:"tags"`
 	ParentRunIDs   []string         `json:"parent_run_ids"`
+	// ThreadID is written, never read: it is derived from the metadata (Run.ThreadID).
+	ThreadID *string `json:"thread_id,omitempty"`
 }
 
 // MarshalJSON writes the run in the read shape of the langsmith clients.
@@ -136,6 +138,7 @@ func (r Run) MarshalJSON() ([]byte, error) {
 		Events:         r.Events,
 		Tags:           r.Tags,
 		ParentRunIDs:   r.ParentRunIDs,
+		ThreadID:       nullable(r.ThreadID()),
 	}
 	if w.Events == nil {
 		w.Events = []map[string]any{}
@@ -206,6 +209,23 @@ func orEmpty(m map[string]any) map[string]any {
 func (r *Run) Metadata() map[string]any {
 	m, _ := r.Extra["metadata"].(map[string]any)
 	return m
+}
+
+// ThreadKeys are the metadata keys that name a run's conversation thread, in the order the
+// clients look for them.
+var ThreadKeys = []string{"session_id", "conversation_id", "thread_id"}
+
+// ThreadID returns the conversation thread the run's metadata names ("" when none): the first of
+// ThreadKeys set to a non-empty string. The clients read it as the run's thread_id (the Python
+// client's list_threads groups roots by it, its read_thread filters on it).
+func (r *Run) ThreadID() string {
+	m := r.Metadata()
+	for _, k := range ThreadKeys {
+		if v, ok := m[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // IsRoot reports whether the run has no parent.
