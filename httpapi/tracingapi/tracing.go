@@ -320,6 +320,8 @@ func (s *Handlers) createTracingSession(c echo.Context) error {
 	if !f.Present("name") {
 		f.Add("missing", "Field required", "name")
 	}
+	// The v2 create names the type; jetgraph makes tracing projects only.
+	f.Enum("type", sessionTypeProject, sessionTypeProject)
 	if err := errs.Err("tracing.create_session"); err != nil {
 		return err
 	}
@@ -327,7 +329,11 @@ func (s *Handlers) createTracingSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.OK(c, p)
+	out, err := s.tracingSessionJSON(c, p, false)
+	if err != nil {
+		return err
+	}
+	return httpapi.OK(c, out)
 }
 
 // listTracingSessions answers GET /sessions: a list, filtered by name, name_contains or id, paged
@@ -377,9 +383,11 @@ func (s *Handlers) getTracingSession(c echo.Context) error {
 	return httpapi.OK(c, out)
 }
 
-// tracingSessionJSON is a project, with its statistics merged in when asked for.
+// tracingSessionJSON is a project, with its statistics merged in when asked for, and its type on
+// the v2 routes (sessionV2).
 func (s *Handlers) tracingSessionJSON(c echo.Context, p any, withStats bool) (any, error) {
-	if !withStats {
+	v2 := c.Get(sessionShapeV2) != nil
+	if !withStats && !v2 {
 		return p, nil
 	}
 	raw, err := json.Marshal(p)
@@ -389,6 +397,12 @@ func (s *Handlers) tracingSessionJSON(c echo.Context, p any, withStats bool) (an
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
+	}
+	if v2 {
+		out["type"] = sessionTypeProject
+	}
+	if !withStats {
+		return out, nil
 	}
 	id, _ := out["id"].(string)
 	st, err := s.projects.ProjectStats(c.Request().Context(), id)

@@ -32,6 +32,31 @@ func (s *Handlers) tracingV2Routes(g *echo.Group) {
 	g.POST("/api/v2/traces/query", s.queryTracesV2)
 	g.GET("/api/v2/sessions", s.listTracingSessionsV2)
 	s.tracingV2ThreadRoutes(g)
+	// The Python client's generated sessions resource (client.sessions): create_v2, retrieve_v2
+	// and update_v2 under /api/v2, and create, retrieve, update and delete under /api/v1, the
+	// same operations as /sessions; v2 answers name the project's type.
+	g.POST("/api/v2/sessions", sessionV2(s.createTracingSession))
+	g.GET("/api/v2/sessions/:session_id", sessionV2(s.getTracingSession))
+	g.PATCH("/api/v2/sessions/:session_id", sessionV2(s.updateTracingSession))
+	g.POST("/api/v1/sessions", s.createTracingSession)
+	g.GET("/api/v1/sessions/:session_id", s.getTracingSession)
+	g.PATCH("/api/v1/sessions/:session_id", s.updateTracingSession)
+	g.DELETE("/api/v1/sessions/:session_id", s.deleteTracingSession)
+}
+
+// sessionShapeV2 marks, on the request's context, a session route that answers the v2 shape.
+const sessionShapeV2 = "tracing.session_v2"
+
+// sessionTypeProject is the v2 type of a tracing project (the API also knows AGENT and
+// EXPERIMENT projects, which jetgraph does not make).
+const sessionTypeProject = "PROJECT"
+
+// sessionV2 has h answer in the v2 shape (see tracingSessionJSON).
+func sessionV2(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(sessionShapeV2, true)
+		return h(c)
+	}
 }
 
 // v2Field says how a v2 select field is answered from a run's v1 JSON form (key) or, when get
@@ -376,6 +401,7 @@ func (s *Handlers) listTracingSessionsV2(c echo.Context) error {
 	if err := errs.Err("tracing.list_sessions_v2"); err != nil {
 		return err
 	}
+	c.Set(sessionShapeV2, true)
 	// One more than the page tells whether another follows.
 	pq.Limit++
 	ps, err := s.projects.ListProjects(c.Request().Context(), pq)

@@ -358,3 +358,57 @@ func TestTracesQueryV2(t *testing.T) {
 		t.Errorf("bad traces query = %d %v, want 422 with both problems", code, v)
 	}
 }
+
+// TestSessionsGeneratedClient drives the session routes of the Python client's generated
+// resource (client.sessions): create_v2, retrieve_v2 (with stats), update_v2 under /api/v2, and
+// create, retrieve, update, delete under /api/v1. v2 answers carry type PROJECT, v1 ones do not.
+func TestSessionsGeneratedClient(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	seedTraces(t, s, "seeded", 1, time.Now().Add(-time.Minute))
+	_, list := s.send(t, "GET", "/sessions?name=seeded&limit=1", nil, nil)
+	seeded := tfield(list.([]any)[0], "id").(string)
+
+	code, v := s.send(t, "GET", "/api/v2/sessions/"+seeded+"?include_stats=true", nil, nil)
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "run_count") != float64(1) || tfield(v, "name") != "seeded" {
+		t.Fatalf("retrieve_v2 = %d %v", code, v)
+	}
+	if code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "experiment", "type": "EXPERIMENT"}); code != 422 {
+		t.Fatalf("create_v2 of an experiment = %d %v, want 422: jetgraph makes tracing projects only", code, v)
+	}
+	code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "made-v2", "type": "PROJECT", "description": "d", "extra": map[string]any{"k": "v"}})
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "description") != "d" || tfield(v, "extra", "k") != "v" {
+		t.Fatalf("create_v2 = %d %v", code, v)
+	}
+	made := tfield(v, "id").(string)
+	if code, v = s.json(t, "POST", "/api/v2/sessions?upsert=true", map[string]any{"name": "made-v2"}); code != 200 || tfield(v, "id") != made {
+		t.Fatalf("create_v2 upsert = %d %v, want project %s", code, v, made)
+	}
+	if code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "made-v2"}); code != 409 {
+		t.Fatalf("create_v2 of a taken name = %d %v, want 409", code, v)
+	}
+	code, v = s.json(t, "PATCH", "/api/v2/sessions/"+made, map[string]any{"name": "renamed-v2", "description": "e"})
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "name") != "renamed-v2" || tfield(v, "description") != "e" {
+		t.Fatalf("update_v2 = %d %v", code, v)
+	}
+
+	code, v = s.json(t, "POST", "/api/v1/sessions", map[string]any{"name": "made-v1"})
+	if code != 200 || tfield(v, "name") != "made-v1" || tfield(v, "type") != nil {
+		t.Fatalf("v1 create = %d %v", code, v)
+	}
+	v1 := tfield(v, "id").(string)
+	if code, v = s.send(t, "GET", "/api/v1/sessions/"+v1, nil, nil); code != 200 || tfield(v, "id") != v1 {
+		t.Fatalf("v1 retrieve = %d %v", code, v)
+	}
+	if code, v = s.json(t, "PATCH", "/api/v1/sessions/"+v1, map[string]any{"description": "x"}); code != 200 || tfield(v, "description") != "x" {
+		t.Fatalf("v1 update = %d %v", code, v)
+	}
+	if code, v = s.send(t, "DELETE", "/api/v1/sessions/"+v1, nil, nil); code != 204 {
+		t.Fatalf("v1 delete = %d %v", code, v)
+	}
+	if code, v = s.send(t, "GET", "/api/v2/sessions/"+v1, nil, nil); code != 404 {
+		t.Fatalf("retrieve_v2 of a deleted project = %d %v, want 404", code, v)
+	}
+	if code, v = s.send(t, "GET", "/api/v2/sessions/nope", nil, nil); code != 422 {
+		t.Fatalf("retrieve_v2 of a bad id = %d %v, want 422", code, v)
+	}
+}
