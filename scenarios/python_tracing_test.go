@@ -1,0 +1,38 @@
+package scenarios
+
+import "testing"
+
+// TestPythonTracing drives the tracing service with the official Python langsmith client
+// (scenarios/python/tracing.py) as its users run it: LANGSMITH_ENDPOINT, LANGSMITH_API_KEY and
+// LANGSMITH_TRACING in the environment, nested @traceable functions (a chain, a streamed llm
+// with its new_token event, a chat-completions llm, a tool and a failing one), flush(), then the
+// same client's reads. Each transport the client has sends the same trace into its own project:
+// zstd-compressed multipart (its default), uncompressed multipart, /runs/batch (a server without
+// multipart), and one request per run (auto_batch_tracing=False). The default one then reads
+// projects, feedback, threads and the v2 resources (tracing_reads.py).
+func TestPythonTracing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	srv := startServer(t, t.TempDir())
+	for _, tt := range []struct {
+		mode string
+		env  []string
+	}{
+		{"zstd", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"plain", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=true"}},
+		{"batch", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"direct", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			env := append([]string{
+				"LANGSMITH_ENDPOINT=" + srv.URL + "/tracing",
+				"LANGSMITH_API_KEY=anything",
+				"LANGSMITH_TRACING=true",
+			}, tt.env...)
+			if got := lastLine(runPythonEnv(t, srv, env, "tracing.py", tt.mode)); got != "ok" {
+				t.Fatalf("tracing.py %s printed %q, want ok", tt.mode, got)
+			}
+		})
+	}
+}
