@@ -9,8 +9,10 @@ package tracingapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -35,6 +37,8 @@ type Runs interface {
 	GetRun(ctx context.Context, id string) (*trace.Run, error)
 	QueryRuns(ctx context.Context, q tracing.Query) (tracing.Page, error)
 	RunStats(ctx context.Context, q tracing.Query) (trace.Stats, error)
+	// Blob is the stored content of an attachment, by its digest.
+	Blob(ctx context.Context, digest string) ([]byte, error)
 }
 
 // Projects keeps the tracing projects (the clients' sessions).
@@ -91,6 +95,7 @@ func (s *Handlers) Mount(e *echo.Echo) {
 	g.POST("/runs", s.postTracedRun)
 	g.PATCH("/runs/:run_id", s.patchTracedRun)
 	g.GET("/runs/:run_id", s.getTracedRun)
+	g.GET("/runs/:run_id/attachments/:name", s.getRunAttachment)
 	g.POST("/runs/query", s.queryTracedRuns)
 	g.POST("/runs/stats", s.tracedRunStats)
 	g.POST("/sessions", s.createTracingSession)
@@ -213,6 +218,35 @@ func (s *Handlers) getTracedRun(c echo.Context) error {
 		return err
 	}
 	return httpapi.OK(c, r)
+}
+
+// getRunAttachment answers GET /runs/{run_id}/attachments/{name}: the attachment's bytes, with
+// its mime type; where a run's s3_urls send the clients (trace.AttachmentPath).
+func (s *Handlers) getRunAttachment(c echo.Context) error {
+	var errs engine.Violations
+	id := httpapi.PathUUID(c, "run_id", &errs)
+	name, err := url.PathUnescape(c.Param("name"))
+	if err != nil {
+		errs.Add("value_error", "Invalid escape in the attachment name", "path", "name")
+	}
+	if err := errs.Err("tracing.get_attachment"); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := s.runs.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	a, ok := r.Attachments[name]
+	if !ok {
+		return engine.E(engine.Op("tracing.get_attachment"), engine.NotFound,
+			fmt.Sprintf("Run %s has no attachment %q", id, name))
+	}
+	data, err := s.runs.Blob(ctx, a.Digest)
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, a.MimeType, data)
 }
 
 // optBool reads an optional boolean criterion: nil when absent.

@@ -11,7 +11,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import requests
-from langsmith import Client
+from langsmith import Client, traceable
+from langsmith.run_helpers import get_current_run_tree
+from langsmith.schemas import Attachment
 from langsmith.utils import LangSmithNotFoundError
 
 from checks import check, poll
@@ -196,6 +198,29 @@ def v2_backend(project_id: str, ids: dict[str, str]) -> None:
     check(llm.total_tokens == 17 and str(llm.parent_run_id) == ids["chain"], f"v2-backed read_run: {llm}")
 
 
+def attachments(client: Client, project: str) -> None:
+    """A traced function's Attachment argument goes as a multipart part; read_run and list_runs
+    give it back, downloaded from its presigned_url."""
+    ids: list[str] = []
+
+    @traceable(name="with-file", client=client, project_name=project)
+    def summarise(question: str, doc: Attachment) -> str:
+        rt = get_current_run_tree()
+        assert rt is not None
+        ids.append(str(rt.id))
+        return "a note"
+
+    summarise("what does it say?", Attachment(mime_type="text/plain", data=b"hello from a file"))
+    client.flush()
+    run = poll("the run with a file", lambda: (r := client.read_run(ids[0])).attachments and r)
+    doc = run.attachments["doc"]
+    check(doc["mime_type"] == "text/plain" and doc["reader"].read() == b"hello from a file", f"attachment: {doc}")
+    check(run.inputs == {"question": "what does it say?"}, f"inputs without the file: {run.inputs}")
+    listed = list(client.list_runs(project_name=project, filter='eq(name, "with-file")'))
+    check(len(listed) == 1 and listed[0].attachments["doc"]["reader"].read() == b"hello from a file",
+          f"list_runs attachments: {listed}")
+
+
 def run(client: Client, project: str, ids: dict[str, str], suffix: str) -> None:
     project_id = projects(client, project, suffix)
     threads(client, project, suffix)
@@ -203,3 +228,5 @@ def run(client: Client, project: str, ids: dict[str, str], suffix: str) -> None:
     v2_backend(project_id, ids)
     # Feedback last: it changes the runs' feedback_stats.
     feedback(client, project, project_id, ids)
+    # In its own project, so as not to change the counts above.
+    attachments(client, project + "-files")
