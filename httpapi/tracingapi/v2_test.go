@@ -301,7 +301,7 @@ func TestThreadsV2(t *testing.T) {
 	for i, it := range items {
 		want := map[string]any{"trace_id": roots[i]["id"], "turn_number": float64(i + 1), "name": fmt.Sprintf("turn-%d", i),
 			"inputs_preview": fmt.Sprintf(`{"question":"q%d"}`, i)}
-		if d := pyCovers(want, it, "item", nil); d != "" || len(it.(map[string]any)) != len(want) {
+		if d := covers(want, it, "item"); d != "" || len(it.(map[string]any)) != len(want) {
 			t.Errorf("turn %d = %v: %s", i, it, d)
 		}
 	}
@@ -340,7 +340,7 @@ func TestTracesQueryV2(t *testing.T) {
 	newest := got[0]
 	want := map[string]any{"root_run": map[string]any{"name": "root-3", "status": "ERROR"},
 		"trace_aggregates": map[string]any{"total_tokens": float64(140)}}
-	if d := pyCovers(want, newest, "trace", nil); d != "" || len(tfield(newest, "root_run").(map[string]any)) != 2 ||
+	if d := covers(want, newest, "trace"); d != "" || len(tfield(newest, "root_run").(map[string]any)) != 2 ||
 		tfield(newest, "trace_aggregates", "total_cost") == nil || tfield(newest, "trace_aggregates", "first_token_time") == nil {
 		t.Errorf("newest trace %v: %s", newest, d)
 	}
@@ -411,4 +411,40 @@ func TestSessionsGeneratedClient(t *testing.T) {
 	if code, v = s.send(t, "GET", "/api/v2/sessions/nope", nil, nil); code != 422 {
 		t.Fatalf("retrieve_v2 of a bad id = %d %v, want 422", code, v)
 	}
+}
+
+// covers reports where got lacks something of want: every key of want is there with an equal
+// value, lists as long ("" when it covers).
+func covers(want, got any, at string) string {
+	switch r := want.(type) {
+	case map[string]any:
+		l, ok := got.(map[string]any)
+		if !ok {
+			return at + ": not an object"
+		}
+		for k, rv := range r {
+			lv, ok := l[k]
+			if !ok {
+				return at + "." + k + ": missing"
+			}
+			if d := covers(rv, lv, at+"."+k); d != "" {
+				return d
+			}
+		}
+	case []any:
+		l, ok := got.([]any)
+		if !ok || len(l) != len(r) {
+			return fmt.Sprintf("%s: %d items, want %d", at, len(l), len(r))
+		}
+		for i := range r {
+			if d := covers(r[i], l[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
+				return d
+			}
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Sprintf("%s: %v, want %v", at, got, want)
+		}
+	}
+	return ""
 }
