@@ -9,20 +9,23 @@ import "testing"
 // same client's reads. Each transport the client has sends the same trace into its own project:
 // zstd-compressed multipart (its default), uncompressed multipart, /runs/batch (a server without
 // multipart), and one request per run (auto_batch_tracing=False). The default one then reads
-// projects, feedback, threads and the v2 resources (tracing_reads.py).
+// projects, feedback, threads and the v2 resources (tracing_reads.py). Last, the async side
+// (tracing_async.py): async @traceable functions, run trees built by hand, the AsyncClient's reads.
 func TestPythonTracing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
 	}
 	srv := startServer(t, t.TempDir())
 	for _, tt := range []struct {
-		mode string
-		env  []string
+		mode   string
+		script []string
+		env    []string
 	}{
-		{"zstd", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
-		{"plain", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=true"}},
-		{"batch", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
-		{"direct", []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"zstd", []string{"tracing.py", "zstd"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"plain", []string{"tracing.py", "plain"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=true"}},
+		{"batch", []string{"tracing.py", "batch"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"direct", []string{"tracing.py", "direct"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
+		{"async", []string{"tracing_async.py"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			env := append([]string{
@@ -30,8 +33,8 @@ func TestPythonTracing(t *testing.T) {
 				"LANGSMITH_API_KEY=anything",
 				"LANGSMITH_TRACING=true",
 			}, tt.env...)
-			if got := lastLine(runPythonEnv(t, srv, env, "tracing.py", tt.mode)); got != "ok" {
-				t.Fatalf("tracing.py %s printed %q, want ok", tt.mode, got)
+			if got := lastLine(runPythonEnv(t, srv, env, tt.script[0], tt.script[1:]...)); got != "ok" {
+				t.Fatalf("%v printed %q, want ok", tt.script, got)
 			}
 		})
 	}

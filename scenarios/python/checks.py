@@ -1,11 +1,12 @@
-"""The checks the scenario scripts share: stop on the first wrong answer, wait for a read."""
+"""What the scenario scripts share: stop on the first wrong answer, wait for a read, note a
+traced run."""
 
 from __future__ import annotations
 
 import sys
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -33,3 +34,25 @@ def poll(what: str, f: Callable[[], T | None], timeout: float = 30) -> T:
             last = e
         time.sleep(0.05)
     sys.exit(f"FAIL [{label}]: timed out waiting for {what}" + (f": {last!r}" if last else ""))
+
+
+def note_run(ids: dict[str, str], role: str) -> None:
+    """Keeps the id of the run being traced (inside a @traceable function) under role."""
+    from langsmith.run_helpers import get_current_run_tree
+
+    rt = get_current_run_tree()
+    assert rt is not None
+    ids[role] = str(rt.id)
+
+
+def native_reply(usage: dict[str, int]) -> Callable[[list[str]], dict[str, Any]]:
+    """A streamed model's reduce_fn: its chunks become one assistant message in the native
+    format of the trace spec, with the usage."""
+
+    def reduce(chunks: list[str]) -> dict[str, Any]:
+        return {
+            "messages": [{"role": "assistant", "content": [{"type": "text", "text": "".join(chunks)}]}],
+            "usage_metadata": usage,
+        }
+
+    return reduce

@@ -27,10 +27,9 @@ from typing import Any
 
 import requests
 from langsmith import Client, traceable
-from langsmith.run_helpers import get_current_run_tree
 
 import checks
-from checks import check, poll
+from checks import check, native_reply, note_run, poll
 
 MODE = sys.argv[1]
 checks.label = MODE
@@ -83,19 +82,10 @@ def send_trace(client: Client) -> dict[str, str]:
     ids: dict[str, str] = {}
 
     def here(role: str) -> None:
-        rt = get_current_run_tree()
-        assert rt is not None
-        ids[role] = str(rt.id)
-
-    def reduce_chunks(chunks: list[str]) -> dict[str, Any]:
-        # The chunks become one assistant message in the native format, with the usage.
-        return {
-            "messages": [{"role": "assistant", "content": [{"type": "text", "text": "".join(chunks)}]}],
-            "usage_metadata": USAGE,
-        }
+        note_run(ids, role)
 
     @traceable(
-        run_type="llm", name="fake-chat", reduce_fn=reduce_chunks,
+        run_type="llm", name="fake-chat", reduce_fn=native_reply(USAGE),
         metadata={"ls_provider": "openai", "ls_model_name": "gpt-4o-mini"},
     )
     def stream_model(messages: list[dict[str, Any]]) -> Iterator[str]:

@@ -12,11 +12,10 @@ from typing import Any
 
 import requests
 from langsmith import Client, traceable
-from langsmith.run_helpers import get_current_run_tree
 from langsmith.schemas import Attachment
 from langsmith.utils import LangSmithNotFoundError
 
-from checks import check, poll
+from checks import check, note_run, poll
 
 # Far enough back for every v2 query window (their default is a day).
 SINCE = datetime(2020, 1, 1, tzinfo=timezone.utc)
@@ -201,18 +200,16 @@ def v2_backend(project_id: str, ids: dict[str, str]) -> None:
 def attachments(client: Client, project: str) -> None:
     """A traced function's Attachment argument goes as a multipart part; read_run and list_runs
     give it back, downloaded from its presigned_url."""
-    ids: list[str] = []
+    ids: dict[str, str] = {}
 
     @traceable(name="with-file", client=client, project_name=project)
     def summarise(question: str, doc: Attachment) -> str:
-        rt = get_current_run_tree()
-        assert rt is not None
-        ids.append(str(rt.id))
+        note_run(ids, "run")
         return "a note"
 
     summarise("what does it say?", Attachment(mime_type="text/plain", data=b"hello from a file"))
     client.flush()
-    run = poll("the run with a file", lambda: (r := client.read_run(ids[0])).attachments and r)
+    run = poll("the run with a file", lambda: (r := client.read_run(ids["run"])).attachments and r)
     doc = run.attachments["doc"]
     check(doc["mime_type"] == "text/plain" and doc["reader"].read() == b"hello from a file", f"attachment: {doc}")
     check(run.inputs == {"question": "what does it say?"}, f"inputs without the file: {run.inputs}")
