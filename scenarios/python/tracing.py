@@ -227,6 +227,23 @@ def check_trace(client: Client, ids: dict[str, str]) -> None:
     check((stats.get("first_token_p50") or 0) > 0, f"first token p50: {stats}")
 
 
+def send_big(client: Client) -> None:
+    """Uncompressed, a request over the client's inline limit (20 MB) is streamed from its parts
+    rather than built in memory; the run arrives whole."""
+    ids: dict[str, str] = {}
+
+    @traceable(name="big-input")
+    def measure(blob: str) -> int:
+        note_run(ids, "big")
+        return len(blob)
+
+    size = 21_000_000
+    measure("x" * size, langsmith_extra={"client": client, "project_name": PROJECT + "-big"})
+    client.flush()
+    run = poll("the big run", lambda: (r := client.read_run(ids["big"])).end_time and r)
+    check(len(run.inputs["blob"]) == size and run.outputs == {"output": size}, f"big run: {run.outputs}")
+
+
 def main() -> None:
     session = RecordingSession()
     errors: list[Exception] = []
@@ -235,6 +252,8 @@ def main() -> None:
     check(not errors, f"tracing errors: {errors}")
     check_trace(client, ids)
     check_transport(session)
+    if MODE == "plain":
+        send_big(client)
     if MODE == "zstd":
         import tracing_reads
 
