@@ -146,6 +146,8 @@ def check_transport(session: RecordingSession) -> None:
 
 def check_trace(client: Client, ids: dict[str, str]) -> None:
     """Reads the trace back with the client's v1 reads and checks what the server derived."""
+    # The client may send runs in several requests, in any order: wait for all five, ended.
+    poll("the whole trace", lambda: len(done := [r for r in client.list_runs(trace_id=ids["chain"]) if r.end_time]) == 5 and done)
     root = poll(f"run {ids['chain']}", lambda: (r := client.read_run(ids["chain"])).end_time and r.total_tokens == 39 and r)
     check(root.run_type == "chain" and root.name == "agent-chain", f"root: {root}")
     check(root.parent_run_id is None and str(root.trace_id) == ids["chain"], f"root links: {root}")

@@ -97,7 +97,11 @@ async def reads(ac: AsyncClient, ids: dict[str, str], hand: tuple[str, str]) -> 
     check(llm.total_tokens == 10 and llm.first_token_time is not None and str(llm.parent_run_id) == ids["chain"],
           f"async llm: {llm}")
     check(llm.total_cost is not None and float(llm.total_cost) > 0, f"claude-3-5-haiku priced: {llm.total_cost}")
-    tools = [r async for r in ac.list_runs(project_name=PROJECT, run_type="tool")]
+    async def ended_tools() -> list[Any] | None:
+        tools = [r async for r in ac.list_runs(project_name=PROJECT, run_type="tool")]
+        return tools if len(tools) == 2 and all(r.end_time for r in tools) else None
+
+    tools = await apoll("both tools", ended_tools)
     by_order = sorted(tools, key=lambda r: r.dotted_order)
     check([r.name for r in by_order] == ["lookup", "lookup"] and [str(r.id) for r in by_order] == [ids["tool-a"], ids["tool-b"]],
           f"concurrent tools in start order: {[(r.id, r.dotted_order) for r in by_order]}")
