@@ -277,6 +277,12 @@ func tracedRunQuery(f *httpapi.Fields) tracing.Query {
 	return q
 }
 
+// The orders of a run query.
+const (
+	orderAsc  = "asc"
+	orderDesc = "desc"
+)
+
 // coreRunFields are answered whatever a query selects: the clients build their run model from
 // each row (the Python client's pydantic Run requires id, name, run_type, start_time and
 // trace_id), and place it in its trace by the others.
@@ -293,6 +299,8 @@ func (s *Handlers) queryTracedRuns(c echo.Context) error {
 	q := tracedRunQuery(f)
 	q.Limit = f.Limit(tracing.DefaultQueryLimit, 1)
 	q.Cursor = f.String("cursor")
+	// The Python client's read_thread asks for its turns oldest first.
+	q.Ascending = f.Enum("order", orderDesc, orderAsc, orderDesc) == orderAsc
 	// Fields this server does not keep (app_path...) are left out of the answer:
 	// the clients select them by default.
 	sel := f.Strings("select")
