@@ -97,13 +97,31 @@ def feedback(client: Client, project: str, project_id: str, ids: dict[str, str])
 
 
 def threads(client: Client, project: str, suffix: str) -> None:
-    """The deprecated v1 thread reads (read_thread, list_threads): the root's metadata names a
-    thread_id."""
+    """The deprecated v1 thread reads (read_thread, list_threads): the roots whose metadata names
+    a thread_id, oldest first."""
     thread = f"conv-{suffix}"
     turns = list(client.read_thread(thread_id=thread, project_name=project))
     check([r.name for r in turns] == ["agent-chain"], f"read_thread: {turns}")
     listed = client.list_threads(project_name=project)
     check([(t["thread_id"], t["count"]) for t in listed] == [(thread, 1)], f"list_threads: {listed}")
+
+    # Two turns of another conversation, in a project of their own.
+    chat = f"{project}-chat"
+
+    @traceable(name="turn", client=client, project_name=chat, metadata={"thread_id": f"chat-{suffix}"})
+    def turn(question: str) -> str:
+        return question.upper()
+
+    turn("first")
+    turn("second")
+    client.flush()
+    poll("both turns", lambda: len([r for r in client.list_runs(project_name=chat) if r.end_time]) == 2)
+    ordered = [r.inputs["question"] for r in client.read_thread(thread_id=f"chat-{suffix}", project_name=chat)]
+    check(ordered == ["first", "second"], f"read_thread, oldest first: {ordered}")
+    newest = [r.inputs["question"] for r in client.read_thread(thread_id=f"chat-{suffix}", project_name=chat, order="desc")]
+    check(newest == ["second", "first"], f"read_thread(order=desc): {newest}")
+    listed = client.list_threads(project_name=chat)
+    check([(t["thread_id"], t["count"]) for t in listed] == [(f"chat-{suffix}", 2)], f"list_threads: {listed}")
 
 
 class VersionWarnings(logging.Handler):
