@@ -37,11 +37,12 @@ SUFFIX = uuid.uuid4().hex[:8]
 PROJECT = f"py-{MODE}-{SUFFIX}"
 
 USAGE = {"input_tokens": 12, "output_tokens": 5, "total_tokens": 17}
-CHAT_USAGE = {"input_tokens": 20, "output_tokens": 2, "total_tokens": 22}
+# 8 of the prompt's tokens were read from the provider's cache, priced at $0.075 per million.
+CHAT_USAGE = {"input_tokens": 20, "output_tokens": 2, "total_tokens": 22, "input_token_details": {"cache_read": 8}}
 # gpt-4o-mini's default prices: $0.15 and $0.60 per million input and output tokens.
 PRICE_IN, PRICE_OUT = 0.15e-6, 0.6e-6
 COST = 12 * PRICE_IN + 5 * PRICE_OUT
-CHAT_COST = 20 * PRICE_IN + 2 * PRICE_OUT
+CHAT_COST = 12 * PRICE_IN + 8 * 0.075e-6 + 2 * PRICE_OUT
 # The streamed model's first token comes this long after it started.
 FIRST_TOKEN_DELAY = 0.05
 
@@ -181,6 +182,7 @@ def check_trace(client: Client, ids: dict[str, str]) -> None:
 
     chat = client.read_run(ids["chat"])
     check(chat.total_tokens == 22 and chat.first_token_time is None, f"chat: {chat.total_tokens} {chat.first_token_time}")
+    check(chat.prompt_token_details == {"cache_read": 8}, f"chat prompt token details: {chat.prompt_token_details}")
     close(float(chat.total_cost or 0), CHAT_COST, "chat cost")
     check(chat.outputs is not None and chat.outputs["choices"][0]["message"]["content"] == "Fourteen.", f"chat outputs: {chat.outputs}")
 
