@@ -14,7 +14,8 @@ import (
 // multipart), and one request per run (auto_batch_tracing=False). The default one then reads
 // projects, feedback, threads and the v2 resources (tracing_reads.py). Last, the async side
 // (tracing_async.py): async @traceable functions, run trees built by hand, the AsyncClient's reads;
-// and a control-plane key's tenant (tracing_tenant.py).
+// a control-plane key's tenant (tracing_tenant.py); and LangChain's tracer over the client, its
+// serialized messages normalised (tracing_langchain.py).
 func TestPythonTracing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
@@ -39,6 +40,7 @@ func TestPythonTracing(t *testing.T) {
 		{"direct", []string{"tracing.py", "direct"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
 		{"async", []string{"tracing_async.py"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
 		{"tenant", []string{"tracing_tenant.py", unknownKey}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false", "LANGSMITH_API_KEY=" + tenantKey}},
+		{"langchain", []string{"tracing_langchain.py"}, []string{"LANGSMITH_DISABLE_RUN_COMPRESSION=false"}},
 	} {
 		t.Run(tt.mode, func(t *testing.T) {
 			// The mode's variables come last: of a variable given twice, the last is used.
