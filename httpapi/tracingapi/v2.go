@@ -86,6 +86,8 @@ var (
 		"IS_ROOT":   {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return r.IsRoot() }},
 		"METADATA":  {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return runMetadata(r) }},
 		"THREAD_ID": {get: runThreadID},
+		// Answered by v2Run: the download URLs are absolute, made from the request's.
+		v2Attachments: {},
 		"PROMPT_TOKEN_DETAILS": {get: func(r *trace.Run, _ map[string]json.RawMessage) any {
 			return rawDetails(r.PromptTokenDetails)
 		}},
@@ -101,10 +103,20 @@ var (
 			return truncateRunes(*r.Error, previewLength)
 		}},
 	}
-	v2Unkept = []string{"APP_PATH", "ATTACHMENTS", "MANIFEST", "REFERENCE_DATASET_ID", "PROMPT_COST_DETAILS",
+	v2Unkept = []string{"APP_PATH", "MANIFEST", "REFERENCE_DATASET_ID", "PROMPT_COST_DETAILS",
 		"COMPLETION_COST_DETAILS", "PRICE_MODEL_ID", "THREAD_EVALUATION_TIME", "IS_IN_DATASET", "LAST_QUEUED_AT",
 		"SHARE_URL", "LS_USER_ID"}
 )
+
+// v2Attachments selects a run's attachments: name -> download URL. The Python client downloads
+// them as they come (without joining them to LANGSMITH_ENDPOINT), so they are absolute.
+const v2Attachments = "ATTACHMENTS"
+
+// tracingBase is the tracing API's base URL as the request reached it, with a trailing slash:
+// where the attachment paths of trace.AttachmentPath hang.
+func tracingBase(c echo.Context) string {
+	return c.Scheme() + "://" + c.Request().Host + "/tracing/"
+}
 
 // previewLength is the length, in characters, of the *_PREVIEW fields.
 const previewLength = 150
@@ -159,8 +171,8 @@ func v2Selects(names []string, errs *engine.Violations, loc ...any) []string {
 	return names
 }
 
-// v2Run is the v2 form of a run: the selected fields that it has.
-func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
+// v2Run is the v2 form of a run: the selected fields that it has; base is tracingBase.
+func v2Run(r *trace.Run, selects []string, base string) (map[string]any, error) {
 	v1, err := httpapi.JSONFields(r)
 	if err != nil {
 		return nil, err
@@ -172,7 +184,15 @@ func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
 			continue
 		}
 		var v any
-		if f.get != nil {
+		if n == v2Attachments {
+			if len(r.Attachments) > 0 {
+				urls := make(map[string]string, len(r.Attachments))
+				for name := range r.Attachments {
+					urls[name] = base + trace.AttachmentPath(r.ID, name)
+				}
+				v = urls
+			}
+		} else if f.get != nil {
 			v = f.get(r, v1)
 		} else if rv := v1[f.key]; len(rv) > 0 && string(rv) != "null" {
 			v = rv
@@ -184,10 +204,10 @@ func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
 	return out, nil
 }
 
-func v2Runs(runs []*trace.Run, selects []string) ([]map[string]any, error) {
+func v2Runs(runs []*trace.Run, selects []string, base string) ([]map[string]any, error) {
 	out := make([]map[string]any, 0, len(runs))
 	for _, r := range runs {
-		m, err := v2Run(r, selects)
+		m, err := v2Run(r, selects, base)
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +280,7 @@ func (s *Handlers) queryTracedRunsV2(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := v2Runs(page.Runs, selects)
+	items, err := v2Runs(page.Runs, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -284,7 +304,7 @@ func (s *Handlers) getTracedRunV2(c echo.Context) error {
 	if r.SessionID != project {
 		return engine.E(engine.Op("tracing.get_run_v2"), engine.NotFound, fmt.Sprintf("Run %s not found in project %s", id, project))
 	}
-	out, err := v2Run(r, selects)
+	out, err := v2Run(r, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -329,7 +349,7 @@ func (s *Handlers) listTraceRunsV2(c echo.Context) error {
 		q.Cursor = page.Next
 	}
 	slices.SortFunc(runs, func(a, b *trace.Run) int { return strings.Compare(a.DottedOrder, b.DottedOrder) })
-	items, err := v2Runs(runs, selects)
+	items, err := v2Runs(runs, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -369,7 +389,7 @@ func (s *Handlers) queryTracesV2(c echo.Context) error {
 	}
 	items := make([]map[string]any, 0, len(page.Runs))
 	for _, r := range page.Runs {
-		root, err := v2Run(r, selects)
+		root, err := v2Run(r, selects, tracingBase(c))
 		if err != nil {
 			return err
 		}

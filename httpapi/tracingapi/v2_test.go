@@ -448,3 +448,36 @@ func covers(want, got any, at string) string {
 	}
 	return ""
 }
+
+// TestRunAttachmentsV2 selects a run's ATTACHMENTS: name -> an absolute download URL (the Python
+// client fetches it as it comes), which gives the bytes back.
+func TestRunAttachmentsV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	run := newTracedRun(nil, "with-file", "chain", time.Now().Add(-time.Minute))
+	run["session_name"] = "files"
+	id := run["id"].(string)
+	code, v := s.postMultipart(t, "", traceJSONPart("post."+id, run),
+		tracePart{name: "attachment." + id + ".notes", ctype: "text/plain", data: []byte("some notes")})
+	if code != 202 {
+		t.Fatalf("multipart = %d %v", code, v)
+	}
+	r := s.runWhen(t, id, func(r map[string]any) bool { return r["s3_urls"] != nil })
+	project := r["session_id"].(string)
+	code, v = s.json(t, "POST", "/api/v2/runs/query", map[string]any{"project_ids": []string{project},
+		"selects": []string{"NAME", "ATTACHMENTS"}})
+	items, _ := tfield(v, "items").([]any)
+	if code != 200 || len(items) != 1 {
+		t.Fatalf("query = %d %v", code, v)
+	}
+	url, _ := tfield(items[0], "attachments", "notes").(string)
+	if want := s.URL + "/runs/" + id + "/attachments/notes"; url != want {
+		t.Fatalf("attachments = %v, want notes at %s", tfield(items[0], "attachments"), want)
+	}
+	if ctype, body := s.download(t, strings.TrimPrefix(url, s.URL+"/")); ctype != "text/plain" || string(body) != "some notes" {
+		t.Errorf("download = %s %q", ctype, body)
+	}
+	code, v = s.send(t, "GET", "/api/v2/runs/"+id+"?project_id="+project+"&selects=ATTACHMENTS", nil, nil)
+	if code != 200 || tfield(v, "attachments", "notes") != url {
+		t.Errorf("retrieve = %d %v", code, v)
+	}
+}

@@ -203,12 +203,18 @@ async def v2(client: Client, project_id: str, ids: dict[str, str], suffix: str) 
     check(set(warned.minimums) == {"0.18.0"}, f"version warnings for: {warned.minimums}")
 
 
+def v2_client() -> Client:
+    """A client told by /info that the server's reads are v2 only (sdb_query_enabled without
+    ch_query_enabled)."""
+    info = requests.get(Client().api_url + "/info", timeout=10).json()
+    info["instance_flags"] = {**info["instance_flags"], "sdb_query_enabled": True, "ch_query_enabled": False}
+    return Client(info=info)
+
+
 def v2_backend(project_id: str, ids: dict[str, str]) -> None:
     """A client told by /info that the server's reads are v2 only (sdb_query_enabled without
     ch_query_enabled) sends list_runs and read_run to the v2 routes."""
-    info = requests.get(Client().api_url + "/info", timeout=10).json()
-    info["instance_flags"] = {**info["instance_flags"], "sdb_query_enabled": True, "ch_query_enabled": False}
-    client = Client(info=info)
+    client = v2_client()
     runs = list(client.list_runs(project_id=project_id, run_type="llm", start_time=SINCE))
     check(sorted(r.name for r in runs) == ["fake-chat", "summarise"], f"v2-backed list_runs: {runs}")
     llm = client.read_run(ids["llm"], project_id=project_id, start_time=SINCE)
@@ -234,6 +240,11 @@ def attachments(client: Client, project: str) -> None:
     listed = list(client.list_runs(project_name=project, filter='eq(name, "with-file")'))
     check(len(listed) == 1 and listed[0].attachments["doc"]["reader"].read() == b"hello from a file",
           f"list_runs attachments: {listed}")
+    # Through the v2 reads: a client whose reads are v2 only downloads them too.
+    v2 = v2_client()
+    project_id = str(client.read_project(project_name=project).id)
+    [v2_run] = list(v2.list_runs(project_id=project_id, start_time=SINCE))
+    check(v2_run.attachments["doc"]["reader"].read() == b"hello from a file", f"v2 attachments: {v2_run.attachments}")
 
 
 def run(client: Client, project: str, ids: dict[str, str], suffix: str) -> None:
