@@ -33,10 +33,12 @@ type Query struct {
 	IDs                             []string
 	Limit                           int    // 0: DefaultQueryLimit
 	Cursor                          string // from a previous Page
+	// Ascending pages the runs oldest first (the clients' order "asc"); newest first without.
+	Ascending bool
 }
 
-// Page is one page of a run query, newest runs first; Next is the cursor of the following page,
-// "" on the last one.
+// Page is one page of a run query, newest runs first (oldest first when the query is
+// ascending); Next is the cursor of the following page, "" on the last one.
 type Page struct {
 	Runs []*trace.Run
 	Next string
@@ -133,6 +135,14 @@ func position(r *trace.Run) traces.Position {
 	return traces.Position{Start: r.StartTime.UnixNano(), ID: r.ID}
 }
 
+// before reports whether position a comes before b in the query's order.
+func (m *matcher) before(a, b traces.Position) bool {
+	if m.q.Ascending {
+		return b.Before(a)
+	}
+	return a.Before(b)
+}
+
 // match reports whether a run meets every criterion.
 func (m *matcher) match(r *trace.Run) (bool, error) {
 	q := m.q
@@ -184,12 +194,12 @@ func (m *matcher) match(r *trace.Run) (bool, error) {
 	return true, nil
 }
 
-// collect returns the matching runs after the position after, newest first, at most limit of
-// them (limit <= 0: all).
+// collect returns the matching runs after the position after, in the query's order, at most
+// limit of them (limit <= 0: all).
 func (m *matcher) collect(after *traces.Position, limit int) ([]*trace.Run, error) {
 	var out []*trace.Run
 	keep := func(r *trace.Run) (bool, error) {
-		if after != nil && !after.Before(position(r)) {
+		if after != nil && !m.before(*after, position(r)) {
 			return false, nil
 		}
 		return m.match(r)
@@ -226,11 +236,11 @@ func (m *matcher) collect(after *traces.Position, limit int) ([]*trace.Run, erro
 			out = append(out, r)
 		}
 	}
-	return sortAndCut(out, limit), nil
+	return m.sortAndCut(out, limit), nil
 }
 
-// scanProjects walks the projects' start-time indexes, each newest first, stopping each at
-// limit matches: the page is among them.
+// scanProjects walks the projects' start-time indexes, each in the query's order, stopping each
+// at limit matches: the page is among them.
 func (m *matcher) scanProjects(after *traces.Position, limit int, keep func(*trace.Run) (bool, error)) ([]*trace.Run, error) {
 	projects := m.q.Sessions
 	if len(projects) == 0 {
@@ -245,7 +255,7 @@ func (m *matcher) scanProjects(after *traces.Position, limit int, keep func(*tra
 	var out []*trace.Run
 	for _, p := range projects {
 		n := 0
-		err := m.v.ScanProject(m.tenant, strings.ToLower(p), after, func(id string, _ traces.Position) (bool, error) {
+		err := m.v.ScanProject(m.tenant, strings.ToLower(p), after, m.q.Ascending, func(id string, _ traces.Position) (bool, error) {
 			r, ok, err := m.v.Run(m.tenant, id)
 			if err != nil || !ok {
 				return err == nil, err
@@ -261,16 +271,16 @@ func (m *matcher) scanProjects(after *traces.Position, limit int, keep func(*tra
 			return nil, err
 		}
 	}
-	return sortAndCut(out, limit), nil
+	return m.sortAndCut(out, limit), nil
 }
 
-func sortAndCut(runs []*trace.Run, limit int) []*trace.Run {
+func (m *matcher) sortAndCut(runs []*trace.Run, limit int) []*trace.Run {
 	slices.SortFunc(runs, func(a, b *trace.Run) int {
 		pa, pb := position(a), position(b)
 		switch {
-		case pa.Before(pb):
+		case m.before(pa, pb):
 			return -1
-		case pb.Before(pa):
+		case m.before(pb, pa):
 			return 1
 		}
 		return 0
@@ -281,7 +291,7 @@ func sortAndCut(runs []*trace.Run, limit int) []*trace.Run {
 	return runs
 }
 
-// QueryRuns returns a page of the runs matching q, newest first.
+// QueryRuns returns a page of the runs matching q, newest first (oldest first if ascending).
 func (s *Service) QueryRuns(ctx context.Context, q Query) (Page, error) {
 	m, after, err := s.compile(q)
 	if err != nil {

@@ -189,7 +189,11 @@ func (s *Handlers) updateTracingSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.OK(c, p)
+	out, err := s.tracingSessionJSON(c, p, false)
+	if err != nil {
+		return err
+	}
+	return httpapi.OK(c, out)
 }
 
 // deleteTracingSession answers DELETE /sessions/{id}: the project goes with its traces and

@@ -189,8 +189,8 @@ func TestForwarder(t *testing.T) {
 		_, c := dst.send(t, "GET", "/runs/"+childID, nil, nil)
 		_, r := dst.send(t, "GET", "/runs/"+rootID, nil, nil)
 		fb := dst.feedbackIDs(t, "run="+rootID)
-		return tfield(c, "outputs", "answer") == "forty-two" && tfield(r, "attachments", "notes") != nil && len(fb) == 1,
-			[]any{tfield(c, "outputs"), tfield(r, "attachments"), fb}
+		return tfield(c, "outputs", "answer") == "forty-two" && tfield(r, "s3_urls", "attachment.notes") != nil && len(fb) == 1,
+			[]any{tfield(c, "outputs"), tfield(r, "s3_urls"), fb}
 	})
 	if name := tfield(runs[rootID], "name"); name != "root" {
 		t.Errorf("the forwarded root's name: %v", name)

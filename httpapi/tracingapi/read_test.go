@@ -3,6 +3,7 @@ package tracingapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -72,6 +73,12 @@ func traceIDs(runs []map[string]any, keep func(map[string]any) bool) []string {
 			out = append(out, r["id"].(string))
 		}
 	}
+	return out
+}
+
+func reversed(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Reverse(out)
 	return out
 }
 
@@ -166,9 +173,41 @@ func TestRunQueries(t *testing.T) {
 		t.Errorf("first run %s, want the newest root %s", newest[0], roots[6]["id"])
 	}
 
+	// Both orders, paged by cursor, over a project's index and over a trace's runs.
+	rootIDs := traceIDs(roots, nil) // oldest first
+	for _, c := range []struct {
+		order string
+		q     map[string]any
+		want  []string
+	}{
+		{"asc", map[string]any{"session": []string{alpha}, "is_root": true}, rootIDs},
+		{"desc", map[string]any{"session": []string{alpha}, "is_root": true}, reversed(rootIDs)},
+		{"", map[string]any{"session": []string{alpha}, "is_root": true}, reversed(rootIDs)},
+		{"asc", map[string]any{"trace": roots[2]["id"]}, traceIDs(all[6:9], nil)},
+		{"desc", map[string]any{"trace": roots[2]["id"]}, reversed(traceIDs(all[6:9], nil))},
+	} {
+		var got []string
+		q := maps.Clone(c.q)
+		q["limit"] = 2
+		if c.order != "" {
+			q["order"] = c.order
+		}
+		for page := 0; page < 10; page++ {
+			ids, next := s.query(t, q)
+			got = append(got, ids...)
+			if next == nil {
+				break
+			}
+			q["cursor"] = next
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("order %q of %v: %v, want %v", c.order, c.q, got, c.want)
+		}
+	}
+
 	for name, q := range map[string]map[string]any{
 		"bad filter": {"filter": "eq(run_type"}, "bad session": {"session": []string{"x"}},
-		"bad cursor": {"cursor": "!!"}, "bad limit": {"limit": 0},
+		"bad cursor": {"cursor": "!!"}, "bad limit": {"limit": 0}, "bad order": {"order": "up"},
 	} {
 		if code, v := s.json(t, "POST", "/runs/query", q); code != 422 {
 			t.Errorf("%s: %d %v, want 422", name, code, v)

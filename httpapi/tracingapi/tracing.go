@@ -9,8 +9,10 @@ package tracingapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -35,6 +37,8 @@ type Runs interface {
 	GetRun(ctx context.Context, id string) (*trace.Run, error)
 	QueryRuns(ctx context.Context, q tracing.Query) (tracing.Page, error)
 	RunStats(ctx context.Context, q tracing.Query) (trace.Stats, error)
+	// Blob is the stored content of an attachment, by its digest.
+	Blob(ctx context.Context, digest string) ([]byte, error)
 }
 
 // Projects keeps the tracing projects (the clients' sessions).
@@ -91,6 +95,7 @@ func (s *Handlers) Mount(e *echo.Echo) {
 	g.POST("/runs", s.postTracedRun)
 	g.PATCH("/runs/:run_id", s.patchTracedRun)
 	g.GET("/runs/:run_id", s.getTracedRun)
+	g.GET("/runs/:run_id/attachments/:name", s.getRunAttachment)
 	g.POST("/runs/query", s.queryTracedRuns)
 	g.POST("/runs/stats", s.tracedRunStats)
 	g.POST("/sessions", s.createTracingSession)
@@ -215,6 +220,35 @@ func (s *Handlers) getTracedRun(c echo.Context) error {
 	return httpapi.OK(c, r)
 }
 
+// getRunAttachment answers GET /runs/{run_id}/attachments/{name}: the attachment's bytes, with
+// its mime type; where a run's s3_urls send the clients (trace.AttachmentPath).
+func (s *Handlers) getRunAttachment(c echo.Context) error {
+	var errs engine.Violations
+	id := httpapi.PathUUID(c, "run_id", &errs)
+	name, err := url.PathUnescape(c.Param("name"))
+	if err != nil {
+		errs.Add("value_error", "Invalid escape in the attachment name", "path", "name")
+	}
+	if err := errs.Err("tracing.get_attachment"); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	r, err := s.runs.GetRun(ctx, id)
+	if err != nil {
+		return err
+	}
+	a, ok := r.Attachments[name]
+	if !ok {
+		return engine.E(engine.Op("tracing.get_attachment"), engine.NotFound,
+			fmt.Sprintf("Run %s has no attachment %q", id, name))
+	}
+	data, err := s.runs.Blob(ctx, a.Digest)
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, a.MimeType, data)
+}
+
 // optBool reads an optional boolean criterion: nil when absent.
 func optBool(f *httpapi.Fields, name string) *bool {
 	if !f.Present(name) {
@@ -243,6 +277,12 @@ func tracedRunQuery(f *httpapi.Fields) tracing.Query {
 	return q
 }
 
+// The orders of a run query.
+const (
+	orderAsc  = "asc"
+	orderDesc = "desc"
+)
+
 // coreRunFields are answered whatever a query selects: the clients build their run model from
 // each row (the Python client's pydantic Run requires id, name, run_type, start_time and
 // trace_id), and place it in its trace by the others.
@@ -259,6 +299,8 @@ func (s *Handlers) queryTracedRuns(c echo.Context) error {
 	q := tracedRunQuery(f)
 	q.Limit = f.Limit(tracing.DefaultQueryLimit, 1)
 	q.Cursor = f.String("cursor")
+	// The Python client's read_thread asks for its turns oldest first.
+	q.Ascending = f.Enum("order", orderDesc, orderAsc, orderDesc) == orderAsc
 	// Fields this server does not keep (app_path...) are left out of the answer:
 	// the clients select them by default.
 	sel := f.Strings("select")
@@ -320,6 +362,8 @@ func (s *Handlers) createTracingSession(c echo.Context) error {
 	if !f.Present("name") {
 		f.Add("missing", "Field required", "name")
 	}
+	// The v2 create names the type; jetgraph makes tracing projects only.
+	f.Enum("type", sessionTypeProject, sessionTypeProject)
 	if err := errs.Err("tracing.create_session"); err != nil {
 		return err
 	}
@@ -327,7 +371,11 @@ func (s *Handlers) createTracingSession(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.OK(c, p)
+	out, err := s.tracingSessionJSON(c, p, false)
+	if err != nil {
+		return err
+	}
+	return httpapi.OK(c, out)
 }
 
 // listTracingSessions answers GET /sessions: a list, filtered by name, name_contains or id, paged
@@ -377,9 +425,11 @@ func (s *Handlers) getTracingSession(c echo.Context) error {
 	return httpapi.OK(c, out)
 }
 
-// tracingSessionJSON is a project, with its statistics merged in when asked for.
+// tracingSessionJSON is a project, with its statistics merged in when asked for, and its type on
+// the v2 routes (sessionV2).
 func (s *Handlers) tracingSessionJSON(c echo.Context, p any, withStats bool) (any, error) {
-	if !withStats {
+	v2 := c.Get(sessionShapeV2) != nil
+	if !withStats && !v2 {
 		return p, nil
 	}
 	raw, err := json.Marshal(p)
@@ -389,6 +439,12 @@ func (s *Handlers) tracingSessionJSON(c echo.Context, p any, withStats bool) (an
 	var out map[string]any
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, err
+	}
+	if v2 {
+		out["type"] = sessionTypeProject
+	}
+	if !withStats {
+		return out, nil
 	}
 	id, _ := out["id"].(string)
 	st, err := s.projects.ProjectStats(c.Request().Context(), id)

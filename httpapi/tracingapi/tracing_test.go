@@ -48,6 +48,18 @@ func startTracing(t testing.TB, tc platform.TracingConfig) *traceStack {
 // send sends body with headers and returns the status and the decoded JSON answer.
 func (s *traceStack) send(t testing.TB, method, path string, body io.Reader, header map[string]string) (int, any) {
 	t.Helper()
+	resp, raw := s.do(t, method, path, body, header)
+	var v any
+	if len(raw) > 0 && json.Unmarshal(raw, &v) != nil {
+		t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)
+	}
+	return resp.StatusCode, v
+}
+
+// do sends a request to the tracing API with the stack's API key (unless header names one) and
+// returns the answer with its body read.
+func (s *traceStack) do(t testing.TB, method, path string, body io.Reader, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, s.URL+path, body)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +76,18 @@ func (s *traceStack) send(t testing.TB, method, path string, body io.Reader, hea
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var v any
-	if len(raw) > 0 && json.Unmarshal(raw, &v) != nil {
-		t.Fatalf("%s %s: answer is not JSON: %q", method, path, raw)
+	return resp, raw
+}
+
+// download GETs a path relative to the tracing base URL (as the clients join a presigned_url to
+// it) and returns the content type and the body of a 200.
+func (s *traceStack) download(t testing.TB, rel string) (string, []byte) {
+	t.Helper()
+	resp, raw := s.do(t, http.MethodGet, "/"+rel, nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d %s", rel, resp.StatusCode, raw)
 	}
-	return resp.StatusCode, v
+	return resp.Header.Get("Content-Type"), raw
 }
 
 func (s *traceStack) json(t testing.TB, method, path string, body any) (int, any) {
@@ -246,7 +265,7 @@ func TestMultipartEveryPartKind(t *testing.T) {
 				if code != 202 || tfield(v, "errors") != nil {
 					t.Fatalf("multipart = %d %v", code, v)
 				}
-				got := s.runWhen(t, lid, func(r map[string]any) bool { return r["end_time"] != nil && r["attachments"] != nil })
+				got := s.runWhen(t, lid, func(r map[string]any) bool { return r["end_time"] != nil && r["s3_urls"] != nil })
 				sum := sha256.Sum256(att)
 				checks := map[string][2]any{
 					"llm name":        {got["name"], "model"},
@@ -256,8 +275,10 @@ func TestMultipartEveryPartKind(t *testing.T) {
 					"llm status":      {got["status"], "success"},
 					"llm first tok":   {got["first_token_time"] != nil, true},
 					"llm model":       {tfield(got, "extra", "metadata", "ls_model_name"), "gpt-4o-mini"},
-					"attachment":      {tfield(got, "attachments", "picture", "digest"), "sha256:" + hex.EncodeToString(sum[:])},
-					"attachment mime": {tfield(got, "attachments", "picture", "mime_type"), "image/png"},
+					"attachment":      {tfield(got, "s3_urls", "attachment.picture", "digest"), "sha256:" + hex.EncodeToString(sum[:])},
+					"attachment mime": {tfield(got, "s3_urls", "attachment.picture", "mime_type"), "image/png"},
+					"attachment url":  {tfield(got, "s3_urls", "attachment.picture", "presigned_url"), "runs/" + lid + "/attachments/picture"},
+					"no attachments":  {got["attachments"], nil}, // the Python client's read_run fails on one
 				}
 				r := s.runWhen(t, rid, func(r map[string]any) bool { return r["error"] != nil && r["total_tokens"] == 15.0 })
 				checks["root error"] = [2]any{r["error"], "boom"}
@@ -271,6 +292,12 @@ func TestMultipartEveryPartKind(t *testing.T) {
 				blob, err := s.P.Tracing.Blob(context.Background(), "sha256:"+hex.EncodeToString(sum[:]))
 				if err != nil || !bytes.Equal(blob, att) {
 					t.Errorf("attachment bytes in the object store = %q, %v", blob, err)
+				}
+				if ctype, body := s.download(t, "runs/"+lid+"/attachments/picture"); ctype != "image/png" || !bytes.Equal(body, att) {
+					t.Errorf("attachment downloaded from its presigned_url = %s %q", ctype, body)
+				}
+				if code, v := s.send(t, "GET", "/runs/"+lid+"/attachments/nope", nil, nil); code != 404 {
+					t.Errorf("an attachment the run does not have = %d %v, want 404", code, v)
 				}
 				if code, fb := s.send(t, "GET", "/feedback/"+fid, nil, nil); code != 200 || tfield(fb, "key") != "correct" ||
 					tfield(fb, "run_id") != lid || tfield(fb, "trace_id") != rid || tfield(fb, "score") != 1.0 {

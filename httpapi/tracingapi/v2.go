@@ -32,6 +32,31 @@ func (s *Handlers) tracingV2Routes(g *echo.Group) {
 	g.POST("/api/v2/traces/query", s.queryTracesV2)
 	g.GET("/api/v2/sessions", s.listTracingSessionsV2)
 	s.tracingV2ThreadRoutes(g)
+	// The Python client's generated sessions resource (client.sessions): create_v2, retrieve_v2
+	// and update_v2 under /api/v2, and create, retrieve, update and delete under /api/v1, the
+	// same operations as /sessions; v2 answers name the project's type.
+	g.POST("/api/v2/sessions", sessionV2(s.createTracingSession))
+	g.GET("/api/v2/sessions/:session_id", sessionV2(s.getTracingSession))
+	g.PATCH("/api/v2/sessions/:session_id", sessionV2(s.updateTracingSession))
+	g.POST("/api/v1/sessions", s.createTracingSession)
+	g.GET("/api/v1/sessions/:session_id", s.getTracingSession)
+	g.PATCH("/api/v1/sessions/:session_id", s.updateTracingSession)
+	g.DELETE("/api/v1/sessions/:session_id", s.deleteTracingSession)
+}
+
+// sessionShapeV2 marks, on the request's context, a session route that answers the v2 shape.
+const sessionShapeV2 = "tracing.session_v2"
+
+// sessionTypeProject is the v2 type of a tracing project (the API also knows AGENT and
+// EXPERIMENT projects, which jetgraph does not make).
+const sessionTypeProject = "PROJECT"
+
+// sessionV2 has h answer in the v2 shape (see tracingSessionJSON).
+func sessionV2(h echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Set(sessionShapeV2, true)
+		return h(c)
+	}
 }
 
 // v2Field says how a v2 select field is answered from a run's v1 JSON form (key) or, when get
@@ -61,6 +86,8 @@ var (
 		"IS_ROOT":   {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return r.IsRoot() }},
 		"METADATA":  {get: func(r *trace.Run, _ map[string]json.RawMessage) any { return runMetadata(r) }},
 		"THREAD_ID": {get: runThreadID},
+		// Answered by v2Run: the download URLs are absolute, made from the request's.
+		v2Attachments: {},
 		"PROMPT_TOKEN_DETAILS": {get: func(r *trace.Run, _ map[string]json.RawMessage) any {
 			return rawDetails(r.PromptTokenDetails)
 		}},
@@ -76,16 +103,23 @@ var (
 			return truncateRunes(*r.Error, previewLength)
 		}},
 	}
-	v2Unkept = []string{"APP_PATH", "ATTACHMENTS", "MANIFEST", "REFERENCE_DATASET_ID", "PROMPT_COST_DETAILS",
+	v2Unkept = []string{"APP_PATH", "MANIFEST", "REFERENCE_DATASET_ID", "PROMPT_COST_DETAILS",
 		"COMPLETION_COST_DETAILS", "PRICE_MODEL_ID", "THREAD_EVALUATION_TIME", "IS_IN_DATASET", "LAST_QUEUED_AT",
 		"SHARE_URL", "LS_USER_ID"}
 )
 
+// v2Attachments selects a run's attachments: name -> download URL. The Python client downloads
+// them as they come (without joining them to LANGSMITH_ENDPOINT), so they are absolute.
+const v2Attachments = "ATTACHMENTS"
+
+// tracingBase is the tracing API's base URL as the request reached it, with a trailing slash:
+// where the attachment paths of trace.AttachmentPath hang.
+func tracingBase(c echo.Context) string {
+	return c.Scheme() + "://" + c.Request().Host + "/tracing/"
+}
+
 // previewLength is the length, in characters, of the *_PREVIEW fields.
 const previewLength = 150
-
-// threadKeys are the metadata keys that name a run's conversation thread, in the clients' order.
-var threadKeys = []string{"session_id", "conversation_id", "thread_id"}
 
 func runMetadata(r *trace.Run) any {
 	m, _ := r.Extra["metadata"].(map[string]any)
@@ -96,11 +130,8 @@ func runMetadata(r *trace.Run) any {
 }
 
 func runThreadID(r *trace.Run, _ map[string]json.RawMessage) any {
-	m, _ := r.Extra["metadata"].(map[string]any)
-	for _, k := range threadKeys {
-		if v, ok := m[k].(string); ok && v != "" {
-			return v
-		}
+	if id := r.ThreadID(); id != "" {
+		return id
 	}
 	return nil
 }
@@ -140,8 +171,8 @@ func v2Selects(names []string, errs *engine.Violations, loc ...any) []string {
 	return names
 }
 
-// v2Run is the v2 form of a run: the selected fields that it has.
-func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
+// v2Run is the v2 form of a run: the selected fields that it has; base is tracingBase.
+func v2Run(r *trace.Run, selects []string, base string) (map[string]any, error) {
 	v1, err := httpapi.JSONFields(r)
 	if err != nil {
 		return nil, err
@@ -153,7 +184,15 @@ func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
 			continue
 		}
 		var v any
-		if f.get != nil {
+		if n == v2Attachments {
+			if len(r.Attachments) > 0 {
+				urls := make(map[string]string, len(r.Attachments))
+				for name := range r.Attachments {
+					urls[name] = base + trace.AttachmentPath(r.ID, name)
+				}
+				v = urls
+			}
+		} else if f.get != nil {
 			v = f.get(r, v1)
 		} else if rv := v1[f.key]; len(rv) > 0 && string(rv) != "null" {
 			v = rv
@@ -165,10 +204,10 @@ func v2Run(r *trace.Run, selects []string) (map[string]any, error) {
 	return out, nil
 }
 
-func v2Runs(runs []*trace.Run, selects []string) ([]map[string]any, error) {
+func v2Runs(runs []*trace.Run, selects []string, base string) ([]map[string]any, error) {
 	out := make([]map[string]any, 0, len(runs))
 	for _, r := range runs {
-		m, err := v2Run(r, selects)
+		m, err := v2Run(r, selects, base)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +280,7 @@ func (s *Handlers) queryTracedRunsV2(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err := v2Runs(page.Runs, selects)
+	items, err := v2Runs(page.Runs, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -265,7 +304,7 @@ func (s *Handlers) getTracedRunV2(c echo.Context) error {
 	if r.SessionID != project {
 		return engine.E(engine.Op("tracing.get_run_v2"), engine.NotFound, fmt.Sprintf("Run %s not found in project %s", id, project))
 	}
-	out, err := v2Run(r, selects)
+	out, err := v2Run(r, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -310,7 +349,7 @@ func (s *Handlers) listTraceRunsV2(c echo.Context) error {
 		q.Cursor = page.Next
 	}
 	slices.SortFunc(runs, func(a, b *trace.Run) int { return strings.Compare(a.DottedOrder, b.DottedOrder) })
-	items, err := v2Runs(runs, selects)
+	items, err := v2Runs(runs, selects, tracingBase(c))
 	if err != nil {
 		return err
 	}
@@ -350,7 +389,7 @@ func (s *Handlers) queryTracesV2(c echo.Context) error {
 	}
 	items := make([]map[string]any, 0, len(page.Runs))
 	for _, r := range page.Runs {
-		root, err := v2Run(r, selects)
+		root, err := v2Run(r, selects, tracingBase(c))
 		if err != nil {
 			return err
 		}
@@ -382,6 +421,7 @@ func (s *Handlers) listTracingSessionsV2(c echo.Context) error {
 	if err := errs.Err("tracing.list_sessions_v2"); err != nil {
 		return err
 	}
+	c.Set(sessionShapeV2, true)
 	// One more than the page tells whether another follows.
 	pq.Limit++
 	ps, err := s.projects.ListProjects(c.Request().Context(), pq)

@@ -301,7 +301,7 @@ func TestThreadsV2(t *testing.T) {
 	for i, it := range items {
 		want := map[string]any{"trace_id": roots[i]["id"], "turn_number": float64(i + 1), "name": fmt.Sprintf("turn-%d", i),
 			"inputs_preview": fmt.Sprintf(`{"question":"q%d"}`, i)}
-		if d := pyCovers(want, it, "item", nil); d != "" || len(it.(map[string]any)) != len(want) {
+		if d := covers(want, it, "item"); d != "" || len(it.(map[string]any)) != len(want) {
 			t.Errorf("turn %d = %v: %s", i, it, d)
 		}
 	}
@@ -340,7 +340,7 @@ func TestTracesQueryV2(t *testing.T) {
 	newest := got[0]
 	want := map[string]any{"root_run": map[string]any{"name": "root-3", "status": "ERROR"},
 		"trace_aggregates": map[string]any{"total_tokens": float64(140)}}
-	if d := pyCovers(want, newest, "trace", nil); d != "" || len(tfield(newest, "root_run").(map[string]any)) != 2 ||
+	if d := covers(want, newest, "trace"); d != "" || len(tfield(newest, "root_run").(map[string]any)) != 2 ||
 		tfield(newest, "trace_aggregates", "total_cost") == nil || tfield(newest, "trace_aggregates", "first_token_time") == nil {
 		t.Errorf("newest trace %v: %s", newest, d)
 	}
@@ -356,5 +356,128 @@ func TestTracesQueryV2(t *testing.T) {
 	}
 	if code, v := s.json(t, "POST", "/api/v2/traces/query", map[string]any{"trace_ids": []string{"x"}}); code != 422 || len(tfield(v, "detail").([]any)) != 2 {
 		t.Errorf("bad traces query = %d %v, want 422 with both problems", code, v)
+	}
+}
+
+// TestSessionsGeneratedClient drives the session routes of the Python client's generated
+// resource (client.sessions): create_v2, retrieve_v2 (with stats), update_v2 under /api/v2, and
+// create, retrieve, update, delete under /api/v1. v2 answers carry type PROJECT, v1 ones do not.
+func TestSessionsGeneratedClient(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	seedTraces(t, s, "seeded", 1, time.Now().Add(-time.Minute))
+	_, list := s.send(t, "GET", "/sessions?name=seeded&limit=1", nil, nil)
+	seeded := tfield(list.([]any)[0], "id").(string)
+
+	code, v := s.send(t, "GET", "/api/v2/sessions/"+seeded+"?include_stats=true", nil, nil)
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "run_count") != float64(1) || tfield(v, "name") != "seeded" {
+		t.Fatalf("retrieve_v2 = %d %v", code, v)
+	}
+	if code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "experiment", "type": "EXPERIMENT"}); code != 422 {
+		t.Fatalf("create_v2 of an experiment = %d %v, want 422: jetgraph makes tracing projects only", code, v)
+	}
+	code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "made-v2", "type": "PROJECT", "description": "d", "extra": map[string]any{"k": "v"}})
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "description") != "d" || tfield(v, "extra", "k") != "v" {
+		t.Fatalf("create_v2 = %d %v", code, v)
+	}
+	made := tfield(v, "id").(string)
+	if code, v = s.json(t, "POST", "/api/v2/sessions?upsert=true", map[string]any{"name": "made-v2"}); code != 200 || tfield(v, "id") != made {
+		t.Fatalf("create_v2 upsert = %d %v, want project %s", code, v, made)
+	}
+	if code, v = s.json(t, "POST", "/api/v2/sessions", map[string]any{"name": "made-v2"}); code != 409 {
+		t.Fatalf("create_v2 of a taken name = %d %v, want 409", code, v)
+	}
+	code, v = s.json(t, "PATCH", "/api/v2/sessions/"+made, map[string]any{"name": "renamed-v2", "description": "e"})
+	if code != 200 || tfield(v, "type") != "PROJECT" || tfield(v, "name") != "renamed-v2" || tfield(v, "description") != "e" {
+		t.Fatalf("update_v2 = %d %v", code, v)
+	}
+
+	code, v = s.json(t, "POST", "/api/v1/sessions", map[string]any{"name": "made-v1"})
+	if code != 200 || tfield(v, "name") != "made-v1" || tfield(v, "type") != nil {
+		t.Fatalf("v1 create = %d %v", code, v)
+	}
+	v1 := tfield(v, "id").(string)
+	if code, v = s.send(t, "GET", "/api/v1/sessions/"+v1, nil, nil); code != 200 || tfield(v, "id") != v1 {
+		t.Fatalf("v1 retrieve = %d %v", code, v)
+	}
+	if code, v = s.json(t, "PATCH", "/api/v1/sessions/"+v1, map[string]any{"description": "x"}); code != 200 || tfield(v, "description") != "x" {
+		t.Fatalf("v1 update = %d %v", code, v)
+	}
+	if code, v = s.send(t, "DELETE", "/api/v1/sessions/"+v1, nil, nil); code != 204 {
+		t.Fatalf("v1 delete = %d %v", code, v)
+	}
+	if code, v = s.send(t, "GET", "/api/v2/sessions/"+v1, nil, nil); code != 404 {
+		t.Fatalf("retrieve_v2 of a deleted project = %d %v, want 404", code, v)
+	}
+	if code, v = s.send(t, "GET", "/api/v2/sessions/nope", nil, nil); code != 422 {
+		t.Fatalf("retrieve_v2 of a bad id = %d %v, want 422", code, v)
+	}
+}
+
+// covers reports where got lacks something of want: every key of want is there with an equal
+// value, lists as long ("" when it covers).
+func covers(want, got any, at string) string {
+	switch r := want.(type) {
+	case map[string]any:
+		l, ok := got.(map[string]any)
+		if !ok {
+			return at + ": not an object"
+		}
+		for k, rv := range r {
+			lv, ok := l[k]
+			if !ok {
+				return at + "." + k + ": missing"
+			}
+			if d := covers(rv, lv, at+"."+k); d != "" {
+				return d
+			}
+		}
+	case []any:
+		l, ok := got.([]any)
+		if !ok || len(l) != len(r) {
+			return fmt.Sprintf("%s: %d items, want %d", at, len(l), len(r))
+		}
+		for i := range r {
+			if d := covers(r[i], l[i], fmt.Sprintf("%s[%d]", at, i)); d != "" {
+				return d
+			}
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Sprintf("%s: %v, want %v", at, got, want)
+		}
+	}
+	return ""
+}
+
+// TestRunAttachmentsV2 selects a run's ATTACHMENTS: name -> an absolute download URL (the Python
+// client fetches it as it comes), which gives the bytes back.
+func TestRunAttachmentsV2(t *testing.T) {
+	s := startTracing(t, platform.TracingConfig{})
+	run := newTracedRun(nil, "with-file", "chain", time.Now().Add(-time.Minute))
+	run["session_name"] = "files"
+	id := run["id"].(string)
+	code, v := s.postMultipart(t, "", traceJSONPart("post."+id, run),
+		tracePart{name: "attachment." + id + ".notes", ctype: "text/plain", data: []byte("some notes")})
+	if code != 202 {
+		t.Fatalf("multipart = %d %v", code, v)
+	}
+	r := s.runWhen(t, id, func(r map[string]any) bool { return r["s3_urls"] != nil })
+	project := r["session_id"].(string)
+	code, v = s.json(t, "POST", "/api/v2/runs/query", map[string]any{"project_ids": []string{project},
+		"selects": []string{"NAME", "ATTACHMENTS"}})
+	items, _ := tfield(v, "items").([]any)
+	if code != 200 || len(items) != 1 {
+		t.Fatalf("query = %d %v", code, v)
+	}
+	url, _ := tfield(items[0], "attachments", "notes").(string)
+	if want := s.URL + "/runs/" + id + "/attachments/notes"; url != want {
+		t.Fatalf("attachments = %v, want notes at %s", tfield(items[0], "attachments"), want)
+	}
+	if ctype, body := s.download(t, strings.TrimPrefix(url, s.URL+"/")); ctype != "text/plain" || string(body) != "some notes" {
+		t.Errorf("download = %s %q", ctype, body)
+	}
+	code, v = s.send(t, "GET", "/api/v2/runs/"+id+"?project_id="+project+"&selects=ATTACHMENTS", nil, nil)
+	if code != 200 || tfield(v, "attachments", "notes") != url {
+		t.Errorf("retrieve = %d %v", code, v)
 	}
 }

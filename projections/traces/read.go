@@ -143,23 +143,38 @@ func (p Position) Before(o Position) bool {
 	return p.ID > o.ID
 }
 
-// ScanProject hands f the ids of a project's runs newest first, from just after the position
-// after (nil: from the newest), until f returns false.
-func (v *TraceView) ScanProject(tenant, project string, after *Position, f func(id string, p Position) (bool, error)) error {
+// ScanProject hands f the ids of a project's runs newest first (oldest first when ascending),
+// from just after the position after (nil: from the first), until f returns false.
+func (v *TraceView) ScanProject(tenant, project string, after *Position, ascending bool, f func(id string, p Position) (bool, error)) error {
 	prefix := append(tkey(tenant, project), 0)
-	target := append(slices.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
-	if after != nil {
-		target = append(binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(after.Start)), after.ID...)
-	}
-	// Keys ascend by start time then id: walk backwards from the greatest key below target.
 	c := v.tx.Bucket(tByProject).Cursor()
-	k, _ := c.Seek(target)
-	if k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
+	// Keys ascend by start time then id.
+	var k []byte
+	step := c.Prev
+	switch {
+	case ascending:
+		step = c.Next
+		if after == nil {
+			k, _ = c.Seek(prefix)
+			break
+		}
+		target := append(binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(after.Start)), after.ID...)
+		if k, _ = c.Seek(target); k != nil && string(k) == string(target) {
+			k, _ = c.Next()
+		}
+	default:
+		// Walk backwards from the greatest key below target.
+		target := append(slices.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+		if after != nil {
+			target = append(binary.BigEndian.AppendUint64(slices.Clone(prefix), uint64(after.Start)), after.ID...)
+		}
+		if k, _ = c.Seek(target); k == nil {
+			k, _ = c.Last()
+		} else {
+			k, _ = c.Prev()
+		}
 	}
-	for ; k != nil && len(k) > len(prefix)+8 && string(k[:len(prefix)]) == string(prefix); k, _ = c.Prev() {
+	for ; k != nil && len(k) > len(prefix)+8 && string(k[:len(prefix)]) == string(prefix); k, _ = step() {
 		p := Position{Start: int64(binary.BigEndian.Uint64(k[len(prefix):])), ID: string(k[len(prefix)+8:])}
 		more, err := f(p.ID, p)
 		if err != nil || !more {

@@ -74,6 +74,7 @@ func init() {
 		"session_id":           strField(func(r *Run) string { return r.SessionID }),
 		"dotted_order":         strField(func(r *Run) string { return r.DottedOrder }),
 		"name":                 strField(func(r *Run) string { return r.Name }),
+		"thread_id":            strField((*Run).ThreadID),
 		"parent_run_id":        ptrStrField(func(r *Run) *string { return r.ParentRunID }),
 		"reference_example_id": ptrStrField(func(r *Run) *string { return r.ReferenceExampleID }),
 		"total_tokens":         intField(func(r *Run) int { return r.TotalTokens }),

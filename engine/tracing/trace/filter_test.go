@@ -50,6 +50,8 @@ func TestFilterMatches(t *testing.T) {
 		{`neq(run_type, 'llm')`, "agent search"},
 		{`in(run_type, ["tool", "chain"])`, "agent search"},
 		{`eq(name, "agent")`, "agent"},
+		{`eq(thread_id, "c-1")`, "agent"},
+		{`neq(thread_id, "c-1")`, "ChatAnthropic ChatOpenAI search"},
 		{`like(name, "chat%")`, "ChatAnthropic ChatOpenAI"},
 		{`like(name, "s_arch")`, "search"},
 		{`eq(status, "error")`, "search"},

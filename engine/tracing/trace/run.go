@@ -14,11 +14,14 @@
 // tool_call_id x names no earlier tool call"), "latency" (seconds), "provider" and "model_name"
 // (what prices the run), "session_name" and "patched_fields" (which fields a patch set, so that a
 // post arriving after its patch does not overwrite them; storage must keep it, readers may ignore
-// it).
+// it). Like the langsmith API's, it carries a run's attachments as "s3_urls" (each with the
+// presigned_url the clients download it from) and its conversation as "thread_id".
 package trace
 
 import (
 	"encoding/json"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -49,24 +52,26 @@ const (
 // the fields Derive computes from them. Its JSON is the wire shape the langsmith clients read;
 // times are ISO 8601 with microseconds and an offset, empty ids are null.
 type Run struct {
-	ID                 string                `json:"id"`
-	TraceID            string                `json:"trace_id"`
-	ParentRunID        *string               `json:"parent_run_id"`
-	DottedOrder        string                `json:"dotted_order"`
-	Name               string                `json:"name"`
-	RunType            string                `json:"run_type"`
-	SessionID          string                `json:"session_id"`
-	SessionName        string                `json:"session_name,omitempty"`
-	StartTime          time.Time             `json:"start_time"`
-	EndTime            *time.Time            `json:"end_time"`
-	Inputs             map[string]any        `json:"inputs"`
-	Outputs            map[string]any        `json:"outputs"`
-	Error              *string               `json:"error"`
-	Events             []map[string]any      `json:"events"`
-	Extra              map[string]any        `json:"extra"`
-	Tags               []string              `json:"tags"`
-	ReferenceExampleID *string               `json:"reference_example_id"`
-	Attachments        map[string]Attachment `json:"attachments,omitempty"`
+	ID                 string           `json:"id"`
+	TraceID            string           `json:"trace_id"`
+	ParentRunID        *string          `json:"parent_run_id"`
+	DottedOrder        string           `json:"dotted_order"`
+	Name               string           `json:"name"`
+	RunType            string           `json:"run_type"`
+	SessionID          string           `json:"session_id"`
+	SessionName        string           `json:"session_name,omitempty"`
+	StartTime          time.Time        `json:"start_time"`
+	EndTime            *time.Time       `json:"end_time"`
+	Inputs             map[string]any   `json:"inputs"`
+	Outputs            map[string]any   `json:"outputs"`
+	Error              *string          `json:"error"`
+	Events             []map[string]any `json:"events"`
+	Extra              map[string]any   `json:"extra"`
+	Tags               []string         `json:"tags"`
+	ReferenceExampleID *string          `json:"reference_example_id"`
+	// Attachments are read as s3_urls (see AttachmentPath): the Python client builds its run's
+	// attachments from that field, and fails on a run whose JSON has an attachments field.
+	Attachments map[string]Attachment `json:"-"`
 
 	// Patched lists, sorted, the fields a patch has set: a post never overwrites them, whatever
 	// the order the two arrive in. Bookkeeping of Apply, kept in the JSON for storage.
@@ -120,6 +125,25 @@ type runWire struct {
 	Events         []map[string]any `json:"events"`
 	Tags           []string         `json:"tags"`
 	ParentRunIDs   []string         `json:"parent_run_ids"`
+	// ThreadID is written, never read: it is derived from the metadata (Run.ThreadID).
+	ThreadID *string                  `json:"thread_id,omitempty"`
+	S3URLs   map[string]attachmentURL `json:"s3_urls,omitempty"`
+}
+
+// attachmentKeyPrefix starts the key of an attachment in s3_urls, as the clients expect.
+const attachmentKeyPrefix = "attachment."
+
+// attachmentURL is an attachment as a run's s3_urls describe it: where the clients download it
+// (presigned_url, relative to the tracing API's base URL) and the description jetgraph keeps.
+type attachmentURL struct {
+	PresignedURL string `json:"presigned_url"`
+	Attachment
+}
+
+// AttachmentPath is where the attachment name of run runID is downloaded, relative to the
+// tracing API's base URL (the clients join it to LANGSMITH_ENDPOINT).
+func AttachmentPath(runID, name string) string {
+	return "runs/" + runID + "/attachments/" + url.PathEscape(name)
 }
 
 // MarshalJSON writes the run in the read shape of the langsmith clients.
@@ -136,6 +160,13 @@ func (r Run) MarshalJSON() ([]byte, error) {
 		Events:         r.Events,
 		Tags:           r.Tags,
 		ParentRunIDs:   r.ParentRunIDs,
+		ThreadID:       nullable(r.ThreadID()),
+	}
+	if len(r.Attachments) > 0 {
+		w.S3URLs = make(map[string]attachmentURL, len(r.Attachments))
+		for name, a := range r.Attachments {
+			w.S3URLs[attachmentKeyPrefix+name] = attachmentURL{PresignedURL: AttachmentPath(r.ID, name), Attachment: a}
+		}
 	}
 	if w.Events == nil {
 		w.Events = []map[string]any{}
@@ -162,6 +193,15 @@ func (r *Run) UnmarshalJSON(b []byte) error {
 	r.EndTime = fromTimePtr(w.EndTime)
 	r.FirstTokenTime = fromTimePtr(w.FirstTokenTime)
 	r.Inputs, r.Extra, r.Events, r.Tags, r.ParentRunIDs = w.Inputs, w.Extra, w.Events, w.Tags, w.ParentRunIDs
+	r.Attachments = nil
+	for key, a := range w.S3URLs {
+		if name, ok := strings.CutPrefix(key, attachmentKeyPrefix); ok {
+			if r.Attachments == nil {
+				r.Attachments = map[string]Attachment{}
+			}
+			r.Attachments[name] = a.Attachment
+		}
+	}
 	return nil
 }
 
@@ -206,6 +246,23 @@ func orEmpty(m map[string]any) map[string]any {
 func (r *Run) Metadata() map[string]any {
 	m, _ := r.Extra["metadata"].(map[string]any)
 	return m
+}
+
+// ThreadKeys are the metadata keys that name a run's conversation thread, in the order the
+// clients look for them.
+var ThreadKeys = []string{"session_id", "conversation_id", "thread_id"}
+
+// ThreadID returns the conversation thread the run's metadata names ("" when none): the first of
+// ThreadKeys set to a non-empty string. The clients read it as the run's thread_id (the Python
+// client's list_threads groups roots by it, its read_thread filters on it).
+func (r *Run) ThreadID() string {
+	m := r.Metadata()
+	for _, k := range ThreadKeys {
+		if v, ok := m[k].(string); ok && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // IsRoot reports whether the run has no parent.
