@@ -129,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 			gc.Tags = append(gc.Tags, s)
 		}
 	}
-	g, err := r.graphs.Build(a.GraphID, gc)
+	g, err := r.graphs.Runnable(a.GraphID, gc)
 	if err != nil {
 		return Outcome{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("Graph %s: %v", a.GraphID, err), err)
 	}
@@ -177,4 +177,26 @@ func (a storeAdapter) Get(ctx context.Context, ns []string, key string) (map[str
 
 func (a storeAdapter) Put(ctx context.Context, ns []string, key string, value map[string]any) error {
 	return a.s.Put(ctx, store.Put{Namespace: ns, Key: key, Value: value})
+}
+
+// GetItem, PutItem, Delete, Search and ListNamespaces give graphs in a host the whole store, as
+// LangGraph's BaseStore reaches it (engine/hosting.ItemStore).
+func (a storeAdapter) GetItem(ctx context.Context, ns []string, key string) (engine.Item, bool, error) {
+	return a.s.Get(ctx, ns, key, true)
+}
+
+func (a storeAdapter) PutItem(ctx context.Context, ns []string, key string, value map[string]any, index any, ttl *float64) error {
+	return a.s.Put(ctx, store.Put{Namespace: ns, Key: key, Value: value, Index: index, TTL: ttl})
+}
+
+func (a storeAdapter) Delete(ctx context.Context, ns []string, key string) error {
+	return a.s.Delete(ctx, ns, key)
+}
+
+func (a storeAdapter) Search(ctx context.Context, q engine.StoreQuery) ([]engine.Item, error) {
+	return a.s.Search(ctx, q, true)
+}
+
+func (a storeAdapter) ListNamespaces(ctx context.Context, q engine.NamespaceQuery) ([][]string, error) {
+	return a.s.ListNamespaces(ctx, q)
 }

@@ -1,0 +1,132 @@
+package hosting
+
+import (
+	"crypto/sha256"
+	_ "embed" // the Python host ships in the binary
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
+)
+
+//go:embed python/jetgraph_host.py
+var pythonHost []byte
+
+// PythonHostFile writes the Python host into cacheDir (once per version of its source) and
+// returns its path: users install nothing for jetgraph, the host comes with the binary.
+func PythonHostFile(cacheDir string) (string, error) {
+	sum := sha256.Sum256(pythonHost)
+	dir := filepath.Join(cacheDir, "hosts", "python-"+hex.EncodeToString(sum[:6]))
+	path := filepath.Join(dir, "jetgraph_host.py")
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(pythonHost) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "host-*.py")
+	if err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	_, werr := tmp.Write(pythonHost)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	return path, nil
+}
+
+// FindPython returns the Python that runs the user's graphs, as users expect it found: the
+// given one (a flag), the active virtual environment's (VIRTUAL_ENV), a .venv beside the config
+// file, else python3 on PATH.
+func FindPython(given, configDir string, getenv func(string) string) (string, error) {
+	if given != "" {
+		return exec.LookPath(given)
+	}
+	candidates := []string{}
+	if venv := getenv("VIRTUAL_ENV"); venv != "" {
+		candidates = append(candidates, filepath.Join(venv, "bin", "python"))
+	}
+	candidates = append(candidates, filepath.Join(configDir, ".venv", "bin", "python"))
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			return c, nil
+		}
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("no Python found: activate the project's virtual environment, make a .venv beside the config file, or name one with --python")
+	}
+	return p, nil
+}
+
+// Options say where hosts come from.
+type Options struct {
+	// Python is the interpreter (--python); "" finds one (FindPython).
+	Python string
+	// CacheDir is where the host's source is written; "" is the user's cache folder.
+	CacheDir string
+	Logger   *slog.Logger
+}
+
+// Attach starts a host for the hosted graphs of reg (one per language) and makes reg run them
+// there. It returns the hosts (for health and Close); none when reg has no hosted graph.
+func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
+	byRoot := map[string][]graphs.Entry{}
+	var roots []string
+	for _, e := range reg.Hosted() {
+		if e.Code.Language != graphs.LanguagePython {
+			return nil, fmt.Errorf("graph %s: %s graphs are not hosted yet", e.ID, e.Code.Language)
+		}
+		if _, ok := byRoot[e.Code.Root]; !ok {
+			roots = append(roots, e.Code.Root)
+		}
+		byRoot[e.Code.Root] = append(byRoot[e.Code.Root], e)
+	}
+	if len(roots) == 0 {
+		return nil, nil
+	}
+	cache := o.CacheDir
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("hosting: no cache folder for the hosts: %w", err)
+		}
+		cache = filepath.Join(dir, "jetgraph")
+	}
+	script, err := PythonHostFile(cache)
+	if err != nil {
+		return nil, err
+	}
+	var hosts []*Host
+	for _, root := range roots {
+		python, err := FindPython(o.Python, root, os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		cmd := []string{python, "-u", script, "--root", root}
+		var ids []string
+		for _, e := range byRoot[root] {
+			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
+			ids = append(ids, e.ID)
+		}
+		h := Start(Config{Language: graphs.LanguagePython, Command: cmd, Dir: root, Graphs: ids, Logger: o.Logger,
+			Env: env(map[string]string{"PYTHONUNBUFFERED": "1"})})
+		for _, id := range ids {
+			if err := reg.Host(id, h.Factory(id)); err != nil {
+				return nil, err
+			}
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
+}
