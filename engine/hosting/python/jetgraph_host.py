@@ -267,6 +267,19 @@ class Conn:
             fut.set_result(frame.get("result"))
 
 
+def _blocking(loop: asyncio.AbstractEventLoop, coro: Any) -> Any:
+    """Runs coro on the host's loop for a caller in another thread (a sync node in the library's
+    executor) and waits for its result."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError("jetgraph: a synchronous checkpointer or store call on the event loop; use the async API")
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+
 def _ref(config: RunnableConfig, checkpoint_id: str | None = None) -> dict[str, str]:
     c = config.get("configurable", {})
     return {
@@ -286,6 +299,7 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
     def __init__(self, conn: Conn, req: str) -> None:
         super().__init__()
         self.conn, self.req = conn, req
+        self.loop = asyncio.get_running_loop()
         # The library puts a checkpoint in the background (durability "async") and may put the
         # writes of the next step before it: jetgraph keeps writes only on a stored checkpoint,
         # so writes wait for their checkpoint when this saver is putting it.
@@ -406,13 +420,13 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         await self.conn.call(self.req, "checkpoint.put_writes", {"ref": ref, "writes": out})
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        raise NotImplementedError("jetgraph runs graphs asynchronously")
+        return _blocking(self.loop, self.aget_tuple(config))  # type: ignore[no-any-return]
 
     def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
-        raise NotImplementedError("jetgraph runs graphs asynchronously")
+        return _blocking(self.loop, self.aput(config, checkpoint, metadata, new_versions))  # type: ignore[no-any-return]
 
     def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
-        raise NotImplementedError("jetgraph runs graphs asynchronously")
+        _blocking(self.loop, self.aput_writes(config, writes, task_id, task_path))
 
 
 def _item(d: dict[str, Any], search: bool) -> Item:
@@ -429,6 +443,7 @@ class JetgraphStore(BaseStore):
 
     def __init__(self, conn: Conn, req: str) -> None:
         self.conn, self.req = conn, req
+        self.loop = asyncio.get_running_loop()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return [await self._op(op) for op in ops]
@@ -462,7 +477,7 @@ class JetgraphStore(BaseStore):
         raise CallError(f"unknown store operation {type(op).__name__}")
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("jetgraph runs graphs asynchronously")
+        return _blocking(self.loop, self.abatch(list(ops)))  # type: ignore[no-any-return]
 
 
 class Loaded:
@@ -490,21 +505,33 @@ class Loaded:
         return out
 
 
+def _file_module(root: str, where: str) -> Any:
+    """The module of a file, loaded once: graphs of one file share it (and its classes)."""
+    path = os.path.normpath(os.path.join(root, where))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no file {path}")
+    name = "jetgraph_user_" + os.path.splitext(os.path.relpath(path, root))[0].replace(os.sep, "_").replace(".", "_")
+    if name in sys.modules:
+        return sys.modules[name]
+    mspec = importlib.util.spec_from_file_location(name, path)
+    if mspec is None or mspec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = module
+    try:
+        mspec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
 def load(root: str, spec: str) -> Loaded:
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
         raise ValueError(f"{spec!r} must be ./path/file.py:attribute or package.module:attribute")
     if where.endswith(".py") or "/" in where or where.startswith("."):
-        path = os.path.normpath(os.path.join(root, where))
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"no file {path}")
-        name = "jetgraph_user_" + os.path.splitext(os.path.relpath(path, root))[0].replace(os.sep, "_").replace(".", "_")
-        mspec = importlib.util.spec_from_file_location(name, path)
-        if mspec is None or mspec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(mspec)
-        sys.modules[name] = module
-        mspec.loader.exec_module(module)
+        module = _file_module(root, where)
     else:
         module = importlib.import_module(where)
     if not hasattr(module, attr):

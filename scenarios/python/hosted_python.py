@@ -1,0 +1,92 @@
+"""The official Python SDK against Python LangGraph graphs that jetgraph hosts (scenarios/hosted/python).
+
+Run by TestHostedPython; JETGRAPH_URL names the server.
+"""
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from langgraph_sdk import get_client
+
+URL = os.environ["JETGRAPH_URL"]
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        sys.exit(f"FAIL: {what}")
+
+
+def contents(values: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in values.get("messages", [])]
+
+
+async def main() -> None:
+    client = get_client(url=URL)
+    graphs = {a["graph_id"] for a in await client.assistants.search(limit=100)}
+    check({"visits", "greeter", "echo"} <= graphs, f"the system assistants of the config's graphs: {graphs}")
+
+    # A waited run that stops at the graph's interrupt.
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    out = await client.runs.wait(tid, "visits", input={"messages": [{"role": "user", "content": "Ada"}]})
+    check(contents(out) == ["Ada", "hello Ada (visit 1)"], f"wait answered the state: {out}")
+    interrupts = out.get("__interrupt__") or []
+    check(len(interrupts) == 1 and interrupts[0]["value"] == {"question": "continue?"}, f"wait's interrupt: {out}")
+    msgs = out["messages"]
+    check(msgs[0]["type"] == "human" and msgs[1]["type"] == "ai" and msgs[1]["id"] == "greet-1",
+          f"messages as LangChain message dicts: {msgs}")
+    check(out["profile"] == {"name": "Ada", "visits": 1}, f"a pydantic model as its dict: {out['profile']}")
+
+    state = await client.threads.get_state(tid)
+    check(state["next"] == ["ask"], f"state next: {state['next']}")
+    task = state["tasks"][0]
+    check(task["name"] == "ask" and task["interrupts"][0]["value"] == {"question": "continue?"}
+          and task["interrupts"][0]["id"] == interrupts[0]["id"], f"state task with its interrupt: {task}")
+    th = await client.threads.get(tid)
+    check(th["status"] == "interrupted", f"thread status: {th['status']}")
+    check(contents(th["values"]) == ["Ada", "hello Ada (visit 1)"], f"thread values: {th['values']}")
+
+    # Resumed with a command, streamed in values and updates.
+    seen: list[tuple[str, Any]] = []
+    async for part in client.runs.stream(tid, "visits", command={"resume": "yes"}, stream_mode=["values", "updates"]):
+        seen.append((part.event, part.data))
+    events = [e for e, _ in seen]
+    check("error" not in events, f"the resumed run failed: {seen}")
+    updates = [d for e, d in seen if e == "updates"]
+    check(any("ask" in u for u in updates), f"an update of ask: {updates}")
+    values = [d for e, d in seen if e == "values"]
+    check(contents(values[-1]) == ["Ada", "hello Ada (visit 1)", "Ada said yes"], f"last values: {values[-1]}")
+
+    history = await client.threads.get_history(tid, limit=10)
+    steps = [h["metadata"]["step"] for h in history]
+    check(steps == [2, 1, 0, -1], f"history steps: {steps}")
+    check(history[0]["next"] == [] and history[1]["next"] == ["ask"], f"history next: {[h['next'] for h in history]}")
+    check(history[1]["parent_checkpoint"]["checkpoint_id"] == history[2]["checkpoint"]["checkpoint_id"],
+          "history parents chain")
+    th = await client.threads.get(tid)
+    check(th["status"] == "idle", f"thread status after resume: {th['status']}")
+
+    # The graph's store is jetgraph's: the API reads what the node wrote, the next visit counts on it.
+    item = await client.store.get_item(["users", "Ada"], "profile")
+    check(item is not None and item["value"] == {"visits": 1}, f"store item: {item}")
+    t2 = await client.threads.create()
+    out = await client.runs.wait(t2["thread_id"], "visits", input={"messages": [{"role": "user", "content": "Ada"}]})
+    check(contents(out)[-1] == "hello Ada (visit 2)", f"second visit: {out}")
+
+    # A factory graph built from an assistant's config, on a thread and stateless.
+    assistant = await client.assistants.create("greeter", config={"configurable": {"greeting": "Howdy"}})
+    t3 = await client.threads.create()
+    out = await client.runs.wait(t3["thread_id"], assistant["assistant_id"], input={"messages": [{"role": "user", "content": "Bo"}]})
+    check(contents(out) == ["Bo", "Howdy, Bo"], f"factory graph: {out}")
+    out = await client.runs.wait(None, "greeter", input={"messages": [{"role": "user", "content": "Cy"}]})
+    check(contents(out) == ["Cy", "Hello, Cy"], f"stateless factory run: {out}")
+
+    # Go graphs beside the hosted ones.
+    out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
+    check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")
+
+
+asyncio.run(main())
+print("ok")
