@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,8 +68,14 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 	if o.Config.RecursionLimit > 0 {
 		config["recursion_limit"] = o.Config.RecursionLimit
 	}
+	threadID := o.ThreadID
+	if threadID == "" {
+		// A stateless run's scratch saver is named by the run, so that a run its host lost
+		// finds its checkpoints again.
+		threadID = o.Config.String("run_id")
+	}
 	fields := map[string]any{
-		"graph": g.id, "thread_id": o.ThreadID, "input": o.Input, "command": o.Command, "checkpoint_id": o.CheckpointID,
+		"graph": g.id, "thread_id": threadID, "input": o.Input, "command": o.Command, "checkpoint_id": o.CheckpointID,
 		"config": config, "context": o.Context, "interrupt_before": o.InterruptBefore,
 		"interrupt_after": o.InterruptAfter, "stream_modes": streamModes,
 	}
@@ -82,6 +89,15 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 		onCall: (&calls{saver: saver, store: o.Store, sink: o.Sink}).serve,
 	}
 	raw, err := g.host.do(ctx, frameRun, fields, req)
+	for attempt := 1; hostLost(err) && ctx.Err() == nil && attempt < hostAttempts; attempt++ {
+		// The host died mid-run: its restart goes on from the run's last checkpoint, like a
+		// crashed worker's run (the step in flight runs again; finished steps do not).
+		g.host.log.Warn("host lost a run; resuming it from its last checkpoint", "graph_id", g.id, "run_id", o.Config.String("run_id"))
+		if t, gerr := saver.Get(ctx, graph.Ref{ThreadID: threadID}); gerr == nil && t != nil && t.Metadata["run_id"] == o.Config.String("run_id") {
+			fields["input"], fields["command"], fields["checkpoint_id"] = nil, nil, ""
+		}
+		raw, err = g.host.do(ctx, frameRun, fields, req)
+	}
 	if err != nil {
 		return graph.Result{}, runError(err)
 	}
@@ -93,6 +109,16 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 		return graph.Result{}, context.Canceled
 	}
 	return graph.Result{Values: res.Values, Output: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts}, nil
+}
+
+// hostAttempts bounds how often one run is given to a host again after its host died: a run
+// that kills its host every time fails instead of looping.
+const hostAttempts = 3
+
+// hostLost reports whether err is a host that exited during a request.
+func hostLost(err error) bool {
+	var ee *engine.Error
+	return errors.As(err, &ee) && errors.Is(ee, errHostExited)
 }
 
 // runError is a run's failure as the runner reads it: a node's exception is the run's error

@@ -452,6 +452,9 @@ func (p *proc) failAll() {
 
 const hostExited = "HostExited"
 
+// errHostExited is the cause of a request's failure when its host exited.
+var errHostExited = errors.New("hosting: the host exited")
+
 // request is one request in flight: its events and calls go to its handlers.
 type request struct {
 	ctx     context.Context
@@ -498,7 +501,7 @@ func (h *Host) do(ctx context.Context, typ string, fields map[string]any, req *r
 	}
 	if f.Error != nil {
 		if f.Error.Class == hostExited {
-			return nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("The %s host exited during the request", h.cfg.Language))
+			return nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("The %s host exited during the request", h.cfg.Language), errHostExited)
 		}
 		return nil, f.Error
 	}

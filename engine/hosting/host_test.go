@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,23 +109,34 @@ func TestHostRun(t *testing.T) {
 	}
 }
 
-// A host that dies mid-run fails the run as unavailable (it is resumed from its last checkpoint
-// like any crashed worker's) and is started again; the next run succeeds.
+// A host that dies mid-run is started again and the run goes on in it; a run that kills its
+// host every time fails as unavailable after hostAttempts hosts.
 func TestHostRestartsAfterCrash(t *testing.T) {
 	h := startFake(t)
 	ready(t, h)
-	_, err := run(context.Background(), h, graph.NewMemorySaver(), &events{}, map[string]any{"crash": true})
-	if !engine.Is(engine.Unavailable, err) {
-		t.Fatalf("a run whose host died: %v", err)
+	marker := filepath.Join(t.TempDir(), "crashed")
+	res, err := run(context.Background(), h, graph.NewMemorySaver(), &events{}, map[string]any{"crash_once": marker, "x": "again"})
+	if err != nil {
+		t.Fatalf("a run whose host died once: %v", err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for h.Restarts() < 1 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+	if h.Restarts() != 1 {
+		t.Errorf("restarts %d, want 1", h.Restarts())
+	}
+	if read, _ := res.Values["read"].(map[string]any); read == nil {
+		t.Errorf("the run after the restart answered %v", res.Values)
+	}
+	_, err = run(context.Background(), h, graph.NewMemorySaver(), &events{}, map[string]any{"crash": true})
+	if !engine.Is(engine.Unavailable, err) {
+		t.Fatalf("a run that kills its host: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.Restarts() < 1+hostAttempts && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := h.Restarts(); got != 1+hostAttempts {
+		t.Errorf("restarts %d, want %d", got, 1+hostAttempts)
 	}
 	ready(t, h)
-	if h.Restarts() != 1 {
-		t.Errorf("restarts %d", h.Restarts())
-	}
 	if _, err := run(context.Background(), h, graph.NewMemorySaver(), &events{}, map[string]any{"x": 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,7 @@ from langgraph.checkpoint.base import (  # noqa: E402
     CheckpointMetadata,
     CheckpointTuple,
     get_checkpoint_id,
+    get_checkpoint_metadata,
 )
 from langgraph.graph.state import StateGraph  # noqa: E402
 from langgraph.pregel import Pregel  # noqa: E402
@@ -385,7 +386,9 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
             "channel_versions": checkpoint["channel_versions"],
             "versions_seen": checkpoint["versions_seen"],
         }
-        params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(metadata)), "parent": parent}
+        # The run's metadata and config scalars join the checkpoint's, as the library's savers do.
+        md = get_checkpoint_metadata(config, metadata)
+        params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(md)), "parent": parent}
         fut = self._known(checkpoint["id"])
         try:
             await self.conn.call(self.req, "checkpoint.put", params)
@@ -607,10 +610,7 @@ class Host:
 
     async def do_run(self, rid: str, g: Pregel, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         config = {**config, "configurable": dict(config.get("configurable") or {})}
-        if frame.get("thread_id"):
-            config["configurable"]["thread_id"] = frame["thread_id"]
-        else:
-            config["configurable"]["thread_id"] = rid  # a stateless run: jetgraph gave it a scratch saver
+        config["configurable"]["thread_id"] = frame.get("thread_id") or rid
         if frame.get("checkpoint_id"):
             config["configurable"]["checkpoint_id"] = frame["checkpoint_id"]
         cmd = frame.get("command")

@@ -1,6 +1,7 @@
 """A host that speaks the protocol without LangGraph, for the supervisor's tests.
 
-A run's input says what to do: {"crash": true} exits at once, {"sleep": true} waits for its
+A run's input says what to do: {"crash": true} exits at once, {"crash_once": path} exits
+unless the file exists (and makes it), {"sleep": true} waits for its
 cancel; otherwise it puts a checkpoint, reads it back, puts a write, emits one event and answers
 with what it read.
 """
@@ -34,6 +35,10 @@ def call(req, method, params):
 
 def run(frame):
     rid, inp = frame["id"], frame.get("input") or {}
+    marker = inp.get("crash_once")
+    if marker and not os.path.exists(marker):
+        open(marker, "w").close()
+        os._exit(9)
     if inp.get("crash"):
         print("crashing as asked", file=sys.stderr, flush=True)
         os._exit(7)
