@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -44,5 +46,39 @@ func TestHostedPythonHostKilled(t *testing.T) {
 	}
 	if !strings.Contains(srv.logs.String(), "host lost a run; resuming it from its last checkpoint") {
 		t.Error("the host was not killed mid-run")
+	}
+}
+
+// TestHostedPythonConfigCheck: `jetgraph config check` loads a langgraph.json's Python graphs in
+// their host and names each entry that does not load, with the reason.
+func TestHostedPythonConfigCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	dir, err := filepath.Abs(filepath.Dir(hostedPythonConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "langgraph.json")
+	body := `{"graphs": {"visits": "` + filepath.Join(dir, "visits", "graph.py") + `:graph", "missing": "` +
+		filepath.Join(dir, "visits", "graph.py") + `:nothing", "model": "` + filepath.Join(dir, "visits", "graph.py") + `:Profile"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(buildBinary(t), "config", "check", "--config", conf, "--python", userPython).CombinedOutput()
+	if err == nil {
+		t.Fatalf("config check accepted graphs that do not load:\n%s", out)
+	}
+	for _, want := range []string{
+		"graphs.missing: AttributeError: " + filepath.Join(dir, "visits", "graph.py") + " has no attribute 'nothing'",
+		"graphs.model: TypeError: class Profile is not a graph (a compiled graph, a StateGraph or a function that returns one)",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("config check's output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "graphs.visits") {
+		t.Errorf("config check refused a graph that loads:\n%s", out)
 	}
 }

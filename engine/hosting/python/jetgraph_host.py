@@ -491,8 +491,9 @@ class Loaded:
             target = target.compile()
         self.graph: Pregel | None = target if isinstance(target, Pregel) else None
         self.factory: Any = None if self.graph is not None else target
-        if self.graph is None and not callable(target):
-            raise TypeError(f"{type(target).__qualname__} is not a graph (a compiled graph, a StateGraph or a function that returns one)")
+        if self.graph is None and (inspect.isclass(target) or not callable(target)):
+            what = f"class {target.__qualname__}" if inspect.isclass(target) else type(target).__qualname__
+            raise TypeError(f"{what} is not a graph (a compiled graph, a StateGraph or a function that returns one)")
 
     async def build(self, config: RunnableConfig) -> Pregel:
         if self.graph is not None:
