@@ -25,7 +25,7 @@ import sys
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 PROTOCOL = 1
 INTERRUPT = "__interrupt__"
@@ -76,7 +76,9 @@ from langgraph.store.base import (  # noqa: E402
     SearchItem,
     SearchOp,
 )
-from langgraph.types import Command, Interrupt, Send, StateSnapshot  # noqa: E402
+from langgraph.types import Command, Interrupt, Send, StateSnapshot, StreamMode  # noqa: E402
+
+Graph = Pregel[Any, Any, Any, Any]
 
 MESSAGE_CLASSES: dict[str, type[BaseMessage]] = {
     "human": HumanMessage,
@@ -171,7 +173,7 @@ def decode(v: Any) -> Any:
         if cls is not None:
             return cls.model_validate(v)
         return {k: decode(x) for k, x in v.items()}
-    val = v.get("value")
+    val: Any = v.get("value")
     if kind == "dict":
         return {decode(k): decode(x) for k, x in v["items"]}
     if kind == "interrupt":
@@ -489,13 +491,13 @@ class Loaded:
     def __init__(self, target: Any) -> None:
         if isinstance(target, StateGraph):
             target = target.compile()
-        self.graph: Pregel | None = target if isinstance(target, Pregel) else None
+        self.graph: Graph | None = target if isinstance(target, Pregel) else None
         self.factory: Any = None if self.graph is not None else target
         if self.graph is None and (inspect.isclass(target) or not callable(target)):
             what = f"class {target.__qualname__}" if inspect.isclass(target) else type(target).__qualname__
             raise TypeError(f"{what} is not a graph (a compiled graph, a StateGraph or a function that returns one)")
 
-    async def build(self, config: RunnableConfig) -> Pregel:
+    async def build(self, config: RunnableConfig) -> Graph:
         if self.graph is not None:
             return self.graph
         params = inspect.signature(self.factory).parameters
@@ -596,7 +598,7 @@ class Host:
             loaded = self.graphs.get(frame["graph"])
             if loaded is None:
                 raise KeyError(f"no graph {frame['graph']!r} in this host")
-            config: RunnableConfig = frame.get("config") or {}
+            config = cast(RunnableConfig, frame.get("config") or {})
             g = (await loaded.build(config)).copy(update={
                 "checkpointer": JetgraphSaver(self.conn, rid), "store": JetgraphStore(self.conn, rid)})
             handler = getattr(self, "do_" + frame["t"])
@@ -609,7 +611,7 @@ class Host:
         finally:
             self.tasks.pop(rid, None)
 
-    async def do_run(self, rid: str, g: Pregel, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def do_run(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         config = {**config, "configurable": dict(config.get("configurable") or {})}
         config["configurable"]["thread_id"] = frame.get("thread_id") or rid
         if frame.get("checkpoint_id"):
@@ -619,7 +621,7 @@ class Host:
         if cmd:
             run_input = Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
         wanted = set(frame.get("stream_modes") or [])
-        modes = sorted(wanted | {"values", "updates"})
+        modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
         interrupts: list[dict[str, Any]] = []
         async for ns, mode, chunk in g.astream(
@@ -642,14 +644,14 @@ class Host:
             interrupts = to_api(snap.interrupts)
         return {"values": to_api(values), "interrupts": interrupts, "interrupted": bool(snap.next), "cancelled": False}
 
-    async def do_state(self, rid: str, g: Pregel, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any] | None:
+    async def do_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any] | None:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
         s = await g.aget_state(cfg, subgraphs=bool(frame.get("subgraphs")))
         if s.config is None or not s.created_at:
             return None
         return _snapshot(s)
 
-    async def do_history(self, rid: str, g: Pregel, frame: dict[str, Any], config: RunnableConfig) -> list[dict[str, Any]]:
+    async def do_history(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> list[dict[str, Any]]:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
         before = frame.get("before")
         out = []
@@ -660,7 +662,7 @@ class Host:
             out.append(_snapshot(s))
         return out
 
-    async def do_update_state(self, rid: str, g: Pregel, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def do_update_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
         if not cfg["configurable"].get("checkpoint_id"):
             cfg["configurable"].pop("checkpoint_id", None)
