@@ -68,6 +68,15 @@ async def main() -> None:
     th = await client.threads.get(tid)
     check(th["status"] == "idle", f"thread status after resume: {th['status']}")
 
+    # A state update as a node, by the library's rules; a copy of the thread reads the same.
+    await client.threads.update_state(tid, {"messages": [{"role": "user", "content": "more"}]}, as_node="ask")
+    state = await client.threads.get_state(tid)
+    check(contents(state["values"])[-1] == "more" and state["next"] == [] and state["metadata"]["source"] == "update",
+          f"state after update: {state}")
+    copy = await client.threads.copy(tid)
+    cstate = await client.threads.get_state(copy["thread_id"])
+    check(cstate["values"] == state["values"], f"the copy's state: {cstate['values']}")
+
     # The graph's store is jetgraph's: the API reads what the node wrote, the next visit counts on it.
     item = await client.store.get_item(["users", "Ada"], "profile")
     check(item is not None and item["value"] == {"visits": 1}, f"store item: {item}")
