@@ -92,6 +92,16 @@ async def main() -> None:
     out = await client.runs.wait(None, "greeter", input={"messages": [{"role": "user", "content": "Cy"}]})
     check(contents(out) == ["Cy", "Hello, Cy"], f"stateless factory run: {out}")
 
+    # A chat model's tokens, streamed as they come (messages-tuple: the chunk and its metadata).
+    tokens: list[str] = []
+    async for part in client.runs.stream(None, "chat", input={"messages": [{"role": "user", "content": "hi"}]},
+                                         stream_mode="messages-tuple"):
+        if part.event == "messages":
+            chunk, meta = part.data
+            check(chunk["type"] == "AIMessageChunk" and meta["langgraph_node"] == "chat", f"a token: {part.data}")
+            tokens.append(chunk["content"])
+    check(len(tokens) > 1 and "".join(tokens) == "hello there friend", f"streamed tokens: {tokens}")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")
