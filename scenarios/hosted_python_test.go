@@ -1,12 +1,16 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // hostedPythonConfig is the langgraph.json of the hosted Python scenario: a user's project with
@@ -80,5 +84,51 @@ func TestHostedPythonConfigCheck(t *testing.T) {
 	}
 	if strings.Contains(string(out), "graphs.visits") {
 		t.Errorf("config check refused a graph that loads:\n%s", out)
+	}
+}
+
+// TestHostedPythonServerKilled kills jetgraph (kill -9) while a hosted graph's run is in its
+// second step: the host, its stdin closed, exits with it (no orphan), and a jetgraph started on
+// the same data takes the run over and ends it once from its last checkpoint.
+func TestHostedPythonServerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	data := t.TempDir()
+	flags := append([]string{"--config", hostedPythonConfig, "--python", userPython}, fastFailover...)
+	srv := startServerArgs(t, data, flags...)
+	m := regexp.MustCompile(`msg="host started" host=python .*pid=(\d+)`).FindStringSubmatch(srv.logs.String())
+	if m == nil {
+		t.Fatal("no host start in the log")
+	}
+	hostPID, _ := strconv.Atoi(m[1])
+	thread := get(api(t, "POST", srv.URL+"/threads", `{}`, 200), "thread_id").(string)
+	run := get(api(t, "POST", srv.URL+"/threads/"+thread+"/runs",
+		`{"assistant_id":"slow","input":{"messages":[{"role":"user","content":"go"}]}}`, 200), "run_id").(string)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st := api(t, "GET", srv.URL+"/threads/"+thread+"/state", "", 200)
+		if fmt.Sprint(get(st, "next")) == "[slow]" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never reached its slow step: %v", st)
+		}
+	}
+	srv.Kill9()
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(hostPID, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the host (pid %d) outlived its killed server", hostPID)
+		}
+	}
+
+	srv = startServerArgs(t, data, flags...)
+	waitRun(t, srv.URL, thread, run, "success")
+	if got := threadMessages(t, srv.URL, thread); strings.Join(got, "|") != "go|first|slow done" {
+		t.Fatalf("messages after the takeover: %q", got)
+	}
+	item := api(t, "GET", srv.URL+"/store/items?namespace=executions&key="+thread, "", 200)
+	if fmt.Sprint(get(get(item, "value"), "first")) != "1" {
+		t.Fatalf("the finished first step ran again: %v", item)
 	}
 }
