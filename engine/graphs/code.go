@@ -32,9 +32,10 @@ func (c *configParser) code(key, spec string) (Entry, error) {
 	}
 	code := &Code{Language: LanguagePython, Attr: attr, Root: root}
 	switch ext := filepath.Ext(where); {
-	case ext == ".ts" || ext == ".mts" || ext == ".cts" || ext == ".js" || ext == ".mjs" || ext == ".cjs":
-		return Entry{}, c.fail(key, "%q: TypeScript and JavaScript graphs are not hosted yet (Python graphs are: ./path/file.py:attribute)", spec)
-	case ext == ".py":
+	case ext == ".ts" || ext == ".mts" || ext == ".cts" || ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".py":
+		if ext != ".py" {
+			code.Language = LanguageTypeScript
+		}
 		path := where
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(root, path)
@@ -48,6 +49,9 @@ func (c *configParser) code(key, spec string) (Entry, error) {
 		code.Path = where // a module of the user's installed packages, found by the host
 	default:
 		return Entry{}, c.fail(key, "%q must be ./path/file.py:attribute or package.module:attribute", spec)
+	}
+	if code.Language == LanguageTypeScript {
+		return Entry{Code: code, Description: "TypeScript graph " + spec}, nil
 	}
 	return Entry{Code: code, Description: "Python graph " + spec}, nil
 }

@@ -99,7 +99,7 @@ func TestParseConfigInvalid(t *testing.T) {
 		{`{"graphs": {"a": {"template": "react", "model": "gpt-4o"}}}`, `graphs.a.model: must be an object`},
 		{`{"graphs": {"my_agent": "agnet"}}`, `graphs.my_agent: unknown graph "agnet" (known: ` + known + `)`},
 		{`{"graphs": {"agent": "./src/agent.py:graph"}}`, `graphs.agent: "./src/agent.py:graph": no file ` + filepath.Join(cwd, "src", "agent.py")},
-		{`{"graphs": {"agent": "./src/agent.ts:graph"}}`, `graphs.agent: "./src/agent.ts:graph": TypeScript and JavaScript graphs are not hosted yet (Python graphs are: ./path/file.py:attribute)`},
+		{`{"graphs": {"agent": "./src/agent.ts:graph"}}`, `graphs.agent: "./src/agent.ts:graph": no file ` + filepath.Join(cwd, "src", "agent.ts")},
 		{`{"graphs": {"agent": "./src/agent.py:"}}`, `graphs.agent: "./src/agent.py:": "" is not an attribute name (write ./path/file.py:attribute)`},
 		{`{"graphs": {"agent": "./src/agent.py"}}`, `graphs.agent: "./src/agent.py" names no attribute: write ./path/file.py:attribute (the compiled graph or a function that makes it)`},
 		{`{"graphs": {"agent": "my-pkg/agent:graph"}}`, `graphs.agent: "my-pkg/agent:graph" must be ./path/file.py:attribute or package.module:attribute`},

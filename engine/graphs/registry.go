@@ -34,7 +34,7 @@ var _ Runnable = (*graph.Graph)(nil)
 // Code is a graph written in another language, which a host process runs with that language's
 // LangGraph library: a langgraph.json entry such as "./src/agent.py:graph".
 type Code struct {
-	Language string // LanguagePython
+	Language string // LanguagePython or LanguageTypeScript
 	// Path is the file (absolute) or, for Python, the dotted module the graph is in.
 	Path string
 	// Attr is the module's attribute: a compiled graph, or a factory that takes the run's config.
@@ -43,8 +43,11 @@ type Code struct {
 	Root string
 }
 
-// LanguagePython is the language of a Python graph.
-const LanguagePython = "python"
+// Languages of hosted graphs.
+const (
+	LanguagePython     = "python"
+	LanguageTypeScript = "typescript"
+)
 
 // Spec is the entry as its host loads it ("./path/file.py:attr" resolved, or "module:attr").
 func (c Code) Spec() string { return c.Path + ":" + c.Attr }

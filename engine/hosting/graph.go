@@ -64,7 +64,10 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 	if saver == nil {
 		saver = graph.NewMemorySaver()
 	}
-	config := map[string]any{"configurable": o.Config.Configurable, "metadata": o.Metadata, "tags": o.Config.Tags}
+	config := map[string]any{"configurable": o.Config.Configurable, "metadata": o.Metadata}
+	if len(o.Config.Tags) > 0 {
+		config["tags"] = o.Config.Tags
+	}
 	if o.Config.RecursionLimit > 0 {
 		config["recursion_limit"] = o.Config.RecursionLimit
 	}

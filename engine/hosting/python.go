@@ -73,53 +73,41 @@ func FindPython(given, configDir string, getenv func(string) string) (string, er
 type Options struct {
 	// Python is the interpreter (--python); "" finds one (FindPython).
 	Python string
+	// Node is the Node of TypeScript graphs (--node); "" is node on PATH.
+	Node string
 	// CacheDir is where the host's source is written; "" is the user's cache folder.
 	CacheDir string
 	Logger   *slog.Logger
 }
 
-// Attach starts a host for the hosted graphs of reg (one per language) and makes reg run them
-// there. It returns the hosts (for health and Close); none when reg has no hosted graph.
+// Attach starts a host for the hosted graphs of reg (one per language and project folder) and
+// makes reg run them there. It returns the hosts (for health and Close); none when reg has no
+// hosted graph.
 func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
-	byRoot := map[string][]graphs.Entry{}
-	var roots []string
+	type key struct{ language, root string }
+	groups := map[key][]graphs.Entry{}
+	var order []key
 	for _, e := range reg.Hosted() {
-		if e.Code.Language != graphs.LanguagePython {
-			return nil, fmt.Errorf("graph %s: %s graphs are not hosted yet", e.ID, e.Code.Language)
+		k := key{e.Code.Language, e.Code.Root}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
 		}
-		if _, ok := byRoot[e.Code.Root]; !ok {
-			roots = append(roots, e.Code.Root)
-		}
-		byRoot[e.Code.Root] = append(byRoot[e.Code.Root], e)
-	}
-	if len(roots) == 0 {
-		return nil, nil
-	}
-	cache := o.CacheDir
-	if cache == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("hosting: no cache folder for the hosts: %w", err)
-		}
-		cache = filepath.Join(dir, "jetgraph")
-	}
-	script, err := PythonHostFile(cache)
-	if err != nil {
-		return nil, err
+		groups[k] = append(groups[k], e)
 	}
 	var hosts []*Host
-	for _, root := range roots {
-		python, err := FindPython(o.Python, root, os.Getenv)
+	for _, k := range order {
+		cmd, err := hostCommand(k.language, k.root, groups[k], o)
 		if err != nil {
+			for _, h := range hosts {
+				h.Close()
+			}
 			return nil, err
 		}
-		cmd := []string{python, "-u", script, "--root", root}
 		var ids []string
-		for _, e := range byRoot[root] {
-			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
+		for _, e := range groups[k] {
 			ids = append(ids, e.ID)
 		}
-		h := Start(Config{Language: graphs.LanguagePython, Command: cmd, Dir: root, Graphs: ids, Logger: o.Logger,
+		h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger,
 			Env: env(map[string]string{"PYTHONUNBUFFERED": "1"})})
 		for _, id := range ids {
 			if err := reg.Host(id, h.Factory(id)); err != nil {
@@ -129,4 +117,39 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		hosts = append(hosts, h)
 	}
 	return hosts, nil
+}
+
+// hostCommand is the command that starts the host of a language for entries of one project.
+func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]string, error) {
+	switch language {
+	case graphs.LanguagePython:
+		cache := o.CacheDir
+		if cache == "" {
+			dir, err := os.UserCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("hosting: no cache folder for the hosts: %w", err)
+			}
+			cache = filepath.Join(dir, "jetgraph")
+		}
+		script, err := PythonHostFile(cache)
+		if err != nil {
+			return nil, err
+		}
+		python, err := FindPython(o.Python, root, os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		cmd := []string{python, "-u", script, "--root", root}
+		for _, e := range entries {
+			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
+		}
+		return cmd, nil
+	case graphs.LanguageTypeScript:
+		node, err := FindNode(o.Node)
+		if err != nil {
+			return nil, err
+		}
+		return typescriptCommand(node, root, entries)
+	}
+	return nil, fmt.Errorf("hosting: no host for %s graphs", language)
 }

@@ -47,6 +47,7 @@ the key and the reason. The control plane builds a revision with it.`,
 	}
 	check.Flags().StringVar(&o.config, "config", "", "the graph.json to check")
 	check.Flags().StringVar(&o.python, "python", "", "the Python that loads the config's Python graphs (default: as serve finds it)")
+	check.Flags().StringVar(&o.node, "node", "", "the Node that loads the config's TypeScript graphs (default: node on PATH)")
 	cmd.AddCommand(check)
 	return cmd
 }
@@ -54,7 +55,7 @@ the key and the reason. The control plane builds a revision with it.`,
 // checkHosted loads the hosted graphs of reg in their hosts, as serve would, and reports every
 // graph that does not load with the reason its host gave.
 func checkHosted(ctx context.Context, o *options, reg *graphs.Registry) error {
-	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Logger: o.logger})
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,59 @@
+package scenarios
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// hostedTypeScriptConfig is the langgraph.json of the hosted TypeScript scenario: a user's project
+// with its own @langchain/langgraph pinned by its package-lock.json, and nothing for jetgraph.
+const hostedTypeScriptConfig = "hosted/typescript/langgraph.json"
+
+var (
+	tsProjectOnce sync.Once
+	tsProjectErr  error
+)
+
+// ensureTypeScriptProject installs the scenario project's dependencies from its lock file once.
+func ensureTypeScriptProject(t *testing.T) {
+	t.Helper()
+	ensureNodeModules(t) // node and npm are there, and the SDK the script drives jetgraph with
+	tsProjectOnce.Do(func() {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = filepath.Dir(hostedTypeScriptConfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tsProjectErr = &npmError{err: err, out: string(out)}
+		}
+	})
+	if tsProjectErr != nil {
+		t.Fatal(tsProjectErr)
+	}
+}
+
+type npmError struct {
+	err error
+	out string
+}
+
+func (e *npmError) Error() string {
+	return "npm ci in the TypeScript project: " + e.err.Error() + "\n" + e.out
+}
+
+// TestHostedTypeScript serves LangGraph.js graphs as written (a langgraph.json naming
+// ./src/visits.ts:graph, which imports a local module, and a factory), run by jetgraph's
+// TypeScript host with the project's own @langchain/langgraph (TypeScript compiled by the esbuild
+// inside jetgraph), driven by the official JS SDK: a waited run to an interrupt, state, a resumed
+// streamed run, history, the store, a factory graph with an assistant's config, a stateless run,
+// and a Go graph beside them.
+func TestHostedTypeScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
+	if got := lastLine(runNode(t, srv, "hosted_typescript.mjs")); got != "ok" {
+		t.Fatalf("hosted_typescript.mjs printed %q, want ok", got)
+	}
+}
