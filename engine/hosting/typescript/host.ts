@@ -21,6 +21,7 @@ import {
   ToolMessage,
 } from "@langchain/core/messages";
 import { BaseCheckpointSaver, BaseStore, Command, Send } from "@langchain/langgraph";
+import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
 
 const PROTOCOL = 1;
 const INTERRUPT = "__interrupt__";
@@ -220,7 +221,8 @@ class JetgraphSaver extends BaseCheckpointSaver<number> {
     for (const t of ts ?? []) yield this.tuple(t);
   }
 
-  async put(config: Config, checkpoint: Obj, metadata: Obj): Promise<never> {
+  async put(config: Config, cp: Checkpoint, metadata: CheckpointMetadata): Promise<never> {
+    const checkpoint = cp as unknown as Obj;
     const parentId = String(config.configurable?.checkpoint_id ?? "");
     const ref = refOf(config, checkpoint.id as string);
     const md: Obj = { ...metadata };
@@ -275,10 +277,10 @@ const item = (d: StoreItem): Obj => ({
 
 // The store of every graph: jetgraph's.
 class JetgraphStore extends BaseStore {
-  async batch(ops: Obj[]): Promise<never> {
+  async batch<Op extends Operation[]>(ops: Op): Promise<OperationResults<Op>> {
     const results: unknown[] = [];
-    for (const op of ops) results.push(await this.op(op));
-    return results as never;
+    for (const op of ops) results.push(await this.op(op as unknown as Obj));
+    return results as OperationResults<Op>;
   }
 
   private async op(op: Obj): Promise<unknown> {
