@@ -30,22 +30,12 @@ var streamModes = []string{"values", "updates", "custom", "messages", "tasks"}
 
 // Graph is a graph of a host, as the runner runs it (graphs.Runnable).
 type Graph struct {
-	host *Host
+	pool *Pool
 	id   string
 	cfg  graph.Config
 }
 
 var _ graphs.Runnable = (*Graph)(nil)
-
-// Factory returns the hosted graph id of h for a run's config (graphs.HostedFactory).
-func (h *Host) Factory(id string) graphs.HostedFactory {
-	return func(cfg graph.Config) (graphs.Runnable, error) {
-		if st, ok := h.Graphs()[id]; ok && !st.OK {
-			return nil, fmt.Errorf("%s", st.Error)
-		}
-		return &Graph{host: h, id: id, cfg: cfg}, nil
-	}
-}
 
 // ContextDefaults implements graphs.Runnable: a hosted graph's defaults are its own business.
 func (g *Graph) ContextDefaults() map[string]any { return nil }
@@ -91,15 +81,15 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 		},
 		onCall: (&calls{saver: saver, store: o.Store, sink: o.Sink}).serve,
 	}
-	raw, err := g.host.do(ctx, frameRun, fields, req)
+	raw, err := g.pool.do(ctx, frameRun, fields, req)
 	for attempt := 1; hostLost(err) && ctx.Err() == nil && attempt < hostAttempts; attempt++ {
 		// The host died mid-run: its restart goes on from the run's last checkpoint, like a
 		// crashed worker's run (the step in flight runs again; finished steps do not).
-		g.host.log.Warn("host lost a run; resuming it from its last checkpoint", "graph_id", g.id, "run_id", o.Config.String("run_id"))
+		g.pool.hosts[0].log.Warn("host lost a run; resuming it from its last checkpoint", "graph_id", g.id, "run_id", o.Config.String("run_id"))
 		if t, gerr := saver.Get(ctx, graph.Ref{ThreadID: threadID}); gerr == nil && t != nil && t.Metadata["run_id"] == o.Config.String("run_id") {
 			fields["input"], fields["command"], fields["checkpoint_id"] = nil, nil, ""
 		}
-		raw, err = g.host.do(ctx, frameRun, fields, req)
+		raw, err = g.pool.do(ctx, frameRun, fields, req)
 	}
 	if err != nil {
 		return graph.Result{}, runError(err)
@@ -195,7 +185,7 @@ func (g *Graph) request(ctx context.Context, typ string, saver graph.Saver, fiel
 		delete(fields, "metadata")
 	}
 	fields["graph"], fields["config"] = g.id, config
-	return g.host.do(ctx, typ, fields, &request{onCall: (&calls{saver: saver}).serve})
+	return g.pool.do(ctx, typ, fields, &request{onCall: (&calls{saver: saver}).serve})
 }
 
 // decodeAny decodes an event's data for the stream's shaping, numbers kept as written.

@@ -195,3 +195,38 @@ func TestHostProtocolVersion(t *testing.T) {
 		t.Errorf("health %v", err)
 	}
 }
+
+// A pool sends a request to its least busy host: two runs in flight are on two hosts.
+func TestPoolSpreadsRuns(t *testing.T) {
+	a, b := startFake(t), startFake(t)
+	ready(t, a)
+	ready(t, b)
+	pool := NewPool(a, b)
+	g, err := pool.Factory("g")(graph.Config{Configurable: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for want := 1; want <= 2; want++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = g.Run(ctx, graph.RunOptions{ThreadID: "t", Input: map[string]any{"sleep": true}, Saver: graph.NewMemorySaver()})
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for busy(a)+busy(b) < want && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if busy(a) != 1 || busy(b) != 1 {
+		t.Errorf("in flight: %d and %d, want 1 and 1", busy(a), busy(b))
+	}
+	cancel()
+	wg.Wait()
+}
+
+func busy(h *Host) int {
+	n, _ := h.inFlight()
+	return n
+}

@@ -75,6 +75,8 @@ type Options struct {
 	Python string
 	// Node is the Node of TypeScript graphs (--node); "" is node on PATH.
 	Node string
+	// PoolSize is how many host processes serve each language's graphs (--hosts); 0 is 1.
+	PoolSize int
 	// CacheDir is where the host's source is written; "" is the user's cache folder.
 	CacheDir string
 	Logger   *slog.Logger
@@ -107,14 +109,19 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		for _, e := range groups[k] {
 			ids = append(ids, e.ID)
 		}
-		h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger,
-			Env: env(map[string]string{"PYTHONUNBUFFERED": "1"})})
+		size := max(o.PoolSize, 1)
+		pool := &Pool{}
+		for range size {
+			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger,
+				Env: env(map[string]string{"PYTHONUNBUFFERED": "1"})})
+			pool.hosts = append(pool.hosts, h)
+			hosts = append(hosts, h)
+		}
 		for _, id := range ids {
-			if err := reg.Host(id, h.Factory(id)); err != nil {
+			if err := reg.Host(id, pool.Factory(id)); err != nil {
 				return nil, err
 			}
 		}
-		hosts = append(hosts, h)
 	}
 	return hosts, nil
 }

@@ -58,7 +58,7 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, Logger: logger})
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger})
 	if err != nil {
 		return err
 	}
