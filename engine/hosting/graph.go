@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,9 +26,29 @@ type ItemStore interface {
 	ListNamespaces(ctx context.Context, q engine.NamespaceQuery) ([][]string, error)
 }
 
-// streamModes are the library's stream modes a run asks its host for: those the stream's
-// shaping reads (checkpoints are emitted here, as they are stored).
-var streamModes = []string{"values", "updates", "custom", "messages", "tasks"}
+// libraryModes are the library's stream modes a run streamed in modes asks its host for: those
+// the stream's shaping reads for them (checkpoints are emitted here, as they are stored), so
+// that a run nobody streams tokens of does not pay for the library's token callbacks. The host
+// streams values and updates whatever it is asked (they give the run's result).
+func libraryModes(modes []engine.StreamMode) []string {
+	if modes == nil {
+		return []string{"values", "updates", "custom", "messages", "tasks"}
+	}
+	want := map[string]bool{}
+	for _, m := range modes {
+		switch m {
+		case engine.StreamValues, engine.StreamUpdates, engine.StreamCustom, engine.StreamTasks:
+			want[string(m)] = true
+		case engine.StreamDebug:
+			want["tasks"] = true
+		case engine.StreamMessages, engine.StreamMessagesTuple:
+			want["messages"], want["values"], want["updates"], want["tasks"] = true, true, true, true
+		case engine.StreamEvents:
+			return libraryModes(nil)
+		}
+	}
+	return slices.Sorted(maps.Keys(want))
+}
 
 // Graph is a graph of a host, as the runner runs it (graphs.Runnable).
 type Graph struct {
@@ -70,7 +92,7 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 	fields := map[string]any{
 		"graph": g.id, "thread_id": threadID, "input": o.Input, "command": o.Command, "checkpoint_id": o.CheckpointID,
 		"config": config, "context": o.Context, "interrupt_before": o.InterruptBefore,
-		"interrupt_after": o.InterruptAfter, "stream_modes": streamModes,
+		"interrupt_after": o.InterruptAfter, "stream_modes": libraryModes(o.StreamModes),
 	}
 	req := &request{
 		onEvent: func(mode string, ns []string, data json.RawMessage) {

@@ -59,6 +59,8 @@ type Request struct {
 	// Saver, when set, keeps the run's checkpoints instead of the runner's own (a run whose
 	// durability defers them); ignored for a stateless run.
 	Saver graph.Saver
+	// StreamModes are the run's stream modes (graph.RunOptions.StreamModes); nil: every mode.
+	StreamModes []engine.StreamMode
 }
 
 // Outcome is how a run ended. Err is a graph failure (a node error, the recursion limit), which
@@ -147,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 		ThreadID: req.ThreadID, Input: req.Input, Command: req.Command, CheckpointID: req.CheckpointID,
 		Config: gc, Context: mergeContext(g.ContextDefaults(), a.Context, req.Context),
 		InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
-		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md,
+		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md, StreamModes: req.StreamModes,
 	})
 	out := Outcome{Values: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts, Assistant: a}
 	if err != nil {
