@@ -1,8 +1,11 @@
 package scenarios
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -55,5 +58,58 @@ func TestHostedTypeScript(t *testing.T) {
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
 	if got := lastLine(runNode(t, srv, "hosted_typescript.mjs")); got != "ok" {
 		t.Fatalf("hosted_typescript.mjs printed %q, want ok", got)
+	}
+}
+
+// TestHostedTypeScriptHostKilled kills the TypeScript host (kill -9) while a run is in its second
+// step: jetgraph starts the host again and the run ends once, from its last checkpoint. The
+// client script is the Python one: the graph is the same in both languages.
+func TestHostedTypeScriptHostKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
+	m := regexp.MustCompile(`msg="host started" host=typescript .*pid=(\d+)`).FindAllStringSubmatch(srv.logs.String(), -1)
+	if len(m) != 1 {
+		t.Fatalf("the host's start in the log: %v", m)
+	}
+	if got := lastLine(runPython(t, srv, "hosted_python_kill.py", m[0][1])); got != "ok" {
+		t.Fatalf("hosted_python_kill.py printed %q, want ok", got)
+	}
+	if !strings.Contains(srv.logs.String(), "host lost a run; resuming it from its last checkpoint") {
+		t.Error("the host was not killed mid-run")
+	}
+}
+
+// TestHostedTypeScriptConfigCheck: `jetgraph config check` loads a langgraph.json's TypeScript
+// graphs in their host and names each entry that does not load, with the reason.
+func TestHostedTypeScriptConfigCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	dir, err := filepath.Abs(filepath.Dir(hostedTypeScriptConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "check.json")
+	body := `{"graphs": {"visits": "./src/visits.ts:graph", "missing": "./src/visits.ts:nothing", "broken": "./src/nope.ts:graph"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(conf) })
+	out, err := exec.Command(buildBinary(t), "config", "check", "--config", conf).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "graphs.broken: ") || !strings.Contains(string(out), "no file "+filepath.Join(dir, "src", "nope.ts")) {
+		t.Fatalf("config check of a missing file:\n%s", out)
+	}
+	body = `{"graphs": {"visits": "./src/visits.ts:graph", "missing": "./src/visits.ts:nothing"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(buildBinary(t), "config", "check", "--config", conf).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `graphs.missing: Error: `) || !strings.Contains(string(out), "has no export") ||
+		strings.Contains(string(out), "graphs.visits") {
+		t.Fatalf("config check of a missing export:\n%s", out)
 	}
 }

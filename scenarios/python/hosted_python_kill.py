@@ -1,7 +1,8 @@
-"""Kills jetgraph's Python host (kill -9) while a hosted graph's run is in its slow second step;
+"""Kills jetgraph's graph host (kill -9) while a hosted graph's run is in its slow second step;
 the run must still end once, from its last checkpoint: its finished first step not run again.
 
-Run by TestHostedPythonHostKilled with the host's pid; JETGRAPH_URL names the server.
+Run by TestHostedPythonHostKilled and TestHostedTypeScriptHostKilled with the host's pid (the
+graph "slow" is the same in both languages); JETGRAPH_URL names the server.
 """
 
 import asyncio
