@@ -1,6 +1,7 @@
 package graphs
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -30,7 +31,7 @@ func (c *configParser) code(key, spec string) (Entry, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	code := &Code{Language: LanguagePython, Attr: attr, Root: root}
+	code := &Code{Language: LanguagePython, Attr: attr, Root: root, Env: maps.Clone(c.env)}
 	switch ext := filepath.Ext(where); {
 	case ext == ".ts" || ext == ".mts" || ext == ".cts" || ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".py":
 		if ext != ".py" {

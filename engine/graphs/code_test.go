@@ -47,8 +47,8 @@ func TestLanggraphJSON(t *testing.T) {
 		hosted = append(hosted, *e.Code)
 	}
 	want := []Code{
-		{Language: LanguagePython, Path: filepath.Join(dir, "src", "agent.py"), Attr: "graph", Root: dir},
-		{Language: LanguagePython, Path: "my_pkg.graphs", Attr: "make_graph", Root: dir},
+		{Language: LanguagePython, Path: filepath.Join(dir, "src", "agent.py"), Attr: "graph", Root: dir, Env: map[string]string{}},
+		{Language: LanguagePython, Path: "my_pkg.graphs", Attr: "make_graph", Root: dir, Env: map[string]string{}},
 	}
 	if !reflect.DeepEqual(hosted, want) {
 		t.Errorf("hosted = %+v\nwant %+v", hosted, want)

@@ -41,6 +41,8 @@ type Code struct {
 	Attr string
 	// Root is the folder of the config file, which relative paths and imports start from.
 	Root string
+	// Env is the config file's "env": variables its host runs with, over jetgraph's own.
+	Env map[string]string
 }
 
 // Languages of hosted graphs.

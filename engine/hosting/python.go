@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,8 +113,12 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		size := max(o.PoolSize, 1)
 		pool := &Pool{}
 		for range size {
-			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger,
-				Env: env(map[string]string{"PYTHONUNBUFFERED": "1"})})
+			extra := maps.Clone(groups[k][0].Code.Env) // the config file's env, over jetgraph's
+			if extra == nil {
+				extra = map[string]string{}
+			}
+			extra["PYTHONUNBUFFERED"] = "1"
+			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger, Env: env(extra)})
 			pool.hosts = append(pool.hosts, h)
 			hosts = append(hosts, h)
 		}
