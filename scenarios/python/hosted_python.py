@@ -89,6 +89,13 @@ async def main() -> None:
     t3 = await client.threads.create()
     out = await client.runs.wait(t3["thread_id"], assistant["assistant_id"], input={"messages": [{"role": "user", "content": "Bo"}]})
     check(contents(out) == ["Bo", "Howdy, Bo"], f"factory graph: {out}")
+    # A static interrupt asked by the run: it stops before the node, and a run without input goes on.
+    await client.runs.wait(t3["thread_id"], assistant["assistant_id"], input={"messages": [{"role": "user", "content": "Di"}]},
+                           interrupt_before=["say"])
+    state = await client.threads.get_state(t3["thread_id"])
+    check(state["next"] == ["say"] and contents(state["values"])[-1] == "Di", f"stopped before say: {state}")
+    out = await client.runs.wait(t3["thread_id"], assistant["assistant_id"], input=None)
+    check(contents(out)[-1] == "Howdy, Di", f"went on after the static interrupt: {out}")
     out = await client.runs.wait(None, "greeter", input={"messages": [{"role": "user", "content": "Cy"}]})
     check(contents(out) == ["Cy", "Hello, Cy"], f"stateless factory run: {out}")
 

@@ -545,6 +545,13 @@ def load(root: str, spec: str) -> Loaded:
     return Loaded(getattr(module, attr))
 
 
+def _nodes(names: list[str] | None) -> Any:
+    """Interrupt nodes as the library takes them: "*" (every node) is a string, not a list."""
+    if not names:
+        return None
+    return "*" if "*" in names else names
+
+
 def _error(e: BaseException) -> dict[str, Any]:
     return {"class": type(e).__name__, "message": str(e), "traceback": "".join(traceback.format_exception(e))[-4000:]}
 
@@ -626,7 +633,7 @@ class Host:
         interrupts: list[dict[str, Any]] = []
         async for ns, mode, chunk in g.astream(
             run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
-            interrupt_before=frame.get("interrupt_before") or None, interrupt_after=frame.get("interrupt_after") or None,
+            interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
         ):
             if isinstance(chunk, dict) and INTERRUPT in chunk:
                 # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.

@@ -426,6 +426,12 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
   }
 }
 
+// Interrupt nodes as the library takes them: "*" (every node) is a string, not a list.
+function nodes(names: string[] | null): "*" | string[] | undefined {
+  if (!names || names.length === 0) return undefined;
+  return names.includes("*") ? "*" : names;
+}
+
 async function run(id: string, g: Runnable, frame: Frame, config: Config, signal: AbortSignal): Promise<Obj> {
   const threadId = (frame.thread_id as string) || id;
   const cfg: Config = { ...config, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
@@ -438,8 +444,8 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const interrupts: unknown[] = [];
   const stream = await g.stream(input, {
     ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined,
-    interruptBefore: (frame.interrupt_before as string[] | null) ?? undefined,
-    interruptAfter: (frame.interrupt_after as string[] | null) ?? undefined,
+    interruptBefore: nodes(frame.interrupt_before as string[] | null),
+    interruptAfter: nodes(frame.interrupt_after as string[] | null),
   });
   for await (const [ns, mode, chunk] of stream) {
     if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {

@@ -7,6 +7,7 @@ pydantic model). `make_greeter` is a factory: it builds its graph from the run's
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -35,7 +36,8 @@ def greet(state: State) -> dict[str, Any]:
     item = store.get(("users", name), "profile")
     visits = (item.value["visits"] if item else 0) + 1
     store.put(("users", name), "profile", {"visits": visits})
-    reply = AIMessage(content=f"hello {name} (visit {visits})", id=f"greet-{visits}")
+    word = os.environ["VISIT_WORD"]  # set by langgraph.json's env
+    reply = AIMessage(content=f"hello {name} ({word} {visits})", id=f"greet-{visits}")
     return {"messages": [reply], "profile": Profile(name=name, visits=visits)}
 
 
