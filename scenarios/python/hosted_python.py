@@ -109,6 +109,15 @@ async def main() -> None:
             tokens.append(chunk["content"])
     check(len(tokens) > 1 and "".join(tokens) == "hello there friend", f"streamed tokens: {tokens}")
 
+    # A node's exception is the run's error, in the reference servers' shape.
+    t4 = await client.threads.create()
+    out = await client.runs.wait(t4["thread_id"], "failing", input={"messages": [{"role": "user", "content": "x"}]},
+                                 raise_error=False)
+    check(out == {"__error__": {"error": "ValueError", "message": "the node broke"}}, f"the failing run: {out}")
+    runs = await client.runs.list(t4["thread_id"])
+    check([r["status"] for r in runs] == ["error"], f"the failing run's status: {runs}")
+    check((await client.threads.get(t4["thread_id"]))["status"] == "error", "the failing run's thread status")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")

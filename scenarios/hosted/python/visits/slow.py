@@ -37,3 +37,14 @@ builder.add_edge(START, "first")
 builder.add_edge("first", "slow")
 builder.add_edge("slow", END)
 graph = builder.compile()
+
+
+def boom(state: State) -> dict[str, Any]:
+    raise ValueError("the node broke")
+
+
+broken = StateGraph(State)
+broken.add_node("boom", boom)
+broken.add_edge(START, "boom")
+broken.add_edge("boom", END)
+failing = broken.compile()
