@@ -34,6 +34,7 @@ var contextOf = map[string]string{
 	"engine/goldentest":        kernel, // the tests' golden files, whatever their context
 	"engine/graph":             runtime,
 	"engine/graphs":            runtime,
+	"engine/hosting":           runtime,
 	"engine/model":             runtime,
 	"engine/embedding":         runtime,
 	"engine/threads":           runtime,

@@ -21,11 +21,17 @@ const pythonTimeout = nodeTimeout
 // pythonRequirements is the lock file (exact versions with hashes) of the official Python clients.
 const pythonRequirements = "python/requirements.txt"
 
+// venvs are the environments made by this test process, by lock file.
 var (
-	venvOnce sync.Once
-	venvPy   string
-	venvErr  error
+	venvMu sync.Mutex
+	venvs  = map[string]*venv{}
 )
+
+type venv struct {
+	once sync.Once
+	py   string
+	err  error
+}
 
 // ensurePython returns the interpreter of a virtual environment holding exactly the pinned Python
 // clients (langgraph-sdk, langsmith). The environment is made on first use under the user's cache
@@ -34,6 +40,13 @@ var (
 // run. Without python3 the test is skipped locally but fails under CI.
 func ensurePython(t *testing.T) string {
 	t.Helper()
+	return ensureVenv(t, pythonRequirements)
+}
+
+// ensureVenv returns the interpreter of a virtual environment holding exactly what the lock file
+// (a requirements file with hashes) pins, made as ensurePython's is.
+func ensureVenv(t *testing.T, lockFile string) string {
+	t.Helper()
 	base, err := exec.LookPath("python3")
 	if err != nil {
 		if os.Getenv("CI") == "" {
@@ -41,18 +54,25 @@ func ensurePython(t *testing.T) string {
 		}
 		t.Fatal("python3 not on PATH, and CI must run the Python scenarios")
 	}
-	venvOnce.Do(func() { venvPy, venvErr = makeVenv(base) })
-	if venvErr != nil {
-		t.Fatal(venvErr)
+	venvMu.Lock()
+	v := venvs[lockFile]
+	if v == nil {
+		v = &venv{}
+		venvs[lockFile] = v
 	}
-	return venvPy
+	venvMu.Unlock()
+	v.once.Do(func() { v.py, v.err = makeVenv(base, lockFile) })
+	if v.err != nil {
+		t.Fatal(v.err)
+	}
+	return v.py
 }
 
 // makeVenv creates (or reuses) the environment for the lock file. A file lock serialises test
 // processes that make it at once; a marker written last tells a whole environment from one whose
 // install was cut short, which is removed and made again.
-func makeVenv(base string) (string, error) {
-	lock, err := os.ReadFile(pythonRequirements)
+func makeVenv(base, lockFile string) (string, error) {
+	lock, err := os.ReadFile(lockFile)
 	if err != nil {
 		return "", fmt.Errorf("python venv: %w", err)
 	}
@@ -88,7 +108,7 @@ func makeVenv(base string) (string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", fmt.Errorf("python venv: %w", err)
 	}
-	abs, err := filepath.Abs(pythonRequirements)
+	abs, err := filepath.Abs(lockFile)
 	if err != nil {
 		return "", err
 	}

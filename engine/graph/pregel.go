@@ -36,6 +36,9 @@ type RunOptions struct {
 	Sink            Sink
 	// Metadata is copied into every checkpoint's metadata (run id, user, graph, ...).
 	Metadata map[string]any
+	// StreamModes are the API stream modes the run is streamed in: a graph hosted in another
+	// process asks its library for only the events they need. nil: every mode.
+	StreamModes []engine.StreamMode
 
 	ns      []string          // subgraph path, for runs of subgraphs
 	parents map[string]string // parent namespaces' checkpoint ids

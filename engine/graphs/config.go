@@ -75,6 +75,8 @@ type Catalog struct {
 	// they replace when a name is the same). A react entry without "tools" gets the built-in
 	// ones only.
 	Tools []Tool
+	// Warn, when set, receives the file's warnings (keys that are ignored), each naming the key.
+	Warn func(string)
 }
 
 // LoadConfig reads a graph.json and returns the registry it describes, naming the default
@@ -98,7 +100,7 @@ func (cat Catalog) Load(path string) (*Registry, error) {
 
 // Parse is ParseConfig with the graphs and tools of cat.
 func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string, bool)) (*Registry, error) {
-	c := &configParser{file: file, lookup: lookupEnv, env: map[string]string{}, tools: map[string]Tool{}}
+	c := &configParser{file: file, lookup: lookupEnv, env: map[string]string{}, tools: map[string]Tool{}, onWarn: cat.Warn}
 	for _, t := range BuiltinTools() {
 		c.tools[t.Name] = t
 	}
@@ -118,12 +120,17 @@ func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string
 		case "graphs":
 			graphsRaw = kv.value
 		case "env":
+			var envFile string
+			if json.Unmarshal(kv.value, &envFile) == nil {
+				c.warn("env: a .env file (" + envFile + ") is not read yet, ignored: set its variables in jetgraph's environment")
+				continue
+			}
 			if err := c.parseEnv(kv.value); err != nil {
 				return nil, err
 			}
 		case "$schema":
 		default:
-			return nil, c.fail(kv.key, "unknown key (known: graphs, env)")
+			c.topLevel(kv.key)
 		}
 	}
 	if graphsRaw == nil {
@@ -170,6 +177,7 @@ type configParser struct {
 	lookup func(string) (string, bool)
 	env    map[string]string
 	tools  map[string]Tool // by name: what a react entry's "tools" may name
+	onWarn func(string)
 }
 
 func (c *configParser) fail(key, format string, args ...any) error {
@@ -295,8 +303,10 @@ func (c *configParser) graph(key string, raw json.RawMessage, builtins *Registry
 		case ok:
 			e.Config, e.Context = engine.CloneMap(e.Config), engine.CloneMap(e.Context)
 			return e, nil
-		case strings.ContainsAny(name, "/:\\"):
-			return Entry{}, c.fail(key, "%q is a path to code: jetgraph serves the graphs built into it; name one (known: %s) or use a template", name, strings.Join(builtins.IDs(), ", "))
+		case strings.Contains(name, ":"):
+			return c.code(key, name)
+		case strings.ContainsAny(name, "/\\"):
+			return Entry{}, c.fail(key, "%q names no attribute: write ./path/file.py:attribute (the compiled graph or a function that makes it)", name)
 		}
 		return Entry{}, c.fail(key, "unknown graph %q (known: %s)", name, strings.Join(builtins.IDs(), ", "))
 	}

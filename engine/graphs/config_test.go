@@ -73,6 +73,10 @@ func TestParseConfigValid(t *testing.T) {
 
 func TestParseConfigInvalid(t *testing.T) {
 	known := strings.Join(Default().IDs(), ", ")
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ conf, want string }{
 		{`{"graphs": {"assistant": {"template": "foo"}}}`, `graphs.assistant.template: unknown template "foo" (known: react)`},
 		{`{"graphs": {"assistant": {"system_prompt": "x"}}}`, `graphs.assistant.template: missing (known: react)`},
@@ -94,15 +98,18 @@ func TestParseConfigInvalid(t *testing.T) {
 		{`{"graphs": {"a": {"template": "react", "model": {"temperature": 3}}}}`, `graphs.a.model.temperature: must be a number from 0 to 2`},
 		{`{"graphs": {"a": {"template": "react", "model": "gpt-4o"}}}`, `graphs.a.model: must be an object`},
 		{`{"graphs": {"my_agent": "agnet"}}`, `graphs.my_agent: unknown graph "agnet" (known: ` + known + `)`},
-		{`{"graphs": {"agent": "./src/agent.py:graph"}}`, `graphs.agent: "./src/agent.py:graph" is a path to code: jetgraph serves the graphs built into it; name one (known: ` + known + `) or use a template`},
+		{`{"graphs": {"agent": "./src/agent.py:graph"}}`, `graphs.agent: "./src/agent.py:graph": no file ` + filepath.Join(cwd, "src", "agent.py")},
+		{`{"graphs": {"agent": "./src/agent.ts:graph"}}`, `graphs.agent: "./src/agent.ts:graph": no file ` + filepath.Join(cwd, "src", "agent.ts")},
+		{`{"graphs": {"agent": "./src/agent.py:"}}`, `graphs.agent: "./src/agent.py:": "" is not an attribute name (write ./path/file.py:attribute)`},
+		{`{"graphs": {"agent": "./src/agent.py"}}`, `graphs.agent: "./src/agent.py" names no attribute: write ./path/file.py:attribute (the compiled graph or a function that makes it)`},
+		{`{"graphs": {"agent": "my-pkg/agent:graph"}}`, `graphs.agent: "my-pkg/agent:graph" must be ./path/file.py:attribute or package.module:attribute`},
 		{`{"graphs": {"a": 3}}`, `graphs.a: must be a built-in graph's name or an object with a template`},
 		{`{"graphs": {"a b": "echo"}}`, `graphs.a b: a graph id must be letters, digits, '_', '-' or '.', starting with a letter or digit, at most 128 characters`},
 		{`{"graphs": {"a": "echo", "a": "agent"}}`, `graphs.a: given twice`},
 		{`{"graphs": {}}`, `graphs: empty: name at least one graph`},
 		{`{"graphs": []}`, `graphs: must be an object`},
 		{`{"env": {}}`, `graphs: missing: name at least one graph`},
-		{`{"graphs": {"a": "echo"}, "dependencies": ["."]}`, `dependencies: unknown key (known: graphs, env)`},
-		{`{"graphs": {"a": "echo"}, "env": ".env"}`, `env: must be an object`},
+		{`{"graphs": {"a": "echo"}, "env": [".env"]}`, `env: must be an object`},
 		{`{"graphs": {"a": "echo"}, "env": {"OPENAI_API_KEY": "sk-123"}}`, `env.OPENAI_API_KEY: keep secrets out of graph.json: write "${OPENAI_API_KEY}" to take the value from the process environment`},
 		{`{"graphs": {"a": "echo"}, "env": {"URL": "http://${NOPE}/v1"}}`, `env.URL: ${NOPE} is not set in the environment`},
 		{`{"graphs": {"a": "echo"}, "env": {"URL": "${a b}"}}`, `env.URL: ${a b} is not a valid variable reference`},

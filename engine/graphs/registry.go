@@ -4,6 +4,7 @@
 package graphs
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,10 +17,56 @@ import (
 // same compiled graph; graph factories build one per run.
 type Factory func(cfg graph.Config) (*graph.Graph, error)
 
+// Runnable is a graph as the runner runs it: something that runs with a saver, a store and a
+// stream sink, and reads and writes a thread's state through a saver. A Go graph (*graph.Graph)
+// is one; a graph hosted in a child process (engine/hosting) is another, which forwards to its
+// host: there is one path for runs whatever the graph's language.
+type Runnable interface {
+	Run(ctx context.Context, o graph.RunOptions) (graph.Result, error)
+	State(ctx context.Context, saver graph.Saver, ref graph.Ref, subgraphs bool) (*graph.Snapshot, error)
+	History(ctx context.Context, saver graph.Saver, ref graph.Ref, opts graph.ListOptions) ([]graph.Snapshot, error)
+	UpdateState(ctx context.Context, saver graph.Saver, ref graph.Ref, supersteps [][]graph.Update, metadata map[string]any) (graph.Ref, error)
+	ContextDefaults() map[string]any
+}
+
+var _ Runnable = (*graph.Graph)(nil)
+
+// Code is a graph written in another language, which a host process runs with that language's
+// LangGraph library: a langgraph.json entry such as "./src/agent.py:graph".
+type Code struct {
+	Language string // LanguagePython or LanguageTypeScript
+	// Path is the file (absolute) or, for Python, the dotted module the graph is in.
+	Path string
+	// Attr is the module's attribute: a compiled graph, or a factory that takes the run's config.
+	Attr string
+	// Root is the folder of the config file, which relative paths and imports start from.
+	Root string
+	// Env is the config file's "env": variables its host runs with, over jetgraph's own.
+	Env map[string]string
+}
+
+// Languages of hosted graphs.
+const (
+	LanguagePython     = "python"
+	LanguageTypeScript = "typescript"
+)
+
+// Spec is the entry as its host loads it ("./path/file.py:attr" resolved, or "module:attr").
+func (c Code) Spec() string { return c.Path + ":" + c.Attr }
+
+// HostedFactory returns the hosted graph a run with cfg runs (a factory graph is built by its
+// host for each run from the config).
+type HostedFactory func(cfg graph.Config) (Runnable, error)
+
 // Entry is a graph served under an id, with the defaults of its system assistant.
 type Entry struct {
-	ID          string
-	Build       Factory
+	ID string
+	// Build makes a Go graph; nil for a hosted graph (Code).
+	Build Factory
+	// Code, for a graph in another language, is what its host loads; Hosted is set once the
+	// host is started (Registry.Host).
+	Code        *Code
+	Hosted      HostedFactory
 	Description string
 	// Config and Context are the system assistant's config ({"configurable": ...}) and context.
 	Config  map[string]any
@@ -42,8 +89,8 @@ func NewRegistry() *Registry { return &Registry{entries: map[string]Entry{}} }
 
 // Register adds e; an id registered twice is an error.
 func (r *Registry) Register(e Entry) error {
-	if e.ID == "" || e.Build == nil {
-		return fmt.Errorf("graphs: register: an entry needs an id and a factory")
+	if e.ID == "" || (e.Build == nil) == (e.Code == nil) {
+		return fmt.Errorf("graphs: register: an entry needs an id and a factory or code")
 	}
 	if _, dup := r.entries[e.ID]; dup {
 		return fmt.Errorf("graphs: graph %q registered twice", e.ID)
@@ -90,13 +137,53 @@ func (r *Registry) Has(id string) bool {
 	return ok
 }
 
-// Build returns the graph id runs with cfg.
+// Build returns the Go graph id runs with cfg. A hosted graph is no Go graph: Runnable runs it.
 func (r *Registry) Build(id string, cfg graph.Config) (*graph.Graph, error) {
 	e, ok := r.entries[id]
 	if !ok {
 		return nil, fmt.Errorf("graphs: no graph %q", id)
 	}
+	if e.Build == nil {
+		return nil, fmt.Errorf("graphs: graph %q is written in %s and runs in a host: this is not available for it yet", id, e.Code.Language)
+	}
 	return e.Build(cfg)
+}
+
+// Runnable returns the graph id runs with cfg: a Go graph, or a hosted graph forwarding to its
+// host.
+func (r *Registry) Runnable(id string, cfg graph.Config) (Runnable, error) {
+	e, ok := r.entries[id]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("graphs: no graph %q", id)
+	case e.Build != nil:
+		return e.Build(cfg)
+	case e.Hosted == nil:
+		return nil, fmt.Errorf("graphs: graph %q is written in %s and its host is not started", id, e.Code.Language)
+	}
+	return e.Hosted(cfg)
+}
+
+// Host sets how the hosted graph id runs: at start, before the registry is served.
+func (r *Registry) Host(id string, f HostedFactory) error {
+	e, ok := r.entries[id]
+	if !ok || e.Code == nil {
+		return fmt.Errorf("graphs: no hosted graph %q", id)
+	}
+	e.Hosted = f
+	r.entries[id] = e
+	return nil
+}
+
+// Hosted returns the entries of graphs in another language, in registration order.
+func (r *Registry) Hosted() []Entry {
+	var out []Entry
+	for _, id := range r.order {
+		if e := r.entries[id]; e.Code != nil {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // ExamplesSet is the name Select accepts for every example graph (ExampleIDs).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -79,7 +80,7 @@ func (r *Runner) Fork(ctx context.Context, f Fork) (engine.Thread, error) {
 }
 
 // forkPoint is the snapshot f names, in the root namespace.
-func (r *Runner) forkPoint(ctx context.Context, g *graph.Graph, f Fork) (*graph.Snapshot, error) {
+func (r *Runner) forkPoint(ctx context.Context, g graphs.Runnable, f Fork) (*graph.Snapshot, error) {
 	const op = "threads.fork"
 	if f.CheckpointID != "" {
 		snap, err := g.State(ctx, r.saver, graph.Ref{ThreadID: f.ThreadID, ID: f.CheckpointID}, false)

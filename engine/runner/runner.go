@@ -59,6 +59,8 @@ type Request struct {
 	// Saver, when set, keeps the run's checkpoints instead of the runner's own (a run whose
 	// durability defers them); ignored for a stateless run.
 	Saver graph.Saver
+	// StreamModes are the run's stream modes (graph.RunOptions.StreamModes); nil: every mode.
+	StreamModes []engine.StreamMode
 }
 
 // Outcome is how a run ended. Err is a graph failure (a node error, the recursion limit), which
@@ -129,7 +131,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 			gc.Tags = append(gc.Tags, s)
 		}
 	}
-	g, err := r.graphs.Build(a.GraphID, gc)
+	g, err := r.graphs.Runnable(a.GraphID, gc)
 	if err != nil {
 		return Outcome{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("Graph %s: %v", a.GraphID, err), err)
 	}
@@ -147,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 		ThreadID: req.ThreadID, Input: req.Input, Command: req.Command, CheckpointID: req.CheckpointID,
 		Config: gc, Context: mergeContext(g.ContextDefaults(), a.Context, req.Context),
 		InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
-		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md,
+		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md, StreamModes: req.StreamModes,
 	})
 	out := Outcome{Values: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts, Assistant: a}
 	if err != nil {
@@ -177,4 +179,26 @@ func (a storeAdapter) Get(ctx context.Context, ns []string, key string) (map[str
 
 func (a storeAdapter) Put(ctx context.Context, ns []string, key string, value map[string]any) error {
 	return a.s.Put(ctx, store.Put{Namespace: ns, Key: key, Value: value})
+}
+
+// GetItem, PutItem, Delete, Search and ListNamespaces give graphs in a host the whole store, as
+// LangGraph's BaseStore reaches it (engine/hosting.ItemStore).
+func (a storeAdapter) GetItem(ctx context.Context, ns []string, key string) (engine.Item, bool, error) {
+	return a.s.Get(ctx, ns, key, true)
+}
+
+func (a storeAdapter) PutItem(ctx context.Context, ns []string, key string, value map[string]any, index any, ttl *float64) error {
+	return a.s.Put(ctx, store.Put{Namespace: ns, Key: key, Value: value, Index: index, TTL: ttl})
+}
+
+func (a storeAdapter) Delete(ctx context.Context, ns []string, key string) error {
+	return a.s.Delete(ctx, ns, key)
+}
+
+func (a storeAdapter) Search(ctx context.Context, q engine.StoreQuery) ([]engine.Item, error) {
+	return a.s.Search(ctx, q, true)
+}
+
+func (a storeAdapter) ListNamespaces(ctx context.Context, q engine.NamespaceQuery) ([][]string, error) {
+	return a.s.ListNamespaces(ctx, q)
 }

@@ -6,11 +6,12 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/threads"
 )
 
 // threadGraph returns the thread and the graph it runs (nil when no run has named one yet).
-func (r *Runner) threadGraph(ctx context.Context, threadID string) (engine.Thread, *graph.Graph, error) {
+func (r *Runner) threadGraph(ctx context.Context, threadID string) (engine.Thread, graphs.Runnable, error) {
 	th, err := r.threads.Info(ctx, threadID)
 	if err != nil {
 		return th, nil, err
@@ -23,7 +24,7 @@ func (r *Runner) threadGraph(ctx context.Context, threadID string) (engine.Threa
 	if c, ok := th.Config["configurable"].(map[string]any); ok {
 		cfg.Configurable = c
 	}
-	g, err := r.graphs.Build(graphID, cfg)
+	g, err := r.graphs.Runnable(graphID, cfg)
 	if err != nil {
 		return th, nil, engine.E(engine.Op("threads.state"), engine.Invalid, fmt.Sprintf("Graph %s of thread %s: %v", graphID, threadID, err), err)
 	}
@@ -115,7 +116,7 @@ func (r *Runner) CreateWithSupersteps(ctx context.Context, c threads.Create, sup
 	if graphID == "" {
 		return engine.Thread{}, engine.E(engine.Op(op), engine.Invalid, "supersteps need metadata.graph_id: the graph the updates are written with")
 	}
-	g, err := r.graphs.Build(graphID, graph.Config{Configurable: map[string]any{}})
+	g, err := r.graphs.Runnable(graphID, graph.Config{Configurable: map[string]any{}})
 	if err != nil {
 		return engine.Thread{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("metadata.graph_id: %v", err))
 	}

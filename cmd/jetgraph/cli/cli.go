@@ -130,6 +130,9 @@ type options struct {
 	logFormat   string
 	logLevel    string
 	graphs      string
+	python      string // --python: the interpreter of Python graphs
+	node        string // --node: the Node of TypeScript graphs
+	hostPool    int    // --hosts: host processes per language
 	gracePeriod time.Duration
 	workers     int
 	runTimeout  time.Duration
@@ -216,6 +219,9 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	f.StringVar(&o.natsListen, "nats-listen", "", "expose the embedded NATS server on host:port (e.g. for the nats CLI or a second jetgraph); it admits only the holder of <data>/"+eventlog.CredsFileName)
 	f.StringVar(&o.corsOrigins, "cors-origins", "", "browser origins allowed to call the API besides loopback ones, comma-separated ('*': every origin)")
 	f.StringVar(&o.graphs, "graphs", "", "serve only these of the available graphs: comma-separated graph ids, 'examples' for every example graph (default: all)")
+	f.StringVar(&o.node, "node", "", "the Node (20 or newer) that runs the config's TypeScript graphs, with the project's @langchain/langgraph in node_modules beside the config (default: node on PATH)")
+	f.IntVar(&o.hostPool, "hosts", 1, "host processes that run the config's Python or TypeScript graphs, per language (a run goes to the least busy)")
+	f.StringVar(&o.python, "python", "", "the Python that runs the config's Python graphs, with the project's langgraph installed (default: $VIRTUAL_ENV's, a .venv beside the config file, else python3 on PATH)")
 	f.DurationVar(&o.gracePeriod, "grace-period", 3*time.Minute, "how long shutdown lets requests and runs in flight finish; runs still going are then left to another process")
 	f.IntVar(&o.workers, "workers", 10, "threads this process runs at once")
 	f.DurationVar(&o.runTimeout, "run-timeout", 0, "time limit of a run (0: none); a run over it fails with TimeoutError")

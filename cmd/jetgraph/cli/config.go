@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/hosting"
 
 	"github.com/spf13/cobra"
 )
@@ -18,7 +24,9 @@ func configCommand(o *options) *cobra.Command {
 		Use:   "check",
 		Short: "Check the graph.json --config names as serve would load it, and print the graphs it serves",
 		Long: `Check the graph.json --config names as serve would load it: every graph, template, model
-and tool it names must exist in this program (jetgraph, or your own program built on cli.Main).
+and tool it names must exist in this program (jetgraph, or your own program built on cli.Main),
+and every Python graph (./path/file.py:attr) must load: its host is started with --python (or
+the Python found as serve finds it) and loads it with the project's langgraph.
 It prints the ids of the graphs it would serve, one a line; an invalid file is an error naming
 the key and the reason. The control plane builds a revision with it.`,
 		Args: cobra.NoArgs,
@@ -30,11 +38,41 @@ the key and the reason. The control plane builds a revision with it.`,
 			if err != nil {
 				return err
 			}
+			if err := checkHosted(cmd.Context(), o, reg); err != nil {
+				return err
+			}
 			_, err = fmt.Fprintln(o.prog.Stdout, strings.Join(reg.IDs(), "\n"))
 			return err
 		},
 	}
 	check.Flags().StringVar(&o.config, "config", "", "the graph.json to check")
+	check.Flags().StringVar(&o.python, "python", "", "the Python that loads the config's Python graphs (default: as serve finds it)")
+	check.Flags().StringVar(&o.node, "node", "", "the Node that loads the config's TypeScript graphs (default: node on PATH)")
 	cmd.AddCommand(check)
 	return cmd
+}
+
+// checkHosted loads the hosted graphs of reg in their hosts, as serve would, and reports every
+// graph that does not load with the reason its host gave.
+func checkHosted(ctx context.Context, o *options, reg *graphs.Registry) error {
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, h := range hosts {
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := h.WaitReady(wctx)
+		cancel()
+		if err != nil {
+			errs = append(errs, h.Health())
+		}
+		for id, st := range h.Graphs() {
+			if !st.OK {
+				errs = append(errs, fmt.Errorf("%s: graphs.%s: %s", o.config, id, st.Error))
+			}
+		}
+		h.Close()
+	}
+	return errors.Join(errs...)
 }

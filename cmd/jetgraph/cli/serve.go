@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/hosting"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/webhooks"
@@ -55,6 +58,15 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, h := range hosts {
+			h.Close()
+		}
+	}()
 	storeIndex, err := o.store.index()
 	if err != nil {
 		return err
@@ -103,7 +115,7 @@ func serve(ctx context.Context, o *options) error {
 	}
 	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
-		Health: p.Health, Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
+		Health: hostsHealth(p.Health, hosts), Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
 		Info: map[string]any{
 			"version": version,
 			"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "store": true, "tracing": true, "streaming": true},
@@ -163,7 +175,8 @@ func servedGraphs(o *options) (*graphs.Registry, error) {
 	}
 	if o.config != "" {
 		var err error
-		if reg, err = (graphs.Catalog{Graphs: reg, Tools: o.prog.Tools}).Load(o.config); err != nil {
+		warn := func(msg string) { o.logger.Warn(msg) }
+		if reg, err = (graphs.Catalog{Graphs: reg, Tools: o.prog.Tools, Warn: warn}).Load(o.config); err != nil {
 			return nil, err // it names the file, the key and the reason
 		}
 	}
@@ -280,4 +293,28 @@ type errDataInUse struct{ data string }
 
 func (e errDataInUse) Error() string {
 	return fmt.Sprintf("data folder %s is in use by another jetgraph process (give each process its own --data)", e.data)
+}
+
+// hostsHealth is health that also fails, naming the host and its graphs, while a graph host is
+// not running (starting, or failing to start): its graphs cannot run then.
+func hostsHealth(health func(context.Context) error, hosts []*hosting.Host) func(context.Context) error {
+	if len(hosts) == 0 {
+		return health
+	}
+	return func(ctx context.Context) error {
+		if err := health(ctx); err != nil {
+			return err
+		}
+		var errs []error
+		for _, h := range hosts {
+			if err := h.Health(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 {
+			return nil
+		}
+		err := errors.Join(errs...)
+		return engine.E(engine.Op("health"), engine.Unavailable, err.Error(), err)
+	}
 }

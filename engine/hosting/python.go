@@ -1,0 +1,167 @@
+package hosting
+
+import (
+	"crypto/sha256"
+	_ "embed" // the Python host ships in the binary
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
+)
+
+//go:embed python/jetgraph_host.py
+var pythonHost []byte
+
+// PythonHostFile writes the Python host into cacheDir (once per version of its source) and
+// returns its path: users install nothing for jetgraph, the host comes with the binary.
+func PythonHostFile(cacheDir string) (string, error) {
+	sum := sha256.Sum256(pythonHost)
+	dir := filepath.Join(cacheDir, "hosts", "python-"+hex.EncodeToString(sum[:6]))
+	path := filepath.Join(dir, "jetgraph_host.py")
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(pythonHost) {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "host-*.py")
+	if err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	_, werr := tmp.Write(pythonHost)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(tmp.Name())
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
+	return path, nil
+}
+
+// FindPython returns the Python that runs the user's graphs, as users expect it found: the
+// given one (a flag), the active virtual environment's (VIRTUAL_ENV), a .venv beside the config
+// file, else python3 on PATH.
+func FindPython(given, configDir string, getenv func(string) string) (string, error) {
+	if given != "" {
+		return exec.LookPath(given)
+	}
+	candidates := []string{}
+	if venv := getenv("VIRTUAL_ENV"); venv != "" {
+		candidates = append(candidates, filepath.Join(venv, "bin", "python"))
+	}
+	candidates = append(candidates, filepath.Join(configDir, ".venv", "bin", "python"))
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			return c, nil
+		}
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("no Python found: activate the project's virtual environment, make a .venv beside the config file, or name one with --python")
+	}
+	return p, nil
+}
+
+// Options say where hosts come from.
+type Options struct {
+	// Python is the interpreter (--python); "" finds one (FindPython).
+	Python string
+	// Node is the Node of TypeScript graphs (--node); "" is node on PATH.
+	Node string
+	// PoolSize is how many host processes serve each language's graphs (--hosts); 0 is 1.
+	PoolSize int
+	// CacheDir is where the host's source is written; "" is the user's cache folder.
+	CacheDir string
+	Logger   *slog.Logger
+}
+
+// Attach starts a host for the hosted graphs of reg (one per language and project folder) and
+// makes reg run them there. It returns the hosts (for health and Close); none when reg has no
+// hosted graph.
+func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
+	type key struct{ language, root string }
+	groups := map[key][]graphs.Entry{}
+	var order []key
+	for _, e := range reg.Hosted() {
+		k := key{e.Code.Language, e.Code.Root}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], e)
+	}
+	var hosts []*Host
+	for _, k := range order {
+		cmd, err := hostCommand(k.language, k.root, groups[k], o)
+		if err != nil {
+			for _, h := range hosts {
+				h.Close()
+			}
+			return nil, err
+		}
+		var ids []string
+		for _, e := range groups[k] {
+			ids = append(ids, e.ID)
+		}
+		size := max(o.PoolSize, 1)
+		pool := &Pool{}
+		for range size {
+			extra := maps.Clone(groups[k][0].Code.Env) // the config file's env, over jetgraph's
+			if extra == nil {
+				extra = map[string]string{}
+			}
+			extra["PYTHONUNBUFFERED"] = "1"
+			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger, Env: env(extra)})
+			pool.hosts = append(pool.hosts, h)
+			hosts = append(hosts, h)
+		}
+		for _, id := range ids {
+			if err := reg.Host(id, pool.Factory(id)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return hosts, nil
+}
+
+// hostCommand is the command that starts the host of a language for entries of one project.
+func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]string, error) {
+	switch language {
+	case graphs.LanguagePython:
+		cache := o.CacheDir
+		if cache == "" {
+			dir, err := os.UserCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("hosting: no cache folder for the hosts: %w", err)
+			}
+			cache = filepath.Join(dir, "jetgraph")
+		}
+		script, err := PythonHostFile(cache)
+		if err != nil {
+			return nil, err
+		}
+		python, err := FindPython(o.Python, root, os.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		cmd := []string{python, "-u", script, "--root", root}
+		for _, e := range entries {
+			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
+		}
+		return cmd, nil
+	case graphs.LanguageTypeScript:
+		node, err := FindNode(o.Node)
+		if err != nil {
+			return nil, err
+		}
+		return typescriptCommand(node, root, entries)
+	}
+	return nil, fmt.Errorf("hosting: no host for %s graphs", language)
+}

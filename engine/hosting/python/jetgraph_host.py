@@ -1,0 +1,713 @@
+"""jetgraph's Python graph host (protocol version 1, see engine/hosting/PROTOCOL.md).
+
+jetgraph starts this file with the user's Python; it loads the user's graphs with the user's own
+`langgraph` and runs them, with a checkpointer and a store that call back into jetgraph over
+stdin/stdout (newline-delimited JSON). It keeps no state of its own. Standard library only,
+besides the user's `langgraph`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import dataclasses
+import datetime
+import decimal
+import enum
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import platform
+import sys
+import traceback
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import IO, Any, cast
+
+PROTOCOL = 1
+INTERRUPT = "__interrupt__"
+ERROR = "__error__"
+ENVELOPE = "__jg__"
+PUT_WAIT = 60.0  # seconds writes wait for their checkpoint's put
+
+# The protocol owns stdout: whatever the user's code prints goes to stderr, jetgraph's log.
+_OUT: IO[bytes] = sys.stdout.buffer
+sys.stdout = sys.stderr
+
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    ChatMessageChunk,
+    FunctionMessage,
+    FunctionMessageChunk,
+    HumanMessage,
+    HumanMessageChunk,
+    RemoveMessage,
+    SystemMessage,
+    SystemMessageChunk,
+    ToolMessage,
+    ToolMessageChunk,
+)
+from langchain_core.runnables import RunnableConfig  # noqa: E402
+from langgraph.checkpoint.base import (  # noqa: E402
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+from langgraph.graph.state import StateGraph  # noqa: E402
+from langgraph.pregel import Pregel  # noqa: E402
+from langgraph.store.base import (  # noqa: E402
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+from langgraph.types import Command, Interrupt, Send, StateSnapshot, StreamMode  # noqa: E402
+
+Graph = Pregel[Any, Any, Any, Any]
+
+MESSAGE_CLASSES: dict[str, type[BaseMessage]] = {
+    "human": HumanMessage,
+    "ai": AIMessage,
+    "system": SystemMessage,
+    "tool": ToolMessage,
+    "function": FunctionMessage,
+    "chat": ChatMessage,
+    "remove": RemoveMessage,
+    "HumanMessageChunk": HumanMessageChunk,
+    "AIMessageChunk": AIMessageChunk,
+    "SystemMessageChunk": SystemMessageChunk,
+    "ToolMessageChunk": ToolMessageChunk,
+    "FunctionMessageChunk": FunctionMessageChunk,
+    "ChatMessageChunk": ChatMessageChunk,
+}
+
+
+class HostedError(Exception):
+    """An exception revived from a checkpoint's error write: its class name and message."""
+
+    def __init__(self, cls: str, message: str) -> None:
+        super().__init__(message)
+        self.cls = cls
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _import_class(path: str) -> Any:
+    module, _, qual = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def encode(v: Any) -> Any:
+    """The value codec for stored values: JSON that revives to the same objects (decode)."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        if all(isinstance(k, str) for k in v):
+            return {k: encode(x) for k, x in v.items()}
+        return {ENVELOPE: "dict", "items": [[encode(k), encode(x)] for k, x in v.items()]}
+    if isinstance(v, list):
+        return [encode(x) for x in v]
+    if isinstance(v, BaseMessage):
+        return {k: encode(x) for k, x in v.model_dump().items()}
+    if isinstance(v, Interrupt):
+        return {ENVELOPE: "interrupt", "value": encode(v.value), "id": v.id}
+    if isinstance(v, Send):
+        return {ENVELOPE: "send", "node": v.node, "arg": encode(v.arg)}
+    if isinstance(v, tuple):
+        return {ENVELOPE: "tuple", "value": [encode(x) for x in v]}
+    if isinstance(v, (set, frozenset)):
+        return {ENVELOPE: "set", "value": [encode(x) for x in v]}
+    if isinstance(v, (bytes, bytearray)):
+        return {ENVELOPE: "bytes", "value": base64.b64encode(bytes(v)).decode()}
+    if isinstance(v, datetime.datetime):
+        return {ENVELOPE: "datetime", "value": v.isoformat()}
+    if isinstance(v, datetime.date):
+        return {ENVELOPE: "date", "value": v.isoformat()}
+    if isinstance(v, datetime.time):
+        return {ENVELOPE: "time", "value": v.isoformat()}
+    if isinstance(v, uuid.UUID):
+        return {ENVELOPE: "uuid", "value": str(v)}
+    if isinstance(v, decimal.Decimal):
+        return {ENVELOPE: "decimal", "value": str(v)}
+    if isinstance(v, enum.Enum):
+        return {ENVELOPE: "enum", "cls": _class_path(type(v)), "value": encode(v.value)}
+    if isinstance(v, BaseException):
+        return {ENVELOPE: "error", "class": getattr(v, "cls", type(v).__name__), "message": str(v)}
+    if hasattr(v, "model_dump") and callable(v.model_dump):
+        return {ENVELOPE: "pydantic", "cls": _class_path(type(v)), "value": encode(v.model_dump())}
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        fields = {f.name: encode(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        return {ENVELOPE: "dataclass", "cls": _class_path(type(v)), "value": fields}
+    raise TypeError(f"jetgraph cannot store a value of type {type(v).__qualname__}")
+
+
+def decode(v: Any) -> Any:
+    """Revives what encode stored."""
+    if isinstance(v, list):
+        return [decode(x) for x in v]
+    if not isinstance(v, dict):
+        return v
+    kind = v.get(ENVELOPE)
+    if kind is None:
+        cls = MESSAGE_CLASSES.get(v.get("type", "")) if "content" in v else None
+        if cls is not None:
+            return cls.model_validate(v)
+        return {k: decode(x) for k, x in v.items()}
+    val: Any = v.get("value")
+    if kind == "dict":
+        return {decode(k): decode(x) for k, x in v["items"]}
+    if kind == "interrupt":
+        return Interrupt(value=decode(val), id=v["id"])
+    if kind == "send":
+        return Send(v["node"], decode(v["arg"]))
+    if kind == "tuple":
+        return tuple(decode(x) for x in val)
+    if kind == "set":
+        return {decode(x) for x in val}
+    if kind == "bytes":
+        return base64.b64decode(val)
+    if kind == "datetime":
+        return datetime.datetime.fromisoformat(val)
+    if kind == "date":
+        return datetime.date.fromisoformat(val)
+    if kind == "time":
+        return datetime.time.fromisoformat(val)
+    if kind == "uuid":
+        return uuid.UUID(val)
+    if kind == "decimal":
+        return decimal.Decimal(val)
+    if kind == "enum":
+        return _import_class(v["cls"])(decode(val))
+    if kind == "error":
+        return HostedError(v["class"], v["message"])
+    if kind == "pydantic":
+        return _import_class(v["cls"]).model_validate(decode(val))
+    if kind == "dataclass":
+        return _import_class(v["cls"])(**{k: decode(x) for k, x in val.items()})
+    raise ValueError(f"unknown stored value kind {kind!r}")
+
+
+def to_api(v: Any) -> Any:
+    """A value in the shape the API serves: messages and models as their dicts."""
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, dict):
+        return {str(k): to_api(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [to_api(x) for x in v]
+    if isinstance(v, Interrupt):
+        return {"value": to_api(v.value), "id": v.id}
+    if isinstance(v, Send):
+        return {"node": v.node, "arg": to_api(v.arg)}
+    if isinstance(v, BaseException):
+        return {"error": getattr(v, "cls", type(v).__name__), "message": str(v)}
+    if hasattr(v, "model_dump") and callable(v.model_dump):
+        return to_api(v.model_dump())
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return to_api(dataclasses.asdict(v))
+    if isinstance(v, enum.Enum):
+        return to_api(v.value)
+    if isinstance(v, (datetime.datetime, datetime.date, datetime.time)):
+        return v.isoformat()
+    return str(v)
+
+
+class CallError(Exception):
+    """jetgraph refused a checkpointer or store call."""
+
+
+class Conn:
+    """The protocol's two directions: frames out on stdout, calls to jetgraph answered by id."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, asyncio.Future[Any]] = {}
+        self._next = 0
+
+    def send(self, frame: dict[str, Any]) -> None:
+        line = json.dumps(frame, ensure_ascii=False, separators=(",", ":"), default=str)
+        _OUT.write(line.encode() + b"\n")
+        _OUT.flush()
+
+    async def call(self, req: str, method: str, params: dict[str, Any]) -> Any:
+        self._next += 1
+        cid = f"c{self._next}"
+        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._calls[cid] = fut
+        self.send({"t": "call", "id": cid, "req": req, "method": method, "params": params})
+        try:
+            return await fut
+        finally:
+            self._calls.pop(cid, None)
+
+    def reply(self, frame: dict[str, Any]) -> None:
+        fut = self._calls.get(frame.get("id", ""))
+        if fut is None or fut.done():
+            return
+        if frame.get("error") is not None:
+            err = frame["error"]
+            fut.set_exception(CallError(f"{err.get('class', 'Error')}: {err.get('message', '')}"))
+        else:
+            fut.set_result(frame.get("result"))
+
+
+def _blocking(loop: asyncio.AbstractEventLoop, coro: Any) -> Any:
+    """Runs coro on the host's loop for a caller in another thread (a sync node in the library's
+    executor) and waits for its result."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError("jetgraph: a synchronous checkpointer or store call on the event loop; use the async API")
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+
+def _ref(config: RunnableConfig, checkpoint_id: str | None = None) -> dict[str, str]:
+    c = config.get("configurable", {})
+    return {
+        "thread_id": str(c.get("thread_id", "")),
+        "checkpoint_ns": str(c.get("checkpoint_ns", "")),
+        "checkpoint_id": checkpoint_id if checkpoint_id is not None else (get_checkpoint_id(config) or ""),
+    }
+
+
+def _config_of(ref: dict[str, str]) -> RunnableConfig:
+    return {"configurable": dict(ref)}
+
+
+class JetgraphSaver(BaseCheckpointSaver[int]):
+    """A checkpointer whose checkpoints are jetgraph's: every call goes to the request's saver."""
+
+    def __init__(self, conn: Conn, req: str) -> None:
+        super().__init__()
+        self.conn, self.req = conn, req
+        self.loop = asyncio.get_running_loop()
+        # The library puts a checkpoint in the background (durability "async") and may put the
+        # writes of the next step before it: jetgraph keeps writes only on a stored checkpoint,
+        # so writes wait for their checkpoint when this saver is putting it.
+        self._stored: dict[str, asyncio.Future[None]] = {}
+
+    def _known(self, checkpoint_id: str) -> asyncio.Future[None]:
+        fut = self._stored.get(checkpoint_id)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._stored[checkpoint_id] = fut
+        return fut
+
+    def _mark(self, checkpoint_id: str) -> None:
+        fut = self._known(checkpoint_id)
+        if not fut.done():
+            fut.set_result(None)
+
+    def _tuple(self, t: dict[str, Any]) -> CheckpointTuple:
+        cp = t["checkpoint"]
+        self._mark(cp["id"])
+        checkpoint: Checkpoint = {
+            "v": cp.get("v", 1),
+            "id": cp["id"],
+            "ts": cp.get("ts", ""),
+            "channel_values": {k: decode(x) for k, x in (cp.get("channel_values") or {}).items()},
+            "channel_versions": cp.get("channel_versions") or {},
+            "versions_seen": cp.get("versions_seen") or {},
+            "updated_channels": None,
+        }
+        writes = []
+        for w in t.get("pending_writes") or []:
+            value = decode(w["value"])
+            if w["channel"] == INTERRUPT and isinstance(value, list):
+                value = tuple(Interrupt(value=decode(i["value"]), id=i["id"]) for i in w["value"])
+            writes.append((w["task_id"], w["channel"], value))
+        parent = t.get("parent")
+        return CheckpointTuple(
+            config=_config_of(t["ref"]),
+            checkpoint=checkpoint,
+            metadata=decode(t.get("metadata") or {}),
+            parent_config=_config_of(parent) if parent else None,
+            pending_writes=writes,
+        )
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        t = await self.conn.call(self.req, "checkpoint.get", {"ref": _ref(config)})
+        return self._tuple(t) if t else None
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        if config is None:
+            raise CallError("jetgraph lists the checkpoints of one thread only")
+        params = {
+            "ref": _ref(config, ""),
+            "limit": limit or 0,
+            "before": (get_checkpoint_id(before) or "") if before else "",
+            "filter": to_api(filter or {}),
+        }
+        for t in await self.conn.call(self.req, "checkpoint.list", params) or []:
+            yield self._tuple(t)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        parent_id = get_checkpoint_id(config)
+        ref = _ref(config, checkpoint["id"])
+        parent = dict(ref, checkpoint_id=parent_id) if parent_id else None
+        cp = {
+            "v": checkpoint["v"],
+            "id": checkpoint["id"],
+            "ts": checkpoint["ts"],
+            "channel_values": {k: encode(x) for k, x in checkpoint["channel_values"].items()},
+            "channel_versions": checkpoint["channel_versions"],
+            "versions_seen": checkpoint["versions_seen"],
+        }
+        # The run's metadata and config scalars join the checkpoint's, as the library's savers do.
+        md = get_checkpoint_metadata(config, metadata)
+        params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(md)), "parent": parent}
+        fut = self._known(checkpoint["id"])
+        try:
+            await self.conn.call(self.req, "checkpoint.put", params)
+        except BaseException as e:
+            if not fut.done():
+                fut.set_exception(e)
+            raise
+        if not fut.done():
+            fut.set_result(None)
+        return _config_of(ref)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        out = []
+        for channel, value in writes:
+            if channel == INTERRUPT and isinstance(value, (list, tuple)):
+                enc: Any = [{"value": encode(i.value), "id": i.id} for i in value]
+            else:
+                enc = encode(value)
+            out.append({"task_id": task_id, "channel": channel, "value": enc})
+        ref = _ref(config)
+        # A checkpoint this saver neither read nor put yet is one it is about to put: after it.
+        try:
+            await asyncio.wait_for(asyncio.shield(self._known(ref["checkpoint_id"])), PUT_WAIT)
+        except asyncio.TimeoutError:
+            pass  # jetgraph answers with the reason if the checkpoint does not exist
+        await self.conn.call(self.req, "checkpoint.put_writes", {"ref": ref, "writes": out})
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return _blocking(self.loop, self.aget_tuple(config))  # type: ignore[no-any-return]
+
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+        return _blocking(self.loop, self.aput(config, checkpoint, metadata, new_versions))  # type: ignore[no-any-return]
+
+    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        _blocking(self.loop, self.aput_writes(config, writes, task_id, task_path))
+
+
+def _item(d: dict[str, Any], search: bool) -> Item:
+    created = datetime.datetime.fromisoformat(d["created_at"].replace("Z", "+00:00"))
+    updated = datetime.datetime.fromisoformat(d["updated_at"].replace("Z", "+00:00"))
+    ns = tuple(d["namespace"])
+    if search:
+        return SearchItem(ns, d["key"], d["value"], created, updated, d.get("score"))
+    return Item(value=d["value"], key=d["key"], namespace=ns, created_at=created, updated_at=updated)
+
+
+class JetgraphStore(BaseStore):
+    """The store nodes reach: jetgraph's store, through the request's calls."""
+
+    def __init__(self, conn: Conn, req: str) -> None:
+        self.conn, self.req = conn, req
+        self.loop = asyncio.get_running_loop()
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return [await self._op(op) for op in ops]
+
+    async def _op(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            d = await self.conn.call(self.req, "store.get", {"namespace": list(op.namespace), "key": op.key})
+            return _item(d, False) if d else None
+        if isinstance(op, PutOp):
+            if op.value is None:
+                await self.conn.call(self.req, "store.delete", {"namespace": list(op.namespace), "key": op.key})
+            else:
+                params = {"namespace": list(op.namespace), "key": op.key, "value": to_api(op.value),
+                          "index": op.index, "ttl": op.ttl}
+                await self.conn.call(self.req, "store.put", params)
+            return None
+        if isinstance(op, SearchOp):
+            params = {"namespace_prefix": list(op.namespace_prefix), "filter": to_api(op.filter),
+                      "limit": op.limit, "offset": op.offset, "query": op.query}
+            return [_item(d, True) for d in await self.conn.call(self.req, "store.search", params) or []]
+        if isinstance(op, ListNamespacesOp):
+            prefix = suffix = None
+            for c in op.match_conditions or ():
+                if c.match_type == "prefix":
+                    prefix = list(c.path)
+                else:
+                    suffix = list(c.path)
+            params = {"prefix": prefix, "suffix": suffix, "max_depth": op.max_depth,
+                      "limit": op.limit, "offset": op.offset}
+            return [tuple(n) for n in await self.conn.call(self.req, "store.list_namespaces", params) or []]
+        raise CallError(f"unknown store operation {type(op).__name__}")
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return _blocking(self.loop, self.abatch(list(ops)))  # type: ignore[no-any-return]
+
+
+class Loaded:
+    """A graph of the config: compiled once, or a factory called per request."""
+
+    def __init__(self, target: Any) -> None:
+        if isinstance(target, StateGraph):
+            target = target.compile()
+        self.graph: Graph | None = target if isinstance(target, Pregel) else None
+        self.factory: Any = None if self.graph is not None else target
+        if self.graph is None and (inspect.isclass(target) or not callable(target)):
+            what = f"class {target.__qualname__}" if inspect.isclass(target) else type(target).__qualname__
+            raise TypeError(f"{what} is not a graph (a compiled graph, a StateGraph or a function that returns one)")
+
+    async def build(self, config: RunnableConfig) -> Graph:
+        if self.graph is not None:
+            return self.graph
+        params = inspect.signature(self.factory).parameters
+        out = self.factory(config) if params else self.factory()
+        if inspect.isawaitable(out):
+            out = await out
+        if isinstance(out, StateGraph):
+            out = out.compile()
+        if not isinstance(out, Pregel):
+            raise TypeError(f"the graph factory returned {type(out).__qualname__}, not a graph")
+        return out
+
+
+def _file_module(root: str, where: str) -> Any:
+    """The module of a file, loaded once: graphs of one file share it (and its classes)."""
+    path = os.path.normpath(os.path.join(root, where))
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no file {path}")
+    name = "jetgraph_user_" + os.path.splitext(os.path.relpath(path, root))[0].replace(os.sep, "_").replace(".", "_")
+    if name in sys.modules:
+        return sys.modules[name]
+    mspec = importlib.util.spec_from_file_location(name, path)
+    if mspec is None or mspec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(mspec)
+    sys.modules[name] = module
+    try:
+        mspec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def load(root: str, spec: str) -> Loaded:
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise ValueError(f"{spec!r} must be ./path/file.py:attribute or package.module:attribute")
+    if where.endswith(".py") or "/" in where or where.startswith("."):
+        module = _file_module(root, where)
+    else:
+        module = importlib.import_module(where)
+    if not hasattr(module, attr):
+        raise AttributeError(f"{where} has no attribute {attr!r}")
+    return Loaded(getattr(module, attr))
+
+
+def _nodes(names: list[str] | None) -> Any:
+    """Interrupt nodes as the library takes them: "*" (every node) is a string, not a list."""
+    if not names:
+        return None
+    return "*" if "*" in names else names
+
+
+def _error(e: BaseException) -> dict[str, Any]:
+    return {"class": type(e).__name__, "message": str(e), "traceback": "".join(traceback.format_exception(e))[-4000:]}
+
+
+def _snapshot(s: StateSnapshot) -> dict[str, Any]:
+    def ref(config: RunnableConfig | None) -> dict[str, str] | None:
+        return _ref(config) if config else None
+
+    tasks = []
+    for t in s.tasks:
+        state = t.state
+        tasks.append({
+            "id": t.id, "name": t.name, "path": to_api(t.path), "error": to_api(t.error),
+            "interrupts": to_api(t.interrupts),
+            "checkpoint": ref(state) if isinstance(state, dict) else (ref(state.config) if state else None),
+            "state": _snapshot(state) if isinstance(state, StateSnapshot) else None,
+            "result": to_api(t.result),
+        })
+    values = s.values if isinstance(s.values, dict) else {"__root__": s.values}
+    return {
+        "values": to_api(values), "next": list(s.next), "tasks": tasks, "metadata": to_api(s.metadata or {}),
+        "created_at": s.created_at, "checkpoint": ref(s.config), "parent_checkpoint": ref(s.parent_config),
+        "interrupts": to_api(s.interrupts),
+    }
+
+
+class Host:
+    """Serves jetgraph's requests until stdin closes."""
+
+    def __init__(self, conn: Conn, graphs: dict[str, Loaded]) -> None:
+        self.conn, self.graphs = conn, graphs
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def dispatch(self, frame: dict[str, Any]) -> None:
+        t = frame.get("t")
+        if t == "reply":
+            self.conn.reply(frame)
+        elif t == "cancel":
+            task = self.tasks.get(frame.get("id", ""))
+            if task is not None:
+                task.cancel()
+        elif t in ("run", "state", "history", "update_state"):
+            rid = frame["id"]
+            self.tasks[rid] = asyncio.create_task(self.serve(frame))
+        else:
+            print(f"jetgraph host: unknown frame {t!r}", file=sys.stderr)
+
+    async def serve(self, frame: dict[str, Any]) -> None:
+        rid = frame["id"]
+        try:
+            loaded = self.graphs.get(frame["graph"])
+            if loaded is None:
+                raise KeyError(f"no graph {frame['graph']!r} in this host")
+            config = cast(RunnableConfig, frame.get("config") or {})
+            g = (await loaded.build(config)).copy(update={
+                "checkpointer": JetgraphSaver(self.conn, rid), "store": JetgraphStore(self.conn, rid)})
+            handler = getattr(self, "do_" + frame["t"])
+            result = await handler(rid, g, frame, config)
+            self.conn.send({"t": "done", "id": rid, "result": result})
+        except asyncio.CancelledError:
+            self.conn.send({"t": "done", "id": rid, "result": {"cancelled": True, "interrupted": False, "values": None, "interrupts": []}})
+        except Exception as e:  # noqa: BLE001 - every failure is the request's answer
+            self.conn.send({"t": "done", "id": rid, "error": _error(e)})
+        finally:
+            self.tasks.pop(rid, None)
+
+    async def do_run(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        config = {**config, "configurable": dict(config.get("configurable") or {})}
+        config["configurable"]["thread_id"] = frame.get("thread_id") or rid
+        if frame.get("checkpoint_id"):
+            config["configurable"]["checkpoint_id"] = frame["checkpoint_id"]
+        cmd = frame.get("command")
+        run_input: Any = frame.get("input")
+        if cmd:
+            run_input = Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
+        wanted = set(frame.get("stream_modes") or [])
+        modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
+        values: Any = None
+        interrupts: list[dict[str, Any]] = []
+        async for ns, mode, chunk in g.astream(
+            run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
+            interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
+        ):
+            if isinstance(chunk, dict) and INTERRUPT in chunk:
+                # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
+                if not ns and mode == "updates":
+                    interrupts.extend(to_api(chunk[INTERRUPT]))
+                continue
+            if mode == "values" and not ns:
+                values = chunk
+            if mode in wanted:
+                self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        snap = await g.aget_state(config)
+        if values is None:
+            values = snap.values
+        if not interrupts:
+            interrupts = to_api(snap.interrupts)
+        return {"values": to_api(values), "interrupts": interrupts, "interrupted": bool(snap.next), "cancelled": False}
+
+    async def do_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any] | None:
+        cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
+        s = await g.aget_state(cfg, subgraphs=bool(frame.get("subgraphs")))
+        if s.config is None or not s.created_at:
+            return None
+        return _snapshot(s)
+
+    async def do_history(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> list[dict[str, Any]]:
+        cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
+        before = frame.get("before")
+        out = []
+        async for s in g.aget_state_history(
+            cfg, filter=frame.get("filter") or None, limit=frame.get("limit") or None,
+            before=_config_of(dict(frame["checkpoint"], checkpoint_id=before)) if before else None,
+        ):
+            out.append(_snapshot(s))
+        return out
+
+    async def do_update_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
+        if not cfg["configurable"].get("checkpoint_id"):
+            cfg["configurable"].pop("checkpoint_id", None)
+        out = await g.aupdate_state(cfg, frame.get("values"), as_node=frame.get("as_node") or None)
+        return {"checkpoint": _ref(out)}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description="jetgraph's Python graph host")
+    parser.add_argument("--root", required=True, help="the folder of the config file")
+    parser.add_argument("--graph", action="append", default=[], help="id=./path/file.py:attr")
+    args = parser.parse_args()
+    root = os.path.abspath(args.root)
+    sys.path.insert(0, root)
+    conn = Conn()
+    graphs: dict[str, Loaded] = {}
+    report: dict[str, dict[str, Any]] = {}
+    for g in args.graph:
+        gid, _, spec = g.partition("=")
+        try:
+            graphs[gid] = load(root, spec)
+            report[gid] = {"ok": True, "factory": graphs[gid].factory is not None}
+        except BaseException as e:  # noqa: BLE001 - a user's module may raise anything, SystemExit too
+            report[gid] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    from importlib.metadata import version
+
+    conn.send({"t": "hello", "protocol": PROTOCOL, "language": "python", "runtime": platform.python_version(),
+               "library": version("langgraph"), "graphs": report})
+    host = Host(conn, graphs)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 << 20)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        if line.strip():
+            host.dispatch(json.loads(line))
+    for task in list(host.tasks.values()):
+        task.cancel()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

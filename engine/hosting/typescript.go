@@ -1,0 +1,92 @@
+package hosting
+
+import (
+	"crypto/sha256"
+	_ "embed" // the TypeScript host ships in the binary
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
+)
+
+//go:embed typescript/host.ts
+var typescriptHost string
+
+// nodeCache is where, inside the project, the compiled host and the bundled graphs go: under
+// its node_modules, so that they import the project's own packages (Node resolves bare imports
+// from the importing file's folder upwards), in the folder tools keep their caches in.
+func nodeCache(root string) string { return filepath.Join(root, "node_modules", ".cache", "jetgraph") }
+
+// typescriptCommand compiles the host and bundles the graphs of entries (one project, root) for
+// Node: the user's TypeScript and local imports are bundled by esbuild, their packages stay
+// imports of the project's node_modules. It returns the command that starts the host.
+func typescriptCommand(node, root string, entries []graphs.Entry) ([]string, error) {
+	if fi, err := os.Stat(filepath.Join(root, "node_modules")); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("no node_modules in %s: install the project's dependencies (npm ci) first", root)
+	}
+	dir := nodeCache(root)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("hosting: %w", err)
+	}
+	host := api.Transform(typescriptHost, api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule,
+		Target: api.ES2022, Sourcefile: "jetgraph-host.ts"})
+	if len(host.Errors) > 0 {
+		return nil, fmt.Errorf("hosting: compile the TypeScript host: %s", host.Errors[0].Text)
+	}
+	sum := sha256.Sum256(host.Code)
+	hostFile := filepath.Join(dir, "host-"+hex.EncodeToString(sum[:6])+".mjs")
+	if err := writeIfChanged(hostFile, host.Code); err != nil {
+		return nil, err
+	}
+	cmd := []string{node, hostFile, "--root", root}
+	for _, e := range entries {
+		out := filepath.Join(dir, "graphs", e.ID+".mjs")
+		res := api.Build(api.BuildOptions{EntryPoints: []string{e.Code.Path}, Outfile: out, Bundle: true,
+			Packages: api.PackagesExternal, Platform: api.PlatformNode, Format: api.FormatESModule,
+			Target: api.ES2022, Write: true, LogLevel: api.LogLevelSilent, AbsWorkingDir: root, Sourcemap: api.SourceMapInline})
+		if len(res.Errors) > 0 {
+			msgs := make([]string, 0, len(res.Errors))
+			for _, m := range res.Errors {
+				loc := ""
+				if m.Location != nil {
+					loc = fmt.Sprintf("%s:%d:%d: ", m.Location.File, m.Location.Line, m.Location.Column)
+				}
+				msgs = append(msgs, loc+m.Text)
+			}
+			return nil, fmt.Errorf("graph %s: %s", e.ID, strings.Join(msgs, "; "))
+		}
+		cmd = append(cmd, "--graph", e.ID+"="+out+":"+e.Code.Attr)
+	}
+	return cmd, nil
+}
+
+func writeIfChanged(path string, data []byte) error {
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
+		return nil
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("hosting: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// FindNode returns the Node that runs TypeScript graphs: the given one (a flag), else node on
+// PATH.
+func FindNode(given string) (string, error) {
+	if given == "" {
+		given = "node"
+	}
+	p, err := exec.LookPath(given)
+	if err != nil {
+		return "", errors.New("no Node found: install Node 20 or newer, or name it with --node")
+	}
+	return p, nil
+}

@@ -1,0 +1,528 @@
+// jetgraph's TypeScript graph host (protocol version 1, see engine/hosting/PROTOCOL.md).
+//
+// jetgraph compiles this file with esbuild, writes it under the project's node_modules/.cache
+// and starts it with Node 20+; it loads the user's graphs (bundled by jetgraph from TypeScript)
+// with the project's own @langchain/langgraph and runs them, with a checkpointer and a store that
+// call back into jetgraph over stdin/stdout (newline-delimited JSON). It keeps no state.
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+import {
+  AIMessage,
+  AIMessageChunk,
+  BaseMessage,
+  ChatMessage,
+  FunctionMessage,
+  HumanMessage,
+  RemoveMessage,
+  SystemMessage,
+  ToolMessage,
+} from "@langchain/core/messages";
+import { BaseCheckpointSaver, BaseStore, Command, Send } from "@langchain/langgraph";
+import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
+
+const PROTOCOL = 1;
+const INTERRUPT = "__interrupt__";
+const TASKS = "__pregel_tasks";
+const ENVELOPE = "__jg__";
+// Config keys that name a checkpoint, not a run: the library's savers leave them out of metadata.
+const EXCLUDED_METADATA = new Set(["checkpoint_id", "checkpoint_ns", "checkpoint_map"]);
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type Obj = Record<string, unknown>;
+type Frame = Obj & { t: string; id?: string };
+type Ref = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+type Config = { configurable?: Obj; [k: string]: unknown };
+
+// Whatever the user's code logs goes to stderr, jetgraph's log: stdout is the protocol's.
+const out = process.stdout;
+console.log = console.error;
+console.info = console.error;
+
+function send(frame: Obj): void {
+  out.write(JSON.stringify(frame) + "\n");
+}
+
+const MESSAGES: Record<string, new (fields: Obj) => BaseMessage> = {
+  human: HumanMessage as never,
+  ai: AIMessage as never,
+  system: SystemMessage as never,
+  tool: ToolMessage as never,
+  function: FunctionMessage as never,
+  chat: ChatMessage as never,
+  remove: RemoveMessage as never,
+  AIMessageChunk: AIMessageChunk as never,
+};
+
+function isMessage(v: unknown): v is BaseMessage {
+  return v instanceof BaseMessage;
+}
+
+// A message as the API shows it: its fields and its type.
+function messageDict(m: BaseMessage): Obj {
+  const stored = m.toDict() as unknown as { type: string; data: Obj };
+  const name = m.constructor.name;
+  return { ...toApi(stored.data) as Obj, type: name.endsWith("Chunk") ? name : stored.type };
+}
+
+// The value codec for stored values: JSON that revives to the same objects (decode).
+function encode(v: unknown): Json {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "boolean" || typeof v === "number" || typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(encode);
+  if (isMessage(v)) return messageDict(v) as Json;
+  if (v instanceof Date) return { [ENVELOPE]: "datetime", value: v.toISOString() };
+  if (v instanceof Set) return { [ENVELOPE]: "set", value: [...v].map(encode) };
+  if (v instanceof Map) return { [ENVELOPE]: "map", items: [...v].map(([k, x]) => [encode(k), encode(x)]) };
+  if (v instanceof Uint8Array) return { [ENVELOPE]: "bytes", value: Buffer.from(v).toString("base64") };
+  if (v instanceof Send) return { [ENVELOPE]: "send", node: v.node, arg: encode(v.args) };
+  if (v instanceof Error) return { [ENVELOPE]: "error", class: v.name, message: v.message };
+  if (typeof v === "object") {
+    const o: Record<string, Json> = {};
+    for (const [k, x] of Object.entries(v as Obj)) if (x !== undefined) o[k] = encode(x);
+    return o;
+  }
+  return String(v);
+}
+
+function decode(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(decode);
+  if (v === null || typeof v !== "object") return v;
+  const o = v as Obj;
+  const kind = o[ENVELOPE];
+  if (kind === undefined) {
+    const Cls = typeof o.type === "string" && "content" in o ? MESSAGES[o.type] : undefined;
+    if (Cls !== undefined) {
+      const { type: _type, ...fields } = o;
+      return new Cls(fields);
+    }
+    const r: Obj = {};
+    for (const [k, x] of Object.entries(o)) r[k] = decode(x);
+    return r;
+  }
+  switch (kind) {
+    case "datetime":
+      return new Date(o.value as string);
+    case "set":
+      return new Set((o.value as unknown[]).map(decode));
+    case "map":
+      return new Map((o.items as [unknown, unknown][]).map(([k, x]) => [decode(k), decode(x)]));
+    case "bytes":
+      return new Uint8Array(Buffer.from(o.value as string, "base64"));
+    case "send":
+      return new Send(o.node as string, decode(o.arg));
+    case "error": {
+      const e = new Error(o.message as string);
+      e.name = o.class as string;
+      return e;
+    }
+    case "tuple":
+      return (o.value as unknown[]).map(decode);
+  }
+  throw new Error(`unknown stored value kind ${String(kind)}`);
+}
+
+// A value in the shape the API serves.
+function toApi(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (Array.isArray(v)) return v.map(toApi);
+  if (isMessage(v)) return messageDict(v);
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Set) return [...v].map(toApi);
+  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), toApi(x)]));
+  if (v instanceof Send) return { node: v.node, arg: toApi(v.args) };
+  if (v instanceof Error) return { error: v.name, message: v.message };
+  if (typeof v === "object") {
+    const r: Obj = {};
+    for (const [k, x] of Object.entries(v as Obj)) if (x !== undefined) r[k] = toApi(x);
+    return r;
+  }
+  return v;
+}
+
+// Calls to jetgraph, answered by id; the request they serve is the async context's.
+const requests = new AsyncLocalStorage<string>();
+const calls = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+let nextCall = 0;
+
+function call(method: string, params: Obj): Promise<unknown> {
+  const req = requests.getStore();
+  if (req === undefined) return Promise.reject(new Error(`jetgraph: ${method} outside a request`));
+  const id = `c${++nextCall}`;
+  return new Promise((resolve, reject) => {
+    calls.set(id, { resolve, reject });
+    send({ t: "call", id, req, method, params });
+  });
+}
+
+function refOf(config: Config, checkpointId?: string): Ref {
+  const c = config.configurable ?? {};
+  return {
+    thread_id: String(c.thread_id ?? ""),
+    checkpoint_ns: String(c.checkpoint_ns ?? ""),
+    checkpoint_id: checkpointId ?? String(c.checkpoint_id ?? ""),
+  };
+}
+
+const configOf = (r: Ref): Config => ({ configurable: { ...r } });
+
+type WireTuple = { ref: Ref; checkpoint: Obj; metadata: Obj; parent: Ref | null; pending_writes: { task_id: string; channel: string; value: unknown }[] | null };
+
+// The checkpointer of every graph: jetgraph's, through the calls of the request in context.
+class JetgraphSaver extends BaseCheckpointSaver<number> {
+  // A checkpoint's writes wait for its put (the library puts checkpoints in the background).
+  private stored = new Map<string, { done: Promise<void>; resolve: () => void }>();
+
+  private known(id: string): { done: Promise<void>; resolve: () => void } {
+    let k = this.stored.get(id);
+    if (k === undefined) {
+      let resolve = (): void => {};
+      const done = new Promise<void>((r) => (resolve = r));
+      k = { done, resolve };
+      this.stored.set(id, k);
+      setTimeout(() => this.stored.delete(id), 600_000).unref();
+    }
+    return k;
+  }
+
+  private tuple(t: WireTuple): never {
+    const cp = t.checkpoint;
+    this.known(cp.id as string).resolve();
+    const values: Obj = {};
+    for (const [k, x] of Object.entries((cp.channel_values as Obj) ?? {})) values[k] = decode(x);
+    const writes = (t.pending_writes ?? []).map((w) => {
+      let value = decode(w.value);
+      if (w.channel === INTERRUPT && Array.isArray(w.value)) value = (w.value as Obj[]).map((i) => ({ value: decode(i.value), id: i.id }));
+      return [w.task_id, w.channel, value];
+    });
+    return {
+      config: configOf(t.ref),
+      checkpoint: { ...cp, channel_values: values, channel_versions: cp.channel_versions ?? {}, versions_seen: cp.versions_seen ?? {} },
+      metadata: decode(t.metadata ?? {}),
+      parentConfig: t.parent ? configOf(t.parent) : undefined,
+      pendingWrites: writes,
+    } as never;
+  }
+
+  async getTuple(config: Config): Promise<never> {
+    const t = (await call("checkpoint.get", { ref: refOf(config) })) as WireTuple | null;
+    return (t ? this.tuple(t) : undefined) as never;
+  }
+
+  async *list(config: Config, options?: { limit?: number; before?: Config; filter?: Obj }): AsyncGenerator<never> {
+    const ts = (await call("checkpoint.list", {
+      ref: refOf(config, ""),
+      limit: options?.limit ?? 0,
+      before: options?.before ? refOf(options.before).checkpoint_id : "",
+      filter: toApi(options?.filter ?? {}),
+    })) as WireTuple[] | null;
+    for (const t of ts ?? []) yield this.tuple(t);
+  }
+
+  async put(config: Config, cp: Checkpoint, metadata: CheckpointMetadata): Promise<never> {
+    const checkpoint = cp as unknown as Obj;
+    const parentId = String(config.configurable?.checkpoint_id ?? "");
+    const ref = refOf(config, checkpoint.id as string);
+    const md: Obj = { ...metadata };
+    for (const src of [config.metadata as Obj | undefined, config.configurable]) {
+      for (const [k, v] of Object.entries(src ?? {})) {
+        if (!(k in md) && !k.startsWith("__") && !EXCLUDED_METADATA.has(k) && ["string", "number", "boolean"].includes(typeof v)) md[k] = v;
+      }
+    }
+    const values: Record<string, Json> = {};
+    for (const [k, x] of Object.entries((checkpoint.channel_values as Obj) ?? {})) {
+      // An empty Send topic is no value (the Python library leaves it out): a stored value of
+      // it would tell jetgraph's projections that the thread has tasks left.
+      if (k === TASKS && Array.isArray(x) && x.length === 0) continue;
+      values[k] = encode(x);
+    }
+    const k = this.known(checkpoint.id as string);
+    await call("checkpoint.put", {
+      ref,
+      checkpoint: { v: checkpoint.v, id: checkpoint.id, ts: checkpoint.ts, channel_values: values,
+        channel_versions: checkpoint.channel_versions, versions_seen: checkpoint.versions_seen },
+      metadata: encode(md),
+      parent: parentId ? { ...ref, checkpoint_id: parentId } : null,
+    });
+    k.resolve();
+    return configOf(ref) as never;
+  }
+
+  async putWrites(config: Config, writes: [string, unknown][], taskId: string): Promise<void> {
+    const ref = refOf(config);
+    await Promise.race([this.known(ref.checkpoint_id).done, new Promise((r) => setTimeout(r, 60_000).unref())]);
+    const enc = writes.map(([channel, value]) => ({
+      task_id: taskId,
+      channel,
+      value: channel === INTERRUPT && Array.isArray(value)
+        ? (value as Obj[]).map((i) => ({ value: encode(i.value), id: i.id }))
+        : encode(value),
+    }));
+    await call("checkpoint.put_writes", { ref, writes: enc });
+  }
+
+  async deleteThread(): Promise<void> {
+    throw new Error("jetgraph deletes threads itself");
+  }
+}
+
+type StoreItem = { namespace: string[]; key: string; value: Obj; created_at: string; updated_at: string; score?: number };
+
+const item = (d: StoreItem): Obj => ({
+  namespace: d.namespace, key: d.key, value: d.value, createdAt: new Date(d.created_at), updatedAt: new Date(d.updated_at),
+  ...(d.score !== undefined ? { score: d.score } : {}),
+});
+
+// The store of every graph: jetgraph's.
+class JetgraphStore extends BaseStore {
+  async batch<Op extends Operation[]>(ops: Op): Promise<OperationResults<Op>> {
+    const results: unknown[] = [];
+    for (const op of ops) results.push(await this.op(op as unknown as Obj));
+    return results as OperationResults<Op>;
+  }
+
+  private async op(op: Obj): Promise<unknown> {
+    if ("namespacePrefix" in op) {
+      const items = (await call("store.search", { namespace_prefix: op.namespacePrefix, filter: op.filter ?? null,
+        limit: op.limit ?? 10, offset: op.offset ?? 0, query: op.query ?? null })) as StoreItem[] | null;
+      return (items ?? []).map(item);
+    }
+    if ("matchConditions" in op || "maxDepth" in op) {
+      let prefix: unknown = null;
+      let suffix: unknown = null;
+      for (const c of (op.matchConditions as { matchType: string; path: string[] }[] | undefined) ?? []) {
+        if (c.matchType === "prefix") prefix = c.path;
+        else suffix = c.path;
+      }
+      return call("store.list_namespaces", { prefix, suffix, max_depth: op.maxDepth ?? null, limit: op.limit ?? 100, offset: op.offset ?? 0 });
+    }
+    if ("value" in op) {
+      if (op.value === null) return call("store.delete", { namespace: op.namespace, key: op.key }).then(() => undefined);
+      return call("store.put", { namespace: op.namespace, key: op.key, value: toApi(op.value), index: op.index ?? null, ttl: null })
+        .then(() => undefined);
+    }
+    const d = (await call("store.get", { namespace: op.namespace, key: op.key })) as StoreItem | null;
+    return d ? item(d) : null;
+  }
+}
+
+// A graph of the config: compiled once, or a factory called per request.
+type Runnable = {
+  checkpointer?: unknown;
+  store?: unknown;
+  stream: (input: unknown, options: Obj) => Promise<AsyncIterable<[string[], string, unknown]>>;
+  getState: (config: Config, options?: Obj) => Promise<Snapshot>;
+  getStateHistory: (config: Config, options?: Obj) => AsyncIterable<Snapshot>;
+  updateState: (config: Config, values: unknown, asNode?: string) => Promise<Config>;
+};
+type Snapshot = {
+  values: unknown; next: string[]; config?: Config; metadata?: Obj; createdAt?: string; parentConfig?: Config;
+  tasks: { id: string; name: string; path?: unknown; error?: unknown; interrupts?: unknown; state?: unknown; result?: unknown }[];
+};
+
+const saver = new JetgraphSaver();
+const store = new JetgraphStore();
+
+function isGraph(v: unknown): v is Runnable {
+  return typeof v === "object" && v !== null && typeof (v as Runnable).stream === "function" && typeof (v as Runnable).getState === "function";
+}
+
+function asGraph(v: unknown): Runnable {
+  let g = v;
+  if (typeof g === "object" && g !== null && !isGraph(g) && typeof (g as { compile?: unknown }).compile === "function") {
+    g = (g as { compile: () => unknown }).compile();
+  }
+  if (!isGraph(g)) throw new TypeError("not a graph (a compiled graph, a StateGraph or a function that returns one)");
+  g.checkpointer = saver;
+  g.store = store;
+  return g;
+}
+
+class Loaded {
+  graph?: Runnable;
+  factory?: (config: Config) => unknown;
+
+  constructor(target: unknown) {
+    if (typeof target === "function") this.factory = target as (config: Config) => unknown;
+    else this.graph = asGraph(target);
+  }
+
+  async build(config: Config): Promise<Runnable> {
+    if (this.graph !== undefined) return this.graph;
+    return asGraph(await this.factory!(config));
+  }
+}
+
+function snapshot(s: Snapshot): Obj | null {
+  const ref = (c?: Config): Ref | null => (c ? refOf(c) : null);
+  if (!s.config || !s.createdAt) return null;
+  return {
+    values: toApi(s.values ?? {}),
+    next: s.next ?? [],
+    tasks: (s.tasks ?? []).map((t) => {
+      const st = t.state as (Snapshot & Config) | undefined;
+      const sub = st && "values" in st ? snapshot(st) : null;
+      return {
+        id: t.id, name: t.name, path: toApi(t.path ?? []), error: toApi(t.error), interrupts: toApi(t.interrupts ?? []),
+        checkpoint: st ? ref("values" in st ? st.config : st) : null, state: sub, result: toApi(t.result),
+      };
+    }),
+    metadata: toApi(s.metadata ?? {}),
+    created_at: s.createdAt,
+    checkpoint: ref(s.config),
+    parent_checkpoint: ref(s.parentConfig),
+    interrupts: toApi((s.tasks ?? []).flatMap((t) => (t.interrupts as unknown[]) ?? [])),
+  };
+}
+
+const running = new Map<string, AbortController>();
+
+async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
+  const id = frame.id!;
+  const abort = new AbortController();
+  running.set(id, abort);
+  try {
+    const loaded = graphs.get(frame.graph as string);
+    if (loaded === undefined) throw new Error(`no graph ${String(frame.graph)} in this host`);
+    const config = (frame.config ?? {}) as Config;
+    const result = await requests.run(id, async () => {
+      const g = await loaded.build(config);
+      const cp = { ...config, configurable: { ...(config.configurable ?? {}), ...((frame.checkpoint as Ref) ?? {}) } };
+      switch (frame.t) {
+        case "run":
+          return run(id, g, frame, config, abort.signal);
+        case "state":
+          return snapshot(await g.getState(cp, { subgraphs: Boolean(frame.subgraphs) }));
+        case "history": {
+          const outl: Obj[] = [];
+          const before = frame.before ? configOf({ ...(frame.checkpoint as Ref), checkpoint_id: frame.before as string }) : undefined;
+          for await (const s of g.getStateHistory(cp, { limit: frame.limit || undefined, before, filter: frame.filter ?? undefined })) {
+            const sn = snapshot(s);
+            if (sn) outl.push(sn);
+          }
+          return outl;
+        }
+        case "update_state": {
+          if (!cp.configurable.checkpoint_id) delete (cp.configurable as Obj).checkpoint_id;
+          const c = await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
+          return { checkpoint: refOf(c) };
+        }
+      }
+      throw new Error(`unknown request ${frame.t}`);
+    });
+    send({ t: "done", id, result });
+  } catch (e) {
+    if (abort.signal.aborted) {
+      send({ t: "done", id, result: { cancelled: true, interrupted: false, values: null, interrupts: [] } });
+    } else {
+      const err = e instanceof Error ? e : new Error(String(e));
+      console.error(`request ${id} (${frame.t} of ${String(frame.graph)}) failed: ${err.stack ?? err.message}`);
+      send({ t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } });
+    }
+  } finally {
+    running.delete(id);
+  }
+}
+
+// Interrupt nodes as the library takes them: "*" (every node) is a string, not a list.
+function nodes(names: string[] | null): "*" | string[] | undefined {
+  if (!names || names.length === 0) return undefined;
+  return names.includes("*") ? "*" : names;
+}
+
+async function run(id: string, g: Runnable, frame: Frame, config: Config, signal: AbortSignal): Promise<Obj> {
+  const threadId = (frame.thread_id as string) || id;
+  const cfg: Config = { ...config, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
+  if (frame.checkpoint_id) cfg.configurable!.checkpoint_id = frame.checkpoint_id;
+  const cmd = frame.command as Obj | null;
+  const input = cmd ? new Command({ resume: cmd.resume, update: cmd.update as never, goto: (cmd.goto ?? undefined) as never }) : frame.input;
+  const wanted = new Set((frame.stream_modes as string[]) ?? []);
+  const modes = [...new Set([...wanted, "values", "updates"])];
+  let values: unknown = undefined;
+  const interrupts: unknown[] = [];
+  const stream = await g.stream(input, {
+    ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined,
+    interruptBefore: nodes(frame.interrupt_before as string[] | null),
+    interruptAfter: nodes(frame.interrupt_after as string[] | null),
+  });
+  for await (const [ns, mode, chunk] of stream) {
+    if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
+      if (ns.length === 0 && mode === "updates") interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+      continue;
+    }
+    if (mode === "values" && ns.length === 0) values = chunk;
+    if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
+  }
+  const snap = await g.getState(cfg);
+  return {
+    values: toApi(values ?? snap.values),
+    interrupts: interrupts.length ? interrupts : toApi((snap.tasks ?? []).flatMap((t) => (t.interrupts as unknown[]) ?? [])),
+    interrupted: (snap.next ?? []).length > 0,
+    cancelled: false,
+  };
+}
+
+async function load(root: string, spec: string): Promise<Loaded> {
+  const i = spec.lastIndexOf(":");
+  const where = spec.slice(0, i);
+  const attr = spec.slice(i + 1);
+  const mod = (await import(pathToFileURL(where).href)) as Obj;
+  if (!(attr in mod)) throw new Error(`${where} has no export ${JSON.stringify(attr)}`);
+  void root;
+  return new Loaded(await mod[attr]);
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  let root = process.cwd();
+  const specs: [string, string][] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--root") root = args[++i];
+    else if (args[i] === "--graph") {
+      const g = args[++i];
+      const eq = g.indexOf("=");
+      specs.push([g.slice(0, eq), g.slice(eq + 1)]);
+    }
+  }
+  const graphs = new Map<string, Loaded>();
+  const report: Record<string, Obj> = {};
+  for (const [gid, spec] of specs) {
+    try {
+      const l = await load(root, spec);
+      graphs.set(gid, l);
+      report[gid] = { ok: true, factory: l.factory !== undefined };
+    } catch (e) {
+      report[gid] = { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+    }
+  }
+  const require = createRequire(`${root}/package.json`);
+  let library = "unknown";
+  try {
+    library = (require("@langchain/langgraph/package.json") as { version: string }).version;
+  } catch {
+    // the version is for the log only
+  }
+  send({ t: "hello", protocol: PROTOCOL, language: "typescript", runtime: process.version, library, graphs: report });
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    const frame = JSON.parse(line) as Frame;
+    if (frame.t === "reply") {
+      const c = calls.get(frame.id!);
+      calls.delete(frame.id!);
+      if (c === undefined) continue;
+      const err = frame.error as { class?: string; message?: string } | undefined;
+      if (err) c.reject(new Error(`${err.class}: ${err.message}`));
+      else c.resolve(frame.result);
+    } else if (frame.t === "cancel") {
+      running.get(frame.id!)?.abort();
+    } else {
+      void serve(graphs, frame);
+    }
+  }
+  process.exit(0);
+}
+
+void main();

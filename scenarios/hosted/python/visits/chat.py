@@ -1,0 +1,27 @@
+"""A chat graph on LangChain's fake chat model, which streams its answer token by token."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, AnyMessage
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+
+class State(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+async def chat(state: State) -> dict[str, Any]:
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="hello there friend")]))
+    return {"messages": [await model.ainvoke(state["messages"])]}
+
+
+builder = StateGraph(State)
+builder.add_node("chat", chat)
+builder.add_edge(START, "chat")
+builder.add_edge("chat", END)
+graph = builder.compile()

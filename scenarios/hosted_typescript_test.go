@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// hostedTypeScriptConfig is the langgraph.json of the hosted TypeScript scenario: a user's project
+// with its own @langchain/langgraph pinned by its package-lock.json, and nothing for jetgraph.
+const hostedTypeScriptConfig = "hosted/typescript/langgraph.json"
+
+var (
+	tsProjectOnce sync.Once
+	tsProjectErr  error
+)
+
+// ensureTypeScriptProject installs the scenario project's dependencies from its lock file once.
+func ensureTypeScriptProject(t *testing.T) {
+	t.Helper()
+	ensureNodeModules(t) // node and npm are there, and the SDK the script drives jetgraph with
+	tsProjectOnce.Do(func() {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = filepath.Dir(hostedTypeScriptConfig)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tsProjectErr = &npmError{err: err, out: string(out)}
+		}
+	})
+	if tsProjectErr != nil {
+		t.Fatal(tsProjectErr)
+	}
+}
+
+type npmError struct {
+	err error
+	out string
+}
+
+func (e *npmError) Error() string {
+	return "npm ci in the TypeScript project: " + e.err.Error() + "\n" + e.out
+}
+
+// TestHostedTypeScript serves LangGraph.js graphs as written (a langgraph.json naming
+// ./src/visits.ts:graph, which imports a local module, and a factory), run by jetgraph's
+// TypeScript host with the project's own @langchain/langgraph (TypeScript compiled by the esbuild
+// inside jetgraph), driven by the official JS SDK: a waited run to an interrupt, state, a resumed
+// streamed run, history, the store, a factory graph with an assistant's config, a stateless run,
+// and a Go graph beside them.
+func TestHostedTypeScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
+	if got := lastLine(runNode(t, srv, "hosted_typescript.mjs")); got != "ok" {
+		t.Fatalf("hosted_typescript.mjs printed %q, want ok", got)
+	}
+}
+
+// TestHostedTypeScriptHostKilled kills the TypeScript host (kill -9) while a run is in its second
+// step: jetgraph starts the host again and the run ends once, from its last checkpoint. The
+// client script is the Python one: the graph is the same in both languages.
+func TestHostedTypeScriptHostKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
+	m := regexp.MustCompile(`msg="host started" host=typescript .*pid=(\d+)`).FindAllStringSubmatch(srv.logs.String(), -1)
+	if len(m) != 1 {
+		t.Fatalf("the host's start in the log: %v", m)
+	}
+	if got := lastLine(runPython(t, srv, "hosted_python_kill.py", m[0][1])); got != "ok" {
+		t.Fatalf("hosted_python_kill.py printed %q, want ok", got)
+	}
+	if !strings.Contains(srv.logs.String(), "host lost a run; resuming it from its last checkpoint") {
+		t.Error("the host was not killed mid-run")
+	}
+}
+
+// TestHostedTypeScriptConfigCheck: `jetgraph config check` loads a langgraph.json's TypeScript
+// graphs in their host and names each entry that does not load, with the reason.
+func TestHostedTypeScriptConfigCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	ensureTypeScriptProject(t)
+	dir, err := filepath.Abs(filepath.Dir(hostedTypeScriptConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "check.json")
+	body := `{"graphs": {"visits": "./src/visits.ts:graph", "missing": "./src/visits.ts:nothing", "broken": "./src/nope.ts:graph"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(conf) })
+	out, err := exec.Command(buildBinary(t), "config", "check", "--config", conf).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "graphs.broken: ") || !strings.Contains(string(out), "no file "+filepath.Join(dir, "src", "nope.ts")) {
+		t.Fatalf("config check of a missing file:\n%s", out)
+	}
+	body = `{"graphs": {"visits": "./src/visits.ts:graph", "missing": "./src/visits.ts:nothing"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(buildBinary(t), "config", "check", "--config", conf).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `graphs.missing: Error: `) || !strings.Contains(string(out), "has no export") ||
+		strings.Contains(string(out), "graphs.visits") {
+		t.Fatalf("config check of a missing export:\n%s", out)
+	}
+}
