@@ -22,7 +22,9 @@ type Message struct {
 	Type             string         `json:"type"`
 	Name             *string        `json:"name"`
 	ID               string         `json:"id"`
-	Example          bool           `json:"example"`
+	// Example is LangChain's former flag for example messages: the reference server's messages
+	// (langchain-core 1.x) no longer carry it, so it is sent only when a client set it.
+	Example bool `json:"example,omitzero"`
 
 	// AI messages: both lists are always there, empty when none (NewMessage and CoerceMessage
 	// make them; omitzero leaves out only the nil lists of other types).
@@ -71,7 +73,7 @@ type MessageChunk struct {
 	Type             string          `json:"type"` // "AIMessageChunk"
 	Name             *string         `json:"name"`
 	ID               string          `json:"id"`
-	Example          bool            `json:"example"`
+	Example          bool            `json:"example,omitzero"` // as Message.Example
 	ToolCalls        []ToolCall      `json:"tool_calls"`
 	InvalidToolCalls []any           `json:"invalid_tool_calls"`
 	ToolCallChunks   []ToolCallChunk `json:"tool_call_chunks"`

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -38,6 +39,35 @@ func checkpointJSON(r *graph.Ref) any {
 	return map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": id, "checkpoint_map": nil}
 }
 
+// checkpointRefJSON is a thread state's checkpoint r, whose ancestors' checkpoints are parents
+// (its metadata's "parents": namespace -> checkpoint id). As in LangGraph's thread state, a
+// subgraph's checkpoint names its checkpoint_map (the parents' and its own); the root's has no
+// checkpoint_map.
+func checkpointRefJSON(r *graph.Ref, parents any) any {
+	if r == nil {
+		return nil
+	}
+	var id any
+	if r.ID != "" {
+		id = r.ID
+	}
+	out := map[string]any{"thread_id": r.ThreadID, "checkpoint_ns": r.NS, "checkpoint_id": id}
+	if r.NS != "" {
+		cm := map[string]any{}
+		switch p := parents.(type) {
+		case map[string]string:
+			for k, v := range p {
+				cm[k] = v
+			}
+		case map[string]any:
+			maps.Copy(cm, p)
+		}
+		cm[r.NS] = id
+		out["checkpoint_map"] = cm
+	}
+	return out
+}
+
 // stateJSON shapes a snapshot as the thread state of the API; nil is the state of a thread that
 // has no checkpoint yet.
 func stateJSON(threadID string, s *graph.Snapshot) map[string]any {
@@ -67,8 +97,8 @@ func stateJSON(threadID string, s *graph.Snapshot) map[string]any {
 	}
 	return map[string]any{
 		"values": s.Values, "next": s.Next, "tasks": tasks, "metadata": s.Metadata,
-		"created_at": engine.At(s.CreatedAt), "checkpoint": checkpointJSON(&s.Ref),
-		"parent_checkpoint": checkpointJSON(s.Parent), "interrupts": s.Interrupts,
+		"created_at": engine.At(s.CreatedAt), "checkpoint": checkpointRefJSON(&s.Ref, s.Metadata["parents"]),
+		"parent_checkpoint": checkpointRefJSON(s.Parent, s.Metadata["parents"]), "interrupts": s.Interrupts,
 		"checkpoint_id": s.Ref.ID, "parent_checkpoint_id": parentID,
 	}
 }

@@ -3,7 +3,10 @@ package httpapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -382,4 +385,36 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return raw
+}
+
+// The reference server (langgraph-api 0.16.7, langgraph 1.2.24), asked for a thread's state with
+// subgraphs while a subgraph task waits, gives the task a state with exactly the keys of a
+// thread state, whose checkpoint and parent checkpoint name their checkpoint_map: the root's
+// checkpoint under "" and the subgraph's own under its namespace. The root's checkpoint has no
+// checkpoint_map.
+func TestNestedTaskStateNamesItsCheckpointMapAsTheReference(t *testing.T) {
+	s := startStackWith(t, graphs.Examples())
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	s.call(t, "POST", "/threads/"+id+"/runs/wait", `{"assistant_id":"weather","input":{"messages":"what's the weather in sf"}}`)
+	_, _, st := s.call(t, "GET", "/threads/"+id+"/state?subgraphs=true", "")
+	root := field(st, "checkpoint").(map[string]any)
+	if _, ok := root["checkpoint_map"]; ok {
+		t.Errorf("the root checkpoint has a checkpoint_map: %v", root)
+	}
+	sub := field(st, "tasks").([]any)[0].(map[string]any)["state"].(map[string]any)
+	keys := slices.Sorted(maps.Keys(sub))
+	want := []string{"checkpoint", "checkpoint_id", "created_at", "interrupts", "metadata", "next",
+		"parent_checkpoint", "parent_checkpoint_id", "tasks", "values"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("keys of the task's state = %v, want %v", keys, want)
+	}
+	for _, name := range []string{"checkpoint", "parent_checkpoint"} {
+		cp := sub[name].(map[string]any)
+		ns := cp["checkpoint_ns"].(string)
+		wantMap := map[string]any{"": root["checkpoint_id"], ns: cp["checkpoint_id"]}
+		if got := cp["checkpoint_map"]; !strings.HasPrefix(ns, "weather_graph:") || !reflect.DeepEqual(got, wantMap) {
+			t.Errorf("the task state's %s: checkpoint_map %v, want %v", name, got, wantMap)
+		}
+	}
 }

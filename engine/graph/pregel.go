@@ -159,15 +159,15 @@ func (l *loop) resumeFrom(ctx context.Context) error {
 			if err := l.save(ctx, "input", nil); err != nil {
 				return err
 			}
-			l.emit("values", l.values(l.g.keys))
+			l.emit(KindValues, l.values(l.g.keys))
 			return nil
 		}
 	}
 	if l.ref.ID == "" {
 		return nil // nothing to resume from
 	}
-	l.emit("values", l.values(l.g.keys))
-	l.emit("checkpoints", map[string]any{"checkpoint": l.ref, "metadata": l.meta, "parent": l.parent})
+	l.emit(KindValues, l.values(l.g.keys))
+	l.emit(KindCheckpoint, CheckpointSaved{Checkpoint: l.ref, Metadata: l.meta, Parent: l.parent})
 	return nil
 }
 
@@ -286,7 +286,7 @@ func (l *loop) save(ctx context.Context, source string, writes map[string]any) e
 		return fmt.Errorf("graph: save checkpoint: %w", err)
 	}
 	l.ref, l.parent, l.pending, l.meta = ref, parent, nil, md
-	l.emit("checkpoints", map[string]any{"checkpoint": ref, "metadata": md, "parent": parent})
+	l.emit(KindCheckpoint, CheckpointSaved{Checkpoint: ref, Metadata: md, Parent: parent})
 	return nil
 }
 
@@ -367,9 +367,9 @@ func (l *loop) apply(writes []write) error {
 	return nil
 }
 
-func (l *loop) emit(mode string, data any) {
+func (l *loop) emit(kind Kind, data any) {
 	if l.o.Sink != nil {
-		l.o.Sink(Event{Mode: mode, NS: l.o.ns, Data: data})
+		l.o.Sink(Event{Kind: kind, NS: l.o.ns, Data: data})
 	}
 }
 

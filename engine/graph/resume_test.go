@@ -22,12 +22,12 @@ type events struct {
 func (e *events) sink(ev Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	name := ev.Mode
+	name := string(ev.Kind)
 	if len(ev.NS) > 0 {
 		name += "|" + strings.SplitN(ev.NS[0], ":", 2)[0]
 	}
-	switch ev.Mode {
-	case "values":
+	switch ev.Kind {
+	case KindValues:
 		st := ev.Data.(State)
 		var parts []string
 		for _, k := range []string{"messages", "city", "note", "secret"} {
@@ -41,15 +41,12 @@ func (e *events) sink(ev Event) {
 			}
 		}
 		e.lines = append(e.lines, name+": "+strings.Join(parts, " "))
-	case "checkpoints":
-		m := ev.Data.(map[string]any)
-		md := m["metadata"].(map[string]any)
-		e.refs = append(e.refs, m["checkpoint"].(Ref))
-		e.lines = append(e.lines, fmt.Sprintf("%s: %v %v", name, md["source"], md["step"]))
-	case "updates":
-		for k := range ev.Data.(map[string]any) {
-			e.lines = append(e.lines, name+": "+k)
-		}
+	case KindCheckpoint:
+		cp := ev.Data.(CheckpointSaved)
+		e.refs = append(e.refs, cp.Checkpoint)
+		e.lines = append(e.lines, fmt.Sprintf("%s: %v %v", name, cp.Metadata["source"], cp.Metadata["step"]))
+	case KindUpdates:
+		e.lines = append(e.lines, name+": "+ev.Data.(NodeUpdate).Node)
 	}
 }
 

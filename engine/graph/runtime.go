@@ -31,15 +31,6 @@ type Store interface {
 	Put(ctx context.Context, namespace []string, key string, value map[string]any) error
 }
 
-// Event is a stream event of a run. Mode is the stream mode ("values", "updates", "custom",
-// "messages", "tasks", "checkpoints", "debug"); NS is the subgraph path ("node:task_id" parts),
-// empty for the root graph.
-type Event struct {
-	Mode string
-	NS   []string
-	Data any
-}
-
 // Sink receives a run's stream events, in order. It must not block for long.
 type Sink func(Event)
 
@@ -97,10 +88,10 @@ func (rt *Runtime) Task() (node string, step int, path []string) {
 	return rt.task.name, rt.task.step, path
 }
 
-// Write emits a custom stream event (stream mode "custom").
-func (rt *Runtime) Write(v any) { rt.emit("custom", v) }
+// Write emits a custom stream event (KindCustom).
+func (rt *Runtime) Write(v any) { rt.emit(KindCustom, v) }
 
-// MessageChunk emits a streamed model token (stream mode "messages") with the metadata clients
+// MessageChunk emits a streamed model token (KindMessages) with the metadata clients
 // expect: node, step, triggers and the thread.
 func (rt *Runtime) MessageChunk(chunk engine.MessageChunk) {
 	md := map[string]any{"thread_id": rt.ThreadID}
@@ -114,18 +105,13 @@ func (rt *Runtime) MessageChunk(chunk engine.MessageChunk) {
 		md["langgraph_path"] = rt.task.path
 		md["langgraph_checkpoint_ns"] = strings.Join(append(rt.ns, rt.task.name+":"+rt.task.id), "|")
 	}
-	rt.emit("messages", []any{chunk, md})
+	rt.emit(KindMessages, MessageChunk{Chunk: chunk, Metadata: md})
 }
 
-// TraceModePrefix starts the stream modes of internal observability events ("trace/llm_start",
-// "trace/llm_end", "trace/tool_start", "trace/tool_end"): the engine's own tracing reads them;
-// client-facing streams never show them.
-const TraceModePrefix = "trace/"
-
-// Emit sends an internal observability event (mode prefixed TraceModePrefix) to the run's sink.
+// Emit sends an internal observability event (a kind prefixed TraceModePrefix) to the run's sink.
 // Its NS is the node's task path: the runtime's namespace plus "node:task_id", the same element a
 // subgraph of this task would add, so that a consumer can tell which task the event belongs to.
-func (rt *Runtime) Emit(mode string, data any) {
+func (rt *Runtime) Emit(kind Kind, data any) {
 	if rt.sink == nil {
 		return
 	}
@@ -133,11 +119,11 @@ func (rt *Runtime) Emit(mode string, data any) {
 	if rt.task != nil {
 		ns = append(ns[:len(ns):len(ns)], rt.task.name+":"+rt.task.id)
 	}
-	rt.sink(Event{Mode: mode, NS: ns, Data: data})
+	rt.sink(Event{Kind: kind, NS: ns, Data: data})
 }
 
-func (rt *Runtime) emit(mode string, data any) {
+func (rt *Runtime) emit(kind Kind, data any) {
 	if rt.sink != nil {
-		rt.sink(Event{Mode: mode, NS: rt.ns, Data: data})
+		rt.sink(Event{Kind: kind, NS: rt.ns, Data: data})
 	}
 }

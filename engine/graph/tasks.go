@@ -102,15 +102,15 @@ func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.emit("tasks", map[string]any{"id": t.id, "name": t.name, "input": t.input, "triggers": t.triggers, "interrupts": []any{}})
+			l.emit(KindTaskStart, TaskStart{ID: t.id, Name: t.name, Input: t.input, Triggers: t.triggers, Interrupts: []InterruptValue{}})
 			l.run(ctx, t)
 			if !t.interrupt {
-				res := map[string]any{"id": t.id, "name": t.name, "result": t.update, "error": nil, "interrupts": []any{}}
+				res := TaskResult{ID: t.id, Name: t.name, Result: t.update, Interrupts: []InterruptValue{}}
 				if t.err != nil {
 					class, msg := ClassOf(t.err)
-					res["error"] = map[string]any{"error": class, "message": msg}
+					res.Error = &TaskError{Error: class, Message: msg}
 				}
-				l.emit("tasks", res)
+				l.emit(KindTaskResult, res)
 			}
 		}()
 	}
@@ -166,10 +166,10 @@ func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, er
 	}
 	for _, t := range tasks {
 		if t.name != Start {
-			l.emit("updates", map[string]any{t.name: t.update})
+			l.emit(KindUpdates, NodeUpdate{Node: t.name, Values: t.update})
 		}
 	}
-	l.emit("values", l.values(l.g.keys))
+	l.emit(KindValues, l.values(l.g.keys))
 	return nil, nil
 }
 

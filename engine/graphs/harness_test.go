@@ -72,17 +72,13 @@ type recorder struct {
 func (r *recorder) sink(e graph.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch e.Mode {
-	case "updates":
-		for k := range e.Data.(map[string]any) {
-			r.updates = append(r.updates, strings.Join(append(slices.Clone(e.NS), k), "/"))
-		}
-	case "custom":
+	switch e.Kind {
+	case graph.KindUpdates:
+		r.updates = append(r.updates, strings.Join(append(slices.Clone(e.NS), e.Data.(graph.NodeUpdate).Node), "/"))
+	case graph.KindCustom:
 		r.custom = append(r.custom, e.Data)
-	case "messages":
-		raw, _ := json.Marshal(e.Data.([]any)[0])
-		var c struct{ ID, Content string }
-		_ = json.Unmarshal(raw, &c)
+	case graph.KindMessages:
+		c := e.Data.(graph.MessageChunk).Chunk
 		if r.chunks == nil {
 			r.chunks = map[string]string{}
 		}

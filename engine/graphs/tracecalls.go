@@ -14,20 +14,58 @@ import (
 )
 
 // Internal trace events of the graphs' model and tool calls (graph.Runtime.Emit), read by the
-// engine's self-tracing (engine/tracing/selftrace). Their payloads are maps, like the "tasks" events:
-//
-//	trace/llm_start  {id, provider, model, messages []engine.Message, tools [{name, description, parameters}], time}
-//	trace/llm_end    {id, message engine.Message (with usage_metadata), first_token_time *time.Time, error *string, time}
-//	trace/tool_start {id, name, tool_call_id, input map, time}
-//	trace/tool_end   {id, output string, error *string, time}
-//
-// id is a UUIDv7 naming the call: the start and end of one call share it.
+// engine's self-tracing (engine/tracing/selftrace) and, for tool calls, shown by the events
+// stream mode and the thread protocol's tools channel. Each kind has its payload type; ID is a
+// UUIDv7 naming the call, which the start and the end of one call share.
 const (
-	TraceLLMStart  = graph.TraceModePrefix + "llm_start"
-	TraceLLMEnd    = graph.TraceModePrefix + "llm_end"
-	TraceToolStart = graph.TraceModePrefix + "tool_start"
-	TraceToolEnd   = graph.TraceModePrefix + "tool_end"
+	TraceLLMStart  graph.Kind = graph.TraceModePrefix + "llm_start"  // LLMStart
+	TraceLLMEnd    graph.Kind = graph.TraceModePrefix + "llm_end"    // LLMEnd
+	TraceToolStart graph.Kind = graph.TraceModePrefix + "tool_start" // ToolStart
+	TraceToolEnd   graph.Kind = graph.TraceModePrefix + "tool_end"   // ToolEnd
 )
+
+// LLMStart is a TraceLLMStart event's data: a model call with what it was sent.
+type LLMStart struct {
+	ID       string           `json:"id"`
+	Provider string           `json:"provider"`
+	Model    string           `json:"model"`
+	Messages []engine.Message `json:"messages"`
+	Tools    []ToolSpec       `json:"tools"`
+	Time     time.Time        `json:"time"`
+}
+
+// ToolSpec is a tool as a model call offers it.
+type ToolSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Parameters  any    `json:"parameters"`
+}
+
+// LLMEnd is a TraceLLMEnd event's data: the model's answer (with its usage) or its error.
+type LLMEnd struct {
+	ID             string         `json:"id"`
+	Message        engine.Message `json:"message"`
+	FirstTokenTime *time.Time     `json:"first_token_time"`
+	Error          *string        `json:"error"`
+	Time           time.Time      `json:"time"`
+}
+
+// ToolStart is a TraceToolStart event's data: a tool call and its arguments.
+type ToolStart struct {
+	ID         string         `json:"id"`
+	Name       string         `json:"name"`
+	ToolCallID string         `json:"tool_call_id"`
+	Input      map[string]any `json:"input"`
+	Time       time.Time      `json:"time"`
+}
+
+// ToolEnd is a TraceToolEnd event's data: what the tool answered, or its error.
+type ToolEnd struct {
+	ID     string    `json:"id"`
+	Output string    `json:"output"`
+	Error  *string   `json:"error"`
+	Time   time.Time `json:"time"`
+}
 
 // callModel calls m with req, streaming its chunks to the run's messages stream, between a
 // trace/llm_start and a trace/llm_end event; the answer carries the digest of what m was sent
@@ -35,12 +73,12 @@ const (
 func callModel(ctx context.Context, rt *graph.Runtime, m model.ChatModel, req model.Request) (engine.Message, error) {
 	id := uuid.Must(uuid.NewV7()).String()
 	info := m.Info()
-	tools := make([]map[string]any, len(req.Tools))
+	tools := make([]ToolSpec, len(req.Tools))
 	for i, t := range req.Tools {
-		tools[i] = map[string]any{"name": t.Name, "description": t.Description, "parameters": t.Parameters}
+		tools[i] = ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
 	}
-	rt.Emit(TraceLLMStart, map[string]any{"id": id, "provider": info.Provider, "model": info.Model,
-		"messages": req.Messages, "tools": tools, "time": time.Now()})
+	rt.Emit(TraceLLMStart, LLMStart{ID: id, Provider: info.Provider, Model: info.Model,
+		Messages: req.Messages, Tools: tools, Time: time.Now()})
 	var (
 		once  sync.Once
 		first *time.Time
@@ -65,8 +103,7 @@ func callModel(ctx context.Context, rt *graph.Runtime, m model.ChatModel, req mo
 			msg.ResponseMetadata[InputDigestKey] = InputDigest(req)
 		}
 	}
-	rt.Emit(TraceLLMEnd, map[string]any{"id": id, "message": msg, "first_token_time": first,
-		"error": errText(err), "time": time.Now()})
+	rt.Emit(TraceLLMEnd, LLMEnd{ID: id, Message: msg, FirstTokenTime: first, Error: errText(err), Time: time.Now()})
 	return msg, err
 }
 
@@ -74,13 +111,12 @@ func callModel(ctx context.Context, rt *graph.Runtime, m model.ChatModel, req mo
 // in ctx answers instead of run.
 func callTool(ctx context.Context, rt *graph.Runtime, call engine.ToolCall, run func() (string, error)) (string, error) {
 	id := uuid.Must(uuid.NewV7()).String()
-	rt.Emit(TraceToolStart, map[string]any{"id": id, "name": call.Name, "tool_call_id": call.ID,
-		"input": call.Args, "time": time.Now()})
+	rt.Emit(TraceToolStart, ToolStart{ID: id, Name: call.Name, ToolCallID: call.ID, Input: call.Args, Time: time.Now()})
 	if p := playbackOf(ctx); p != nil {
 		run = func() (string, error) { return p.Tool(ctx, taskKey(rt), call) }
 	}
 	out, err := run()
-	rt.Emit(TraceToolEnd, map[string]any{"id": id, "output": out, "error": errText(err), "time": time.Now()})
+	rt.Emit(TraceToolEnd, ToolEnd{ID: id, Output: out, Error: errText(err), Time: time.Now()})
 	return out, err
 }
 

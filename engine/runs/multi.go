@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
@@ -66,7 +65,7 @@ func (m multi) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFini
 	}
 }
 
-// WithoutTrace returns s with the internal trace events (modes prefixed graph.TraceModePrefix)
+// WithoutTrace returns s with the internal trace events (kinds prefixed graph.TraceModePrefix)
 // kept from its sink, but for those of tool calls: for streamers that publish to clients, whose
 // events stream mode shows the tools that ran (on_tool_start, on_tool_end) and nothing else of
 // the traces.
@@ -86,7 +85,7 @@ func (n noTrace) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 		return nil
 	}
 	return func(e graph.Event) {
-		if !strings.HasPrefix(e.Mode, graph.TraceModePrefix) || e.Mode == graphs.TraceToolStart || e.Mode == graphs.TraceToolEnd {
+		if !e.Kind.Trace() || e.Kind == graphs.TraceToolStart || e.Kind == graphs.TraceToolEnd {
 			sink(e)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -101,9 +100,9 @@ func TestPublishFollowAndResume(t *testing.T) {
 	rec := testRun("values", "custom")
 	sink := s.Begin(ctx, rec)
 	for i := range 5 {
-		sink(graph.Event{Mode: "custom", Data: map[string]any{"i": i}})
+		sink(graph.Event{Kind: graph.KindCustom, Data: map[string]any{"i": i}})
 	}
-	sink(graph.Event{Mode: "values", Data: map[string]any{"done": true}})
+	sink(graph.Event{Kind: graph.KindValues, Data: graph.State{"done": true}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
 	modes := []engine.StreamMode{"values", "custom"}
@@ -146,9 +145,9 @@ func TestExpiredLastEventIDRestarts(t *testing.T) {
 	ctx := context.Background()
 	rec := testRun("custom")
 	sink := s.Begin(ctx, rec)
-	sink(graph.Event{Mode: "custom", Data: "old"})
+	sink(graph.Event{Kind: graph.KindCustom, Data: "old"})
 	time.Sleep(1500 * time.Millisecond)
-	sink(graph.Event{Mode: "custom", Data: "new"})
+	sink(graph.Event{Kind: graph.KindCustom, Data: "new"})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}, After: position(1, 0), Resume: true})
 	ev := got.events()
@@ -163,7 +162,7 @@ func TestFollowerLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	rec := testRun("custom")
 	sink := s.Begin(ctx, rec)
-	sink(graph.Event{Mode: "custom", Data: 1})
+	sink(graph.Event{Kind: graph.KindCustom, Data: 1})
 	s.Flush(ctx, rec) // the publisher's own goroutines (the client's first async publish starts one) are up
 	st, err := eventlogtest.JetStream(l).Stream(ctx, eventlog.OutputStream)
 	if err != nil {
@@ -230,11 +229,11 @@ func TestRunPublishesWhatItsModesNeed(t *testing.T) {
 	ctx := context.Background()
 	rec := testRun("values", "custom")
 	sink := s.Begin(ctx, rec)
-	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t", "name": "n", "input": nil, "triggers": []string{}}})
-	sink(graph.Event{Mode: "updates", Data: map[string]any{"n": map[string]any{"x": 1}}})
-	sink(graph.Event{Mode: "values", Data: map[string]any{"x": 1}})
-	sink(graph.Event{Mode: "custom", Data: "c"})
-	sink(graph.Event{Mode: "checkpoints", Data: map[string]any{}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t", Name: "n", Triggers: []string{}}})
+	sink(graph.Event{Kind: graph.KindUpdates, Data: graph.NodeUpdate{Node: "n", Values: map[string]any{"x": 1}}})
+	sink(graph.Event{Kind: graph.KindValues, Data: graph.State{"x": 1}})
+	sink(graph.Event{Kind: graph.KindCustom, Data: "c"})
+	sink(graph.Event{Kind: graph.KindCheckpoint, Data: graph.CheckpointSaved{}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 	// A client joining in every mode gets only what the run's own modes carry.
 	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"values", "updates", "tasks", "custom", "checkpoints"}})
@@ -250,9 +249,9 @@ func TestCarriedEvents(t *testing.T) {
 	}{
 		{[]engine.StreamMode{"values"}, "values"},
 		{[]engine.StreamMode{"updates", "custom"}, "custom,updates"},
-		{[]engine.StreamMode{"debug"}, "checkpoints,tasks"},
-		{[]engine.StreamMode{"messages-tuple"}, "checkpoints,messages,tasks,updates,values"},
-		{[]engine.StreamMode{"messages", "values"}, "checkpoints,messages,tasks,updates,values"},
+		{[]engine.StreamMode{"debug"}, "checkpoints,task_result,task_start"},
+		{[]engine.StreamMode{"messages-tuple"}, "checkpoints,messages,task_result,task_start,updates,values"},
+		{[]engine.StreamMode{"messages", "values"}, "checkpoints,messages,task_result,task_start,updates,values"},
 		{[]engine.StreamMode{"values", "events"}, "*"},
 		{[]engine.StreamMode{"lifecycle"}, ""},
 		{[]engine.StreamMode{"lifecycle", "tools"}, "trace/tool_end,trace/tool_start"}, // the thread protocol's tools channel
@@ -261,7 +260,12 @@ func TestCarriedEvents(t *testing.T) {
 	for _, tt := range tests {
 		got := "*"
 		if c := carriedEvents(tt.modes); c != nil {
-			got = strings.Join(slices.Sorted(maps.Keys(c)), ",")
+			var kinds []string
+			for k := range c {
+				kinds = append(kinds, string(k))
+			}
+			slices.Sort(kinds)
+			got = strings.Join(kinds, ",")
 		}
 		if got != tt.want {
 			t.Errorf("carriedEvents(%v) = %q, want %q", tt.modes, got, tt.want)
@@ -299,7 +303,7 @@ func TestPublishRetriedWhileTheStreamIsGone(t *testing.T) {
 	rec := testRun("custom")
 	sink := s.Begin(ctx, rec)
 	for i := range 5 {
-		sink(graph.Event{Mode: "custom", Data: map[string]any{"i": i}})
+		sink(graph.Event{Kind: graph.KindCustom, Data: map[string]any{"i": i}})
 	}
 	// The publish is given up on by the client library and sent again by the sender; the
 	// stream comes back meanwhile.

@@ -115,7 +115,7 @@ func (a *chunkAcc) message() map[string]any {
 	}
 	m := map[string]any{"content": content, "additional_kwargs": merge(nil, a.additional),
 		"response_metadata": merge(nil, a.response), "type": "ai", "name": a.name, "id": a.id,
-		"example": false, "tool_calls": calls, "invalid_tool_calls": []any{}}
+		"tool_calls": calls, "invalid_tool_calls": []any{}}
 	if a.usage != nil {
 		m["usage_metadata"] = a.usage
 	}

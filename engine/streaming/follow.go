@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -134,8 +135,8 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 			slot := 0 // frames of the message so far: the events of a packed message share its slots
 			for _, m := range msgs {
 				lastSeq = m.Seq
-				sawError = sawError || m.Event == "error"
-				if m.Event == "end" {
+				sawError = sawError || m.Event == KindError
+				if m.Event == KindEnd {
 					f.s.awaitEnded(ctx, f.tenant, f.run.ThreadID, f.run.RunID)
 				}
 				frames = numbered(m, shaper.Shape(m, frames[:0]), slot)
@@ -148,7 +149,7 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 					}
 				}
 				slot += len(frames)
-				if m.Event == "end" {
+				if m.Event == KindEnd {
 					return w.flush()
 				}
 			}
@@ -328,7 +329,10 @@ func decodeRecord(rest []byte, m *Msg) error {
 	if string(lines[0]) != wireVersion {
 		return fmt.Errorf("streaming: output message of unknown form %.16q", lines[0])
 	}
-	m.Event, m.Data = string(lines[1]), rest
+	m.Event, m.Data = graph.Kind(lines[1]), rest
+	if m.Event == legacyTasks {
+		m.Event = legacyTaskKind(rest)
+	}
 	if len(lines[2]) > 0 {
 		if err := json.Unmarshal(lines[2], &m.NS); err != nil {
 			return fmt.Errorf("streaming: namespace: %w", err)
@@ -348,6 +352,22 @@ func decodeRecord(rest []byte, m *Msg) error {
 		}
 	}
 	return nil
+}
+
+// legacyTasks is the kind records written before the task kinds existed give both a task's
+// start and its result.
+const legacyTasks graph.Kind = "tasks"
+
+// legacyTaskKind tells a legacy task event's kind by its fields: a result has a "result" field
+// (null when the task wrote nothing), a start never has one.
+func legacyTaskKind(data []byte) graph.Kind {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) == nil {
+		if _, ok := fields["result"]; ok {
+			return graph.KindTaskResult
+		}
+	}
+	return graph.KindTaskStart
 }
 
 // Retained reports whether output of run is still kept, and the thread it is on; thread ""

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -33,7 +34,7 @@ const fetchTimeout = 10 * time.Second
 const ErrorStreamEvent = "StreamEventLost"
 
 // lostRecord is the record of an "error" event telling that an event of the run is lost, and why.
-func lostRecord(event, why string) []byte {
+func lostRecord(event graph.Kind, why string) []byte {
 	data := mustJSON(map[string]any{"error": ErrorStreamEvent,
 		"message": Sanitize(fmt.Sprintf("A %q event of the run could not be streamed: %s", event, why))})
 	return append([]byte(wireVersion+"\nerror\n\n\n\n"), data...)
@@ -41,7 +42,7 @@ func lostRecord(event, why string) []byte {
 
 // storeLarge returns rec, or a reference to it when it is too large for a message, after storing
 // it; an error record when it cannot be stored.
-func (p *runPub) storeLarge(event string, rec []byte) []byte {
+func (p *runPub) storeLarge(event graph.Kind, rec []byte) []byte {
 	b := p.s.bus
 	if b == nil || !b.Oversized(rec) {
 		return rec
@@ -60,7 +61,7 @@ var errNoPosition = errors.New("streaming: output message without its stream pos
 
 // lostMsg is the "error" message a follower sends in place of what it could not read.
 func lostMsg(m Msg, why string) Msg {
-	m.Event, m.NS, m.Run, m.ChunkID = "error", nil, nil, ""
+	m.Event, m.NS, m.Run, m.ChunkID = KindError, nil, nil, ""
 	m.Data = mustJSON(map[string]any{"error": ErrorStreamEvent,
 		"message": Sanitize("An event of the run's stream could not be read: " + why)})
 	return m

@@ -25,9 +25,9 @@ func TestLargeEventsArriveWhole(t *testing.T) {
 	rec.Kwargs.Input = map[string]any{"doc": input}
 	state := strings.Repeat("v", 5<<20)
 	sink := s.Begin(ctx, rec)
-	sink(graph.Event{Mode: "custom", Data: "small"})
-	sink(graph.Event{Mode: "custom", Data: strings.Repeat("c", 2<<20)})
-	sink(graph.Event{Mode: "values", Data: map[string]any{"doc": state}})
+	sink(graph.Event{Kind: graph.KindCustom, Data: "small"})
+	sink(graph.Event{Kind: graph.KindCustom, Data: strings.Repeat("c", 2<<20)})
+	sink(graph.Event{Kind: graph.KindValues, Data: graph.State{"doc": state}})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
 	modes := []engine.StreamMode{"values", "custom"}
@@ -62,8 +62,8 @@ func TestLostEventsAreTold(t *testing.T) {
 	ctx := context.Background()
 	rec := testRun("custom")
 	sink := s.Begin(ctx, rec)
-	sink(graph.Event{Mode: "custom", Data: math.NaN()}) // JSON has no NaN
-	sink(graph.Event{Mode: "custom", Data: strings.Repeat("x", 2<<20)})
+	sink(graph.Event{Kind: graph.KindCustom, Data: math.NaN()}) // JSON has no NaN
+	sink(graph.Event{Kind: graph.KindCustom, Data: strings.Repeat("x", 2<<20)})
 	s.Flush(ctx, rec)
 	// The large event's body disappears (as if expired).
 	obs, err := eventlogtest.JetStream(l).ObjectStore(ctx, eventlog.BlobBucket(eventlog.OutputStream))
@@ -82,7 +82,7 @@ func TestLostEventsAreTold(t *testing.T) {
 	p := s.runs[rec.RunID]
 	s.mu.Unlock()
 	p.q.refused(3, errors.New("stream refused"))
-	sink(graph.Event{Mode: "custom", Data: "after"})
+	sink(graph.Event{Kind: graph.KindCustom, Data: "after"})
 	s.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
 
 	got := follow(t, s, RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID, Modes: []engine.StreamMode{"custom"}})

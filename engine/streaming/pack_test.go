@@ -25,9 +25,9 @@ func TestPackedEventsFollowAndResume(t *testing.T) {
 	p.q.running = true // as if a message were awaiting its acknowledgement: everything waits
 	p.q.mu.Unlock()
 	const n = maxPackRecords + 8
-	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": 1}, &RunInfo{ThreadID: rec.ThreadID, StreamMode: []engine.StreamMode{engine.StreamCustom}})
+	p.publish(KindMetadata, nil, map[string]any{"run_id": rec.RunID, "attempt": 1}, &RunInfo{ThreadID: rec.ThreadID, StreamMode: []engine.StreamMode{engine.StreamCustom}})
 	for i := range n {
-		p.sink(graph.Event{Mode: "custom", Data: i})
+		p.sink(graph.Event{Kind: graph.KindCustom, Data: i})
 	}
 	p.publish("end", nil, nil, nil)
 	p.q.mu.Lock()

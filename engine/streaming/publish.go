@@ -15,15 +15,30 @@ import (
 )
 
 // The wire form of an output message: five lines, then the event's data as JSON. Only the data
-// is JSON to parse, and only when a mode needs to look inside it:
+// is JSON to parse, and only when a mode needs to look inside it: what an event holds is its
+// kind, on its own line.
 //
 //	jg1
-//	<event: values, updates, messages, tasks, checkpoints, custom, metadata, error, end>
+//	<kind: a graph.Kind (values, updates, messages, task_start, task_result, checkpoints, custom,
+//	 trace/tool_start, trace/tool_end), or the run's own: metadata, error, end>
 //	<subgraph namespace as a JSON list of "node:task_id", empty for the root graph>
 //	<the message id of a "messages" chunk as a JSON string, else empty>
 //	<the run's RunInfo as JSON on "metadata" messages, else empty>
 //	<data>
+//
+// Kinds are only ever added: a reader skips a kind it does not know. Records written before the
+// task kinds existed name both a task's start and its result "tasks" (legacyTasks).
 const wireVersion = "jg1"
+
+// The kinds of the events a run's streamer adds around its graph's events.
+const (
+	// KindMetadata starts an attempt of the run: {run_id, attempt}, with the run's RunInfo.
+	KindMetadata graph.Kind = "metadata"
+	// KindError: {error, message}, why the run failed or an event of it could not be streamed.
+	KindError graph.Kind = "error"
+	// KindEnd ends the run's stream (data null).
+	KindEnd graph.Kind = "end"
+)
 
 // RunInfo is what a "metadata" message tells readers about its run besides {run_id, attempt}:
 // enough to shape derived events (events, messages) and to filter a thread stream by each
@@ -52,7 +67,7 @@ type runPub struct {
 	full bool
 	// carried are the graph events the run's modes are shaped from (nil: all of them); the
 	// others are not published.
-	carried map[string]bool
+	carried map[graph.Kind]bool
 
 	q *sender
 
@@ -70,7 +85,7 @@ func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	s.mu.Unlock()
 	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: rec.Kwargs.GraphID(),
 		StreamMode: rec.Kwargs.StreamMode, Input: rec.Kwargs.Input, Metadata: rec.Metadata}
-	p.publish("metadata", nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
+	p.publish(KindMetadata, nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
 	return p.sink
 }
 
@@ -100,9 +115,9 @@ func (s *Streamer) End(ctx context.Context, rec engine.RunRecord, fin engine.Run
 		p.interrupts(ctx)
 	}
 	if fin.Error != nil {
-		p.publish("error", nil, errorData(fin.Error), nil)
+		p.publish(KindError, nil, errorData(fin.Error), nil)
 	}
-	p.publish("end", nil, nil, nil)
+	p.publish(KindEnd, nil, nil, nil)
 	if p.s.bus != nil {
 		p.q.hurry() // stored in the background: Wait drains it at shutdown
 	}
@@ -135,21 +150,24 @@ func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
 // carriedEvents returns the graph events the Shaper needs to shape a run's stream modes (nil:
 // every event). As in LangGraph, a run streams in the modes it was created with, and a client
 // joining it can have those or fewer: what no mode of the run needs is not published.
-func carriedEvents(modes []engine.StreamMode) map[string]bool {
-	carried := map[string]bool{}
+func carriedEvents(modes []engine.StreamMode) map[graph.Kind]bool {
+	carried := map[graph.Kind]bool{}
 	for _, m := range modes {
 		switch m {
-		case engine.StreamValues, engine.StreamUpdates, engine.StreamTasks, engine.StreamCheckpoints, engine.StreamCustom:
-			carried[string(m)] = true
+		case engine.StreamValues, engine.StreamUpdates, engine.StreamCheckpoints, engine.StreamCustom:
+			carried[graph.Kind(m)] = true
+		case engine.StreamTasks:
+			carried[graph.KindTaskStart], carried[graph.KindTaskResult] = true, true
 		case engine.StreamDebug:
-			carried["tasks"], carried["checkpoints"] = true, true
+			carried[graph.KindTaskStart], carried[graph.KindTaskResult], carried[graph.KindCheckpoint] = true, true, true
 		case engine.StreamTools:
 			// The tool calls of the react template (the thread protocol's tools channel).
 			carried[graphs.TraceToolStart], carried[graphs.TraceToolEnd] = true, true
 		case engine.StreamMessages, engine.StreamMessagesTuple:
 			// Chunks, the messages of states and updates (not to repeat them), and the task and
 			// step of each message's metadata.
-			for _, e := range []string{"messages", "values", "updates", "tasks", "checkpoints"} {
+			for _, e := range []graph.Kind{graph.KindMessages, graph.KindValues, graph.KindUpdates,
+				graph.KindTaskStart, graph.KindTaskResult, graph.KindCheckpoint} {
 				carried[e] = true
 			}
 		case engine.StreamEvents:
@@ -161,32 +179,27 @@ func carriedEvents(modes []engine.StreamMode) map[string]bool {
 
 // sink publishes one graph event.
 func (p *runPub) sink(e graph.Event) {
-	if p.carried != nil && !p.carried[e.Mode] {
+	if p.carried != nil && !p.carried[e.Kind] {
 		return
 	}
 	data := e.Data
-	switch e.Mode {
-	case "checkpoints":
-		data = p.checkpoint(e.Data)
-	case "messages":
+	switch d := e.Data.(type) {
+	case graph.CheckpointSaved:
+		data = p.checkpoint(d)
+	case graph.MessageChunk:
 		// Clients index the metadata's tags; the runtime leaves them out.
-		if t, ok := e.Data.([]any); ok && len(t) == 2 {
-			if md, ok := t[1].(map[string]any); ok && md["tags"] == nil {
-				md["tags"] = p.tags
-			}
+		if d.Metadata != nil && d.Metadata["tags"] == nil {
+			d.Metadata["tags"] = p.tags
 		}
 	}
-	p.publish(e.Mode, e.NS, data, nil)
+	p.publish(e.Kind, e.NS, data, nil)
 }
 
 // checkpoint shapes a checkpoints event ({checkpoint, metadata, parent}) as a history entry with
 // the checkpoint's and its parent's config (the SDKs' checkpoint payload): read back in full
 // when the run's modes want it, otherwise with what the event says.
-func (p *runPub) checkpoint(data any) any {
-	m, _ := data.(map[string]any)
-	ref, _ := m["checkpoint"].(graph.Ref)
-	parent, _ := m["parent"].(*graph.Ref)
-	md, _ := m["metadata"].(map[string]any)
+func (p *runPub) checkpoint(cp graph.CheckpointSaved) any {
+	ref, parent, md := cp.Checkpoint, cp.Parent, cp.Metadata
 	var out map[string]any
 	if p.full && p.s.cfg.Runner != nil && ref.ID != "" {
 		if snap, err := p.s.cfg.Runner.State(p.ctx, ref, false); err == nil && snap != nil {
@@ -226,35 +239,35 @@ func (p *runPub) interrupts(ctx context.Context) {
 	}
 	for _, t := range snap.Tasks {
 		if len(t.Interrupts) > 0 {
-			p.publish("tasks", nil, map[string]any{"id": t.ID, "name": t.Name, "error": nil, "result": nil, "interrupts": t.Interrupts}, nil)
+			p.publish(graph.KindTaskResult, nil, graph.TaskResult{ID: t.ID, Name: t.Name, Interrupts: t.Interrupts}, nil)
 		}
 	}
-	p.publish("updates", nil, map[string]any{graph.Interrupt: ivs}, nil)
+	p.publish(graph.KindUpdates, nil, graph.NodeUpdate{Node: graph.Interrupt, Values: ivs}, nil)
 	values := maps.Clone(map[string]any(snap.Values))
 	if values == nil {
 		values = map[string]any{}
 	}
 	values[graph.Interrupt] = ivs
-	p.publish("values", nil, values, nil)
+	p.publish(graph.KindValues, nil, values, nil)
 }
 
 // publish sends one event, in order after the previous ones of the run (see sender). An event
 // too large for a message is stored apart and sent by reference (see storeLarge); one that
 // cannot be encoded is replaced by an "error" event saying so.
-func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
+func (p *runPub) publish(event graph.Kind, ns []string, data any, run *RunInfo) {
 	if p.s.bus == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.buf.Reset()
-	p.buf.WriteString(wireVersion + "\n" + event + "\n")
+	p.buf.WriteString(wireVersion + "\n" + string(event) + "\n")
 	if len(ns) > 0 {
 		_ = p.encode(ns)
 	}
 	p.buf.WriteByte('\n')
-	if id := chunkID(event, data); id != "" {
-		_ = p.encode(id)
+	if c, ok := data.(graph.MessageChunk); ok && c.Chunk.ID != "" {
+		_ = p.encode(c.Chunk.ID)
 	}
 	p.buf.WriteByte('\n')
 	if run != nil {
@@ -277,24 +290,6 @@ func (p *runPub) publish(event string, ns []string, data any, run *RunInfo) {
 		body = bytes.Clone(p.buf.Bytes())
 	}
 	p.q.add(body)
-}
-
-// chunkID is the message id of a messages event's chunk ([chunk, metadata]), "" for others.
-func chunkID(event string, data any) string {
-	t, ok := data.([]any)
-	if event != "messages" || !ok || len(t) == 0 {
-		return ""
-	}
-	switch c := t[0].(type) {
-	case engine.MessageChunk:
-		return c.ID
-	case *engine.MessageChunk:
-		return c.ID
-	case map[string]any:
-		id, _ := c["id"].(string)
-		return id
-	}
-	return ""
 }
 
 // encode appends v's JSON to the buffer, without the encoder's trailing newline.

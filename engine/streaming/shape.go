@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
@@ -15,7 +16,9 @@ type Msg struct {
 	Seq   uint64
 	Time  time.Time
 	RunID string
-	Event string
+	// Event is the event's kind: a graph.Kind, or one of the run's own (KindMetadata, KindError,
+	// KindEnd). It says what Data holds, which is never searched to learn it.
+	Event graph.Kind
 	NS    []string
 	Data  json.RawMessage
 	Run   *RunInfo
@@ -86,7 +89,7 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 	}
 	visible := ns == "" || s.subgraphs
 	switch m.Event {
-	case "metadata":
+	case KindMetadata:
 		if s.runID != "" {
 			// A new attempt (the run was taken over after a crash) streams again from its
 			// last checkpoint: what was streamed of the lost step is dropped.
@@ -104,7 +107,7 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 			out = s.ev.start(s, m, out)
 		}
 		return out
-	case "error":
+	case KindError:
 		if s.ev != nil {
 			s.ev.failed = true
 		}
@@ -115,13 +118,13 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 			out = s.ev.tool(s, m, m.Event == graphs.TraceToolStart, out)
 		}
 		return out
-	case "end":
+	case KindEnd:
 		if s.ev != nil {
 			out = s.ev.end(s, m, out)
 		}
 		emit("end", []byte("null"))
 		return out
-	case "values":
+	case graph.KindValues:
 		if ns == "" {
 			s.values = m.Data
 		}
@@ -131,38 +134,37 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		if visible && s.modes[engine.StreamValues] {
 			emit("values"+suffix, m.Data)
 		}
-	case "updates":
+	case graph.KindUpdates:
 		if visible && s.modes[engine.StreamUpdates] {
 			emit("updates"+suffix, m.Data)
 		}
 		if visible && (s.modes[engine.StreamMessages] || s.modes[engine.StreamMessagesTuple]) {
 			out = s.completed(m, ns, suffix, out)
 		}
-	case "messages":
+	case graph.KindMessages:
 		if visible {
 			out = s.chunk(m, suffix, out)
 		}
 		if s.ev != nil {
 			out = s.ev.chunk(s, m, out)
 		}
-	case "tasks":
+	case graph.KindTaskStart, graph.KindTaskResult:
 		var t struct {
 			ID       string          `json:"id"`
 			Name     string          `json:"name"`
 			Input    json.RawMessage `json:"input"`
 			Triggers json.RawMessage `json:"triggers"`
-			Result   json.RawMessage `json:"result"`
 		}
-		if json.Unmarshal(m.Data, &t) != nil || t.Name == "__start__" {
+		if json.Unmarshal(m.Data, &t) != nil || t.Name == graph.Start {
 			return out // the start task is the runtime's own, as LangGraph hides it
 		}
-		start := !bytes.Contains(m.Data, []byte(`"result":`))
+		start := m.Event == graph.KindTaskStart
 		step := s.steps[ns] + 1
 		if start {
 			s.tasks[ns+"|"+t.Name] = taskInfo{id: t.ID, name: t.Name, step: step, triggers: t.Triggers, input: t.Input}
 		}
 		if visible && s.modes[engine.StreamTasks] {
-			emit("tasks"+suffix, m.Data)
+			emit(string(engine.StreamTasks)+suffix, m.Data)
 		}
 		if visible && s.modes[engine.StreamDebug] {
 			typ := "task_result"
@@ -174,7 +176,7 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 		if s.ev != nil {
 			out = s.ev.task(s, m, ns, start, out)
 		}
-	case "checkpoints":
+	case graph.KindCheckpoint:
 		var cp struct {
 			Metadata struct {
 				Step *int `json:"step"`
@@ -190,8 +192,8 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 			emit("debug"+suffix, debugJSON("checkpoint", m.Time, s.steps[ns], m.Data))
 		}
 	default:
-		if visible && s.modes[engine.StreamMode(m.Event)] {
-			emit(m.Event+suffix, m.Data)
+		if visible && s.modes[m.Event.Mode()] {
+			emit(string(m.Event)+suffix, m.Data)
 		}
 	}
 	return out

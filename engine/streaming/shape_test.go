@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
 )
 
 // msgs builds a run's messages from (event, ns, data) triples, numbered from 1.
@@ -19,7 +20,7 @@ func msgs(items ...[3]string) []Msg {
 		if it[1] != "" {
 			ns = strings.Split(it[1], "|")
 		}
-		out[i] = Msg{Seq: uint64(i + 1), Time: t, RunID: "r1", Event: it[0], NS: ns, Data: json.RawMessage(it[2])}
+		out[i] = Msg{Seq: uint64(i + 1), Time: t, RunID: "r1", Event: graph.Kind(it[0]), NS: ns, Data: json.RawMessage(it[2])}
 		if it[0] == "messages" {
 			var c []struct {
 				ID string `json:"id"`
@@ -115,12 +116,12 @@ func TestShaperMessagesModes(t *testing.T) {
 	}
 	ms := msgs(
 		[3]string{"metadata", "", `{"run_id":"r1","attempt":1}`},
-		[3]string{"tasks", "", `{"id":"t0","name":"__start__","input":{},"triggers":["__start__"]}`},
-		[3]string{"tasks", "", `{"id":"t1","name":"agent","input":{},"triggers":["branch:to:agent"]}`},
+		[3]string{"task_start", "", `{"id":"t0","name":"__start__","input":{},"triggers":["__start__"]}`},
+		[3]string{"task_start", "", `{"id":"t1","name":"agent","input":{},"triggers":["branch:to:agent"]}`},
 		chunk("he", ""),
 		chunk("llo", `,"tool_call_chunks":[{"name":"f","args":"{\"q\":","id":"c1","index":0,"type":"tool_call_chunk"}]`),
 		chunk("", `,"tool_calls":[{"name":"f","args":null,"id":"c1","type":"tool_call"}],"tool_call_chunks":[{"args":"1}","index":0,"type":"tool_call_chunk"}]`),
-		[3]string{"tasks", "", `{"id":"t1","name":"agent","result":{},"error":null,"interrupts":[]}`},
+		[3]string{"task_result", "", `{"id":"t1","name":"agent","result":{},"error":null,"interrupts":[]}`},
 		[3]string{"updates", "", `{"agent":{"messages":[{"content":"hello","type":"ai","id":"m1"}]}}`},
 		[3]string{"updates", "", `{"tool":{"messages":[{"content":"42","type":"tool","id":"m2","tool_call_id":"c1"}]}}`},
 		[3]string{"values", "", `{"messages":[{"content":"hello","type":"ai","id":"m1"},{"content":"42","type":"tool","id":"m2"}]}`},
@@ -166,10 +167,10 @@ func TestShaperTasksDebugAndEvents(t *testing.T) {
 	ms := msgs(
 		[3]string{"metadata", "", `{"run_id":"r1","attempt":1}`},
 		[3]string{"checkpoints", "", `{"metadata":{"step":-1},"values":{}}`},
-		[3]string{"tasks", "", `{"id":"t0","name":"__start__","input":{},"triggers":["__start__"]}`},
+		[3]string{"task_start", "", `{"id":"t0","name":"__start__","input":{},"triggers":["__start__"]}`},
 		[3]string{"checkpoints", "", `{"metadata":{"step":0},"values":{}}`},
-		[3]string{"tasks", "", `{"id":"t1","name":"agent","input":{"q":1},"triggers":["branch:to:agent"],"interrupts":[]}`},
-		[3]string{"tasks", "", `{"id":"t1","name":"agent","result":{"a":2},"error":null,"interrupts":[]}`},
+		[3]string{"task_start", "", `{"id":"t1","name":"agent","input":{"q":1},"triggers":["branch:to:agent"],"interrupts":[]}`},
+		[3]string{"task_result", "", `{"id":"t1","name":"agent","result":{"a":2},"error":null,"interrupts":[]}`},
 		[3]string{"checkpoints", "", `{"metadata":{"step":1},"values":{"a":2}}`},
 		[3]string{"values", "", `{"a":2}`},
 		[3]string{"end", "", `null`},

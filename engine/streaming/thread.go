@@ -187,7 +187,7 @@ func (f *Follower) threadEvent(ctx context.Context, w *writer, shapers map[strin
 		shapers[m.RunID] = sh
 	}
 	*frames = numbered(m, sh.Shape(m, (*frames)[:0]), slot)
-	if m.Event == "end" {
+	if m.Event == KindEnd {
 		delete(shapers, m.RunID)
 		f.s.awaitEnded(ctx, f.tenant, f.thread.req.ThreadID, m.RunID)
 	}
@@ -195,14 +195,14 @@ func (f *Follower) threadEvent(ctx context.Context, w *writer, shapers map[strin
 		if req.Resume && position(m.Seq, slot+k) <= req.After {
 			continue // the client has it
 		}
-		keep := runModes && fr.Event != "end" || lifecycle && m.Event == "metadata" && fr.Event == "metadata"
+		keep := runModes && fr.Event != "end" || lifecycle && m.Event == KindMetadata && fr.Event == "metadata"
 		if keep {
 			if err := w.write(fr); err != nil {
 				return err
 			}
 		}
 	}
-	if m.Event == "end" && (runModes || lifecycle) {
+	if m.Event == KindEnd && (runModes || lifecycle) {
 		// run_done stands in the slot of the run's end frame, which a thread stream does not
 		// show: its id is the end's, as a run's own stream sends it.
 		end := len(*frames)

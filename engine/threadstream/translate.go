@@ -179,7 +179,7 @@ func (t *Translator) Translate(m streaming.Msg, out []Event) []Event {
 		}
 	case "messages":
 		out = t.chunk(m, ns, out)
-	case "tasks":
+	case graph.KindTaskStart, graph.KindTaskResult:
 		var task struct {
 			Name string `json:"name"`
 		}

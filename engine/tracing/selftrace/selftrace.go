@@ -4,7 +4,7 @@
 //
 // A Tracer is a runs.Streamer. Begin opens a root chain span per run attempt (name: the graph
 // id; inputs: the run's input) and returns the sink that turns the run's graph events into spans:
-//   - a chain span per node task, from the "tasks" start and result events, under the root or,
+//   - a chain span per node task, from its task_start and task_result events, under the root or,
 //     in a subgraph, under the span of the task that runs the subgraph (the event's NS);
 //   - an llm span per model call, from the graphs' internal trace/llm_start and trace/llm_end
 //     events (engine/graphs): inputs and outputs in the native message format of

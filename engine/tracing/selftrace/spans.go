@@ -83,95 +83,94 @@ func (r *runTrace) child(id string, ns []string, name, runType string, start tim
 
 // handle folds one graph event into the trace.
 func (r *runTrace) handle(e graph.Event) {
-	switch e.Mode {
-	case "tasks", "values", graphs.TraceLLMStart, graphs.TraceLLMEnd, graphs.TraceToolStart, graphs.TraceToolEnd:
+	switch e.Kind {
+	case graph.KindValues, graph.KindTaskStart, graph.KindTaskResult,
+		graphs.TraceLLMStart, graphs.TraceLLMEnd, graphs.TraceToolStart, graphs.TraceToolEnd:
 	default:
 		return
 	}
-	d, _ := e.Data.(map[string]any)
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch e.Mode {
-	case "values":
+	switch d := e.Data.(type) {
+	case graph.State:
 		if len(e.NS) == 0 {
-			r.values = e.Data
+			r.values = d
 		}
-	case "tasks":
-		r.task(e.NS, d, now)
-	case graphs.TraceLLMStart:
-		id := str(d["id"])
-		if !trace.IsUUID(id) {
+	case graph.TaskStart:
+		r.taskStart(e.NS, d, now)
+	case graph.TaskResult:
+		r.taskResult(d, now)
+	case graphs.LLMStart:
+		if !trace.IsUUID(d.ID) {
 			return
 		}
-		model := str(d["model"])
-		name := model
+		name := d.Model
 		if name == "" {
 			name = "ChatModel"
 		}
-		s := r.child(id, e.NS, name, trace.RunLLM, timeOr(d["time"], now))
-		s.inputs = encoded(map[string]any{"messages": nativeMessages(d["messages"])})
+		s := r.child(d.ID, e.NS, name, trace.RunLLM, timeOr(d.Time, now))
+		s.inputs = encoded(map[string]any{"messages": nativeMessages(d.Messages)})
 		md := s.extra["metadata"].(map[string]any)
-		md["ls_provider"], md["ls_model_name"], md["ls_model_type"] = str(d["provider"]), model, "chat"
-		s.extra["invocation_params"] = map[string]any{"model": model, "tools": plain(d["tools"])}
-	case graphs.TraceLLMEnd:
-		s := r.open[str(d["id"])]
+		md["ls_provider"], md["ls_model_name"], md["ls_model_type"] = d.Provider, d.Model, "chat"
+		s.extra["invocation_params"] = map[string]any{"model": d.Model, "tools": plain(d.Tools)}
+	case graphs.LLMEnd:
+		s := r.open[d.ID]
 		if s == nil {
 			return
 		}
-		end := timeOr(d["time"], now)
-		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
-		if m, ok := d["message"].(engine.Message); ok && (m.ID != "" || m.Content != nil) {
+		end := timeOr(d.Time, now)
+		s.end, s.err, s.dirty = &end, strPtr(d.Error), true
+		if m := d.Message; m.ID != "" || m.Content != nil {
 			s.outputs = encoded(map[string]any{"messages": nativeMessages([]engine.Message{m})})
 		}
-		if ft, ok := d["first_token_time"].(*time.Time); ok && ft != nil {
+		if ft := d.FirstTokenTime; ft != nil {
 			s.events = append(s.events, map[string]any{"name": "new_token", "time": timeText(*ft)})
 		}
-	case graphs.TraceToolStart:
-		id := str(d["id"])
-		if !trace.IsUUID(id) {
+	case graphs.ToolStart:
+		if !trace.IsUUID(d.ID) {
 			return
 		}
-		s := r.child(id, e.NS, str(d["name"]), trace.RunTool, timeOr(d["time"], now))
-		s.inputs = object(d["input"], "input")
-		if c := str(d["tool_call_id"]); c != "" {
-			s.extra["metadata"].(map[string]any)["tool_call_id"] = c
+		s := r.child(d.ID, e.NS, d.Name, trace.RunTool, timeOr(d.Time, now))
+		s.inputs = object(d.Input, "input")
+		if d.ToolCallID != "" {
+			s.extra["metadata"].(map[string]any)["tool_call_id"] = d.ToolCallID
 		}
-	case graphs.TraceToolEnd:
-		s := r.open[str(d["id"])]
+	case graphs.ToolEnd:
+		s := r.open[d.ID]
 		if s == nil {
 			return
 		}
-		end := timeOr(d["time"], now)
-		s.end, s.err, s.dirty = &end, strPtr(d["error"]), true
-		s.outputs = wrapped("output", encoded(d["output"]))
+		end := timeOr(d.Time, now)
+		s.end, s.err, s.dirty = &end, strPtr(d.Error), true
+		s.outputs = wrapped("output", encoded(d.Output))
 	}
 }
 
-// task handles a "tasks" event: a task's start ({id, name, input, triggers}) opens a chain span,
-// its result ({id, name, result, error}) ends it. The graph's own start task is not traced.
-func (r *runTrace) task(ns []string, d map[string]any, now time.Time) {
-	taskID, name := str(d["id"]), str(d["name"])
-	if taskID == "" || name == graph.Start {
+// taskStart opens a chain span for a task that started. The graph's own start task is not
+// traced.
+func (r *runTrace) taskStart(ns []string, t graph.TaskStart, now time.Time) {
+	if t.ID == "" || t.Name == graph.Start {
 		return
 	}
-	if _, done := d["result"]; !done {
-		s := r.child(uuid.Must(uuid.NewV7()).String(), ns, name, trace.RunChain, now)
-		s.inputs = object(d["input"], "input")
-		md := s.extra["metadata"].(map[string]any)
-		md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = name, taskID, plain(d["triggers"])
-		md["langgraph_checkpoint_ns"] = strings.Join(append(append([]string(nil), ns...), name+":"+taskID), "|")
-		r.tasks[taskID] = s.id
-		return
-	}
-	s := r.open[r.tasks[taskID]]
-	if s == nil {
+	s := r.child(uuid.Must(uuid.NewV7()).String(), ns, t.Name, trace.RunChain, now)
+	s.inputs = object(t.Input, "input")
+	md := s.extra["metadata"].(map[string]any)
+	md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = t.Name, t.ID, plain(t.Triggers)
+	md["langgraph_checkpoint_ns"] = strings.Join(append(append([]string(nil), ns...), t.Name+":"+t.ID), "|")
+	r.tasks[t.ID] = s.id
+}
+
+// taskResult ends the chain span of a task that finished, with its writes or its error.
+func (r *runTrace) taskResult(t graph.TaskResult, now time.Time) {
+	s := r.open[r.tasks[t.ID]]
+	if t.ID == "" || s == nil {
 		return
 	}
 	s.end, s.dirty = &now, true
-	s.outputs = object(d["result"], "output")
-	if e, ok := d["error"].(map[string]any); ok {
-		msg := fmt.Sprintf("%s: %s", str(e["error"]), str(e["message"]))
+	s.outputs = object(t.Result, "output")
+	if t.Error != nil {
+		msg := fmt.Sprintf("%s: %s", t.Error.Error, t.Error.Message)
 		s.err = &msg
 	}
 }
@@ -334,26 +333,17 @@ func plain(v any) any {
 	return out
 }
 
-func str(v any) string { s, _ := v.(string); return s }
-
-// strPtr is v as an error text: a *string or string that is not empty, else nil.
-func strPtr(v any) *string {
-	switch s := v.(type) {
-	case *string:
-		if s != nil && *s != "" {
-			return s
-		}
-	case string:
-		if s != "" {
-			return &s
-		}
+// strPtr is s as an error text: nil when it is nil or empty.
+func strPtr(s *string) *string {
+	if s != nil && *s != "" {
+		return s
 	}
 	return nil
 }
 
-// timeOr is v as a time (a time.Time), else def.
-func timeOr(v any, def time.Time) time.Time {
-	if t, ok := v.(time.Time); ok && !t.IsZero() {
+// timeOr is t, or def when t is not set.
+func timeOr(t, def time.Time) time.Time {
+	if !t.IsZero() {
 		return t
 	}
 	return def

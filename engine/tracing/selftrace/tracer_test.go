@@ -81,13 +81,13 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 		Kwargs: engine.RunKwargs{Input: map[string]any{"q": "hi"},
 			Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
 	sink := tr.Begin(ctx, rec)
-	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t0", "name": graph.Start, "input": map[string]any{}}})
-	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "input": map[string]any{"q": "hi"}}})
-	sink(graph.Event{Mode: "tasks", NS: []string{"node:t1"}, Data: map[string]any{"id": "t2", "name": "inner", "input": "x"}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t0", Name: graph.Start, Input: map[string]any{}}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{"q": "hi"}}})
+	sink(graph.Event{Kind: graph.KindTaskStart, NS: []string{"node:t1"}, Data: graph.TaskStart{ID: "t2", Name: "inner", Input: "x"}})
 	llm := uuid.Must(uuid.NewV7()).String()
-	sink(graph.Event{Mode: graphs.TraceLLMStart, NS: []string{"node:t1", "inner:t2"}, Data: map[string]any{"id": llm,
-		"provider": "openai", "model": "gpt-4o-mini", "time": time.Now(),
-		"messages": []engine.Message{engine.NewMessage(engine.MessageHuman, "hi")}}})
+	sink(graph.Event{Kind: graphs.TraceLLMStart, NS: []string{"node:t1", "inner:t2"}, Data: graphs.LLMStart{ID: llm,
+		Provider: "openai", Model: "gpt-4o-mini", Time: time.Now(),
+		Messages: []engine.Message{engine.NewMessage(engine.MessageHuman, "hi")}}})
 	waitFor(t, "the open spans", func() bool {
 		runs := ing.snapshot()
 		return runs["g"].Status == trace.StatusPending && runs["gpt-4o-mini"].Status == trace.StatusPending
@@ -99,13 +99,13 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 	first := time.Now()
 	ai := engine.NewMessage(engine.MessageAI, "hello")
 	ai.UsageMetadata = &engine.UsageMetadata{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}
-	sink(graph.Event{Mode: graphs.TraceLLMEnd, NS: []string{"node:t1", "inner:t2"}, Data: map[string]any{"id": llm,
-		"message": ai, "first_token_time": &first, "error": (*string)(nil), "time": time.Now()}})
-	sink(graph.Event{Mode: "tasks", NS: []string{"node:t1"}, Data: map[string]any{"id": "t2", "name": "inner", "result": map[string]any{"a": 1}, "error": nil}})
-	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "result": nil,
-		"error": map[string]any{"error": "ValueError", "message": "bad"}}})
-	sink(graph.Event{Mode: "values", Data: map[string]any{"q": "hi", "a": 1}})
-	sink(graph.Event{Mode: "values", NS: []string{"node:t1"}, Data: map[string]any{"sub": true}})
+	sink(graph.Event{Kind: graphs.TraceLLMEnd, NS: []string{"node:t1", "inner:t2"}, Data: graphs.LLMEnd{ID: llm,
+		Message: ai, FirstTokenTime: &first, Time: time.Now()}})
+	sink(graph.Event{Kind: graph.KindTaskResult, NS: []string{"node:t1"}, Data: graph.TaskResult{ID: "t2", Name: "inner", Result: map[string]any{"a": 1}}})
+	sink(graph.Event{Kind: graph.KindTaskResult, Data: graph.TaskResult{ID: "t1", Name: "node",
+		Error: &graph.TaskError{Error: "ValueError", Message: "bad"}}})
+	sink(graph.Event{Kind: graph.KindValues, Data: graph.State{"q": "hi", "a": 1}})
+	sink(graph.Event{Kind: graph.KindValues, NS: []string{"node:t1"}, Data: graph.State{"sub": true}})
 	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunFailed, Error: &engine.RunError{Class: "ValueError", Message: "bad"}})
 	tr.Wait()
 
@@ -141,7 +141,7 @@ func TestTracerSecondAttempt(t *testing.T) {
 	started := time.Now().Add(-time.Minute).UTC()
 	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), AssistantID: "as"}}
 	sink := tr.Begin(ctx, rec)
-	sink(graph.Event{Mode: "tasks", Data: map[string]any{"id": "t1", "name": "node", "input": map[string]any{}}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{}}})
 	rec.Attempt, rec.StartedAt = 2, engine.At(started)
 	tr.Begin(ctx, rec)
 	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
