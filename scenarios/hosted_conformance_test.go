@@ -74,7 +74,7 @@ func conformance(ctx context.Context, t *testing.T, reg *graphs.Registry) {
 	sink := func(e graph.Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		modes = append(modes, e.Mode)
+		modes = append(modes, string(e.Kind))
 	}
 	run := graph.RunOptions{ThreadID: "th", Config: cfg, Saver: saver, Store: store, Sink: sink,
 		Input:       map[string]any{"messages": []any{map[string]any{"role": "user", "content": "Ada"}}},

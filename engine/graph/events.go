@@ -114,3 +114,15 @@ type CheckpointSaved struct {
 	Metadata   map[string]any `json:"metadata"`
 	Parent     *Ref           `json:"parent"`
 }
+
+// EncodedMessageChunk is a KindMessages event's data made outside the Go runtime, by a hosted
+// graph's own library: the [chunk, metadata] pair as the library encoded it (its message classes
+// carry fields engine.MessageChunk does not know, so it is passed on as written) and the chunk's
+// message id, which streams use to tell a streamed message from one to send whole.
+type EncodedMessageChunk struct {
+	ID   string
+	Pair json.RawMessage
+}
+
+// MarshalJSON encodes c as the pair it holds.
+func (c EncodedMessageChunk) MarshalJSON() ([]byte, error) { return c.Pair, nil }

@@ -99,7 +99,9 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 			if o.Sink == nil {
 				return
 			}
-			o.Sink(graph.Event{Mode: mode, NS: ns, Data: decodeAny(data)})
+			for _, e := range typedEvents(mode, ns, data) {
+				o.Sink(e)
+			}
 		},
 		onCall: (&calls{saver: saver, store: o.Store, sink: o.Sink}).serve,
 	}
@@ -283,7 +285,7 @@ func (c *calls) serve(ctx context.Context, method string, params json.RawMessage
 			if p.Ref.NS != "" {
 				ns = strings.Split(p.Ref.NS, "|")
 			}
-			c.sink(graph.Event{Mode: "checkpoints", NS: ns, Data: map[string]any{"checkpoint": p.Ref, "metadata": p.Metadata, "parent": p.Parent}})
+			c.sink(graph.Event{Kind: graph.KindCheckpoint, NS: ns, Data: graph.CheckpointSaved{Checkpoint: p.Ref, Metadata: p.Metadata, Parent: p.Parent}})
 		}
 		return nil, nil
 	case "checkpoint.put_writes":

@@ -63,7 +63,7 @@ func (e *events) modes() []string {
 	defer e.mu.Unlock()
 	var out []string
 	for _, ev := range e.all {
-		out = append(out, ev.Mode)
+		out = append(out, string(ev.Kind))
 	}
 	return out
 }

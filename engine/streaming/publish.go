@@ -266,8 +266,8 @@ func (p *runPub) publish(event graph.Kind, ns []string, data any, run *RunInfo) 
 		_ = p.encode(ns)
 	}
 	p.buf.WriteByte('\n')
-	if c, ok := data.(graph.MessageChunk); ok && c.Chunk.ID != "" {
-		_ = p.encode(c.Chunk.ID)
+	if id := chunkID(data); id != "" {
+		_ = p.encode(id)
 	}
 	p.buf.WriteByte('\n')
 	if run != nil {
@@ -290,6 +290,17 @@ func (p *runPub) publish(event graph.Kind, ns []string, data any, run *RunInfo) 
 		body = bytes.Clone(p.buf.Bytes())
 	}
 	p.q.add(body)
+}
+
+// chunkID is the message id of a messages event's chunk, "" for any other data.
+func chunkID(data any) string {
+	switch c := data.(type) {
+	case graph.MessageChunk:
+		return c.Chunk.ID
+	case graph.EncodedMessageChunk:
+		return c.ID
+	}
+	return ""
 }
 
 // encode appends v's JSON to the buffer, without the encoder's trailing newline.
