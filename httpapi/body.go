@@ -25,6 +25,58 @@ var stateBodyRoutes = map[string]bool{
 	"/threads/:thread_id/runs": true, "/threads/:thread_id/runs/wait": true, "/threads/:thread_id/runs/stream": true,
 	"/runs": true, "/runs/wait": true, "/runs/stream": true, "/runs/batch": true,
 	"/store/items": true, "/threads/:thread_id/commands": true,
+	"/a2a/:assistant_id": true, "/mcp": true,
+}
+
+// textBody is where checkUTF8 leaves the body it read, for ReadJSON to take instead of reading
+// (and copying) it again.
+const textBody = "jetgraph.text_body"
+
+// InvalidUTF8 records the one problem of a request text that is not valid UTF-8, at loc: the
+// same 422 on every route (runtime, control plane, A2A, MCP, tracing, a tracing multipart
+// body's JSON parts) rather than U+FFFD put in silently where the text is decoded.
+func InvalidUTF8(errs *engine.Violations, loc ...any) {
+	errs.Add("json_invalid", "Request body is not valid UTF-8", loc...)
+}
+
+// checkUTF8 refuses, on every route, a JSON body (see jsonContentType) that is not valid UTF-8,
+// before the route reads it: A2A and MCP decode bodies with decoders that would replace the
+// bad bytes. The body is read once, up to the route's limit, and handed back to the route. Left
+// to the route: compressed bodies and multipart ones (tracing checks its decoded text and JSON
+// parts with InvalidUTF8), bodies over the limit (the route's 413), and what the custom_url
+// proxy forwards (the deployment's server applies this rule itself).
+func checkUTF8(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		limit := bodyLimit(c)
+		enc := strings.TrimSpace(req.Header.Get(echo.HeaderContentEncoding))
+		if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 || req.ContentLength > int64(limit) ||
+			(enc != "" && !strings.EqualFold(enc, "identity")) || !jsonContentType(req.Header.Get(echo.HeaderContentType)) ||
+			strings.HasPrefix(c.Path(), "/deployments/") {
+			return next(c)
+		}
+		data, err := io.ReadAll(io.LimitReader(req.Body, int64(limit)+1))
+		if err != nil {
+			return engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
+		}
+		req.Body = readBack{Reader: io.MultiReader(bytes.NewReader(data), req.Body), Closer: req.Body}
+		if len(data) > limit {
+			return next(c) // the route answers 413
+		}
+		if !utf8.Valid(data) {
+			var errs engine.Violations
+			InvalidUTF8(&errs, "body", 0)
+			return errs.Err("read body")
+		}
+		c.Set(textBody, data)
+		return next(c)
+	}
+}
+
+// readBack is a request body read ahead: what was read, then the rest.
+type readBack struct {
+	io.Reader
+	io.Closer
 }
 
 // bodyLimit is the most bytes the body of c's route may have.
@@ -52,7 +104,11 @@ func jsonContentType(ct string) bool {
 // invalid UTF-8, invalid JSON, or null.
 func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 	limit := bodyLimit(c)
-	data, err := io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	data, read := c.Get(textBody).([]byte)
+	var err error
+	if !read {
+		data, err = io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
+	}
 	if err != nil {
 		return nil, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
 	}
@@ -67,7 +123,7 @@ func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 	case !jsonContentType(c.Request().Header.Get(echo.HeaderContentType)):
 		errs.Add("content_type", "Content-Type must be application/json", "header", "content-type")
 	case !utf8.Valid(data):
-		errs.Add("json_invalid", "Request body is not valid UTF-8", "body", 0)
+		InvalidUTF8(errs, "body", 0)
 	case !json.Valid(data):
 		errs.Add("json_invalid", "JSON decode error", "body", 0)
 	case bytes.Equal(data, []byte("null")):

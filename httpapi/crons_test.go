@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -42,12 +43,18 @@ func TestCronValidation(t *testing.T) {
 		{"unknown thread", "/threads/00000000-0000-4000-8000-000000000000/runs/crons", `{"assistant_id": "echo", "schedule": "* * * * *"}`, 404, nil},
 		{"bad thread id", "/threads/x/runs/crons", `{"assistant_id": "echo", "schedule": "* * * * *"}`, 422, [][]any{{"path", "thread_id"}}},
 		{"thread cron", "/threads/" + thread + "/runs/crons", `{"assistant_id": "echo", "schedule": "CRON_TZ=Europe/Paris 0 9 * * *"}`, 200, nil},
+		{"interval zero", "/runs/crons", `{"assistant_id": "echo", "schedule": "@every 0s"}`, 422, [][]any{{"body", "schedule"}}},
+		{"interval negative", "/runs/crons", `{"assistant_id": "echo", "schedule": "@every -1s"}`, 422, [][]any{{"body", "schedule"}}},
+		{"interval nanosecond", "/runs/crons", `{"assistant_id": "echo", "schedule": "@every 1ns"}`, 422, [][]any{{"body", "schedule"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, v := s.must(t, tc.status, "POST", tc.path, tc.body)
 			if tc.status != 422 {
 				return
+			}
+			if strings.HasPrefix(tc.name, "interval") && !strings.Contains(jsonText(t, v), "at least 1s (minEvery)") {
+				t.Errorf("the answer does not name the limit: %v", v)
 			}
 			var got [][]any
 			for _, d := range field(v, "detail").([]any) {

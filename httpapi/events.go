@@ -123,6 +123,7 @@ func (s *Server) streamEvents(c echo.Context, kind, id string, errs *engine.Viol
 			return nil
 		}
 		n++
+		e.Data = engine.MaskEventData(e.Aggregate.Kind, e.Type, e.Data) // shown as every answer shows it
 		if err := enc.Encode(e); err != nil {
 			return err
 		}

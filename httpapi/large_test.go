@@ -151,6 +151,9 @@ func TestLargeStatesRoundTrip(t *testing.T) {
 	var th engine.Thread
 	_ = json.Unmarshal([]byte(body), &th)
 	code, body = s.status(t, "GET", "/threads/"+th.ThreadID+"/state", "", nil)
+	if code != 200 {
+		t.Fatalf("state after supersteps: %d %.300s", code, body)
+	}
 	sameTexts(t, "supersteps", messageTexts(t, body), []string{step})
 	item := strings.Repeat("i", 2<<20)
 	if code, body = s.status(t, "PUT", "/store/items", `{"namespace":["n"],"key":"k","value":{"doc":"`+item+`"}}`, nil); code != 204 {

@@ -98,6 +98,7 @@ func New(d Deps) *Server {
 	e.Use(d.Metrics.middleware)
 	e.Use(cors(d.CORSOrigins))
 	e.Use(middleware.Recover())
+	e.Use(checkUTF8)
 
 	s.systemRoutes()
 	if d.Pprof {

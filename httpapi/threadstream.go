@@ -133,7 +133,8 @@ func (s *Server) threadEvents(c echo.Context) error {
 		buf, _ = json.Marshal(e)
 		return sink.WriteFrame(streaming.Frame{Event: e.Method, Data: buf, ID: e.EventID})
 	}, sink.Flush)
-	if err != nil && ctx.Err() == nil && !sink.sink.failed {
+	// Pump only returns with an error; it is news when neither the client nor the server ended it.
+	if ctx.Err() == nil && !sink.sink.failed {
 		s.log.Warn("thread event stream failed", "thread_id", id, "err", err)
 	}
 	return nil

@@ -18,6 +18,14 @@ var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron
 // goes on from there.
 const maxCatchUp = 1 << 20
 
+// minEvery is the shortest interval of @every: robfig/cron/v3 takes a shorter one (0s, -1s, 1ns)
+// as a second, and drops the fraction of a longer one, so such a cron would fire at another pace
+// than it says.
+const minEvery = time.Second
+
+// everyPrefix starts an interval schedule, as robfig/cron/v3 reads it.
+const everyPrefix = "@every "
+
 // Schedule is a parsed cron schedule in its time zone.
 type Schedule struct{ s cron.Schedule }
 
@@ -25,6 +33,37 @@ type Schedule struct{ s cron.Schedule }
 // carries its own CRON_TZ= prefix, which then wins over UTC). A spec with a prefix and a tz
 // naming another zone is refused: one of them would be ignored.
 func ParseSchedule(spec, tz string) (Schedule, error) {
+	if err := checkEvery(spec); err != nil {
+		return Schedule{}, err
+	}
+	return parseSchedule(spec, tz)
+}
+
+// checkEvery refuses an @every interval that is not a whole number of seconds, at least minEvery.
+// Other schedules, and intervals robfig/cron/v3 cannot read, are left to the parser.
+func checkEvery(spec string) error {
+	body := strings.TrimSpace(spec)
+	if strings.HasPrefix(body, "CRON_TZ=") || strings.HasPrefix(body, "TZ=") {
+		_, body, _ = strings.Cut(body, " ")
+		body = strings.TrimSpace(body)
+	}
+	rest, ok := strings.CutPrefix(body, everyPrefix)
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(rest)
+	if err != nil {
+		return nil
+	}
+	if d < minEvery || d%time.Second != 0 {
+		return fmt.Errorf("the interval of @every must be a whole number of seconds and at least %v (minEvery), not %v", minEvery, d)
+	}
+	return nil
+}
+
+// parseSchedule is ParseSchedule without the interval limit: the scheduler reads with it the
+// schedules stored before the limit, which fire as they always did until changed or deleted.
+func parseSchedule(spec, tz string) (Schedule, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		return Schedule{}, fmt.Errorf("the schedule is empty")

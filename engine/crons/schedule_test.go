@@ -28,6 +28,14 @@ func TestParseSchedule(t *testing.T) {
 		{"a zone and no fields", "CRON_TZ=UTC", "", ""},
 		{"a zone and no fields, with timezone", "CRON_TZ=UTC", "UTC", ""},
 		{"prefix and another timezone", "CRON_TZ=Europe/Paris 0 9 * * *", "Asia/Tokyo", ""},
+		{"every second", "@every 1s", "", "2026-03-10T12:00:01Z"},
+		{"every, with a zone", "CRON_TZ=UTC @every 2m", "", "2026-03-10T12:02:00Z"},
+		{"every zero", "@every 0s", "", ""},
+		{"every negative", "@every -1s", "", ""},
+		{"every nanosecond", "@every 1ns", "", ""},
+		{"every below a second", "@every 999ms", "", ""},
+		{"every fraction of a second", "@every 1500ms", "", ""},
+		{"every zero, with a zone", "CRON_TZ=UTC @every 0s", "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

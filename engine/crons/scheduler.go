@@ -111,7 +111,7 @@ func (s *Service) fire(ctx context.Context, id string, now time.Time) error {
 		if st.Timezone != nil {
 			tz = *st.Timezone
 		}
-		sched, err := ParseSchedule(st.Schedule, tz)
+		sched, err := parseSchedule(st.Schedule, tz)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}

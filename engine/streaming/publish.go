@@ -288,9 +288,15 @@ func (p *runPub) publish(event graph.Kind, ns []string, data any, run *RunInfo) 
 		p.buf = bytes.Buffer{}
 	} else {
 		body = bytes.Clone(p.buf.Bytes())
+		if p.buf.Cap() > maxKeptBuffer {
+			p.buf = bytes.Buffer{} // one large event does not keep a large buffer for the run
+		}
 	}
 	p.q.add(body)
 }
+
+// maxKeptBuffer is the largest encoding buffer a run's publisher keeps between events.
+const maxKeptBuffer = 1 << 20
 
 // chunkID is the message id of a messages event's chunk, "" for any other data.
 func chunkID(data any) string {

@@ -46,11 +46,6 @@ const (
 	StateFailed        TaskState = "failed"
 )
 
-// terminal reports whether a task in state s is over (nothing cancels it any more).
-func (s TaskState) terminal() bool {
-	return s == StateCompleted || s == StateCanceled || s == StateFailed
-}
-
 // Roles of a message's sender.
 const (
 	RoleUser  = "user"

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
@@ -19,6 +20,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/tracing/trace"
+	"github.com/jetgraph/jetgraph/httpapi"
 )
 
 // traceCapReader reads at most limit bytes of r; reading more fails with a TooLarge error, so that
@@ -217,6 +219,18 @@ func (t *traceParts) opOf(kind, id string) *tracing.Op {
 // add takes one part: its form name, its Content-Type and its bytes.
 func (t *traceParts) add(name, ctype string, data []byte) {
 	segs := strings.SplitN(name, ".", 3)
+	if segs[0] != "attachment" && !utf8.Valid(data) { // JSON text; an attachment's bytes are not
+		var bad engine.Violations
+		httpapi.InvalidUTF8(&bad, "body", name)
+		if len(segs) >= 2 && (segs[0] == trace.KindPost || segs[0] == trace.KindPatch) {
+			o := t.opOf(segs[0], strings.ToLower(segs[1])) // the run is refused, as for any bad part of it
+			o.Problems = append(o.Problems, bad...)
+		} else {
+			t.ops["?"+name] = &tracing.Op{Problems: bad}
+			t.b.Ops = append(t.b.Ops, t.ops["?"+name])
+		}
+		return
+	}
 	switch {
 	case len(segs) >= 2 && (segs[0] == trace.KindPost || segs[0] == trace.KindPatch):
 		id := strings.ToLower(segs[1])
@@ -254,12 +268,27 @@ func (t *traceParts) add(name, ctype string, data []byte) {
 	}
 }
 
-// parseTraceBatch reads a POST /runs/batch body: {"post": [run...], "patch": [run...]}.
-func parseTraceBatch(body io.Reader) (*tracing.Batch, error) {
-	const op = "tracing.batch"
+// readTraceText reads a body of JSON text (decompressed already): invalid UTF-8 is refused
+// whole, as on every route (httpapi.InvalidUTF8).
+func readTraceText(body io.Reader, op string) ([]byte, error) {
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return nil, traceBodyError(err, "request")
+	}
+	if !utf8.Valid(data) {
+		var bad engine.Violations
+		httpapi.InvalidUTF8(&bad, "body", 0)
+		return nil, bad.Err(op)
+	}
+	return data, nil
+}
+
+// parseTraceBatch reads a POST /runs/batch body: {"post": [run...], "patch": [run...]}.
+func parseTraceBatch(body io.Reader) (*tracing.Batch, error) {
+	const op = "tracing.batch"
+	data, err := readTraceText(body, op)
+	if err != nil {
+		return nil, err
 	}
 	var lists map[string]json.RawMessage
 	if err := json.Unmarshal(data, &lists); err != nil {

@@ -164,11 +164,7 @@ func (s *Handlers) traceIngestBatch(c echo.Context) error { return s.traceIngest
 
 // readTracedRun reads a body holding one run.
 func readTracedRun(body io.Reader) (json.RawMessage, error) {
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return nil, traceBodyError(err, "request")
-	}
-	return data, nil
+	return readTraceText(body, "tracing.run")
 }
 
 // postTracedRun answers POST /runs: one run.

@@ -35,7 +35,7 @@ func eventsCommand(o *options) *cobra.Command {
 		Short: "Print the events of one aggregate (thread, assistant, cron, store, deployment) as JSON lines, in log order",
 		Long: `Print the raw event log of one aggregate as JSON lines, in log order.
 
-kind is thread, assistant, cron, store or deployment (secret values masked); an assistant is named by its id or, as in the API, by the id
+kind is thread, assistant, cron, store or deployment; secret values are masked as the API masks them. An assistant is named by its id or, as in the API, by the id
 of a graph (its system assistant). An id without events is an error.
 
 It reads the log directly: from --nats-url when given, or from the embedded store in --data (which
@@ -147,6 +147,7 @@ func withEvents(ctx context.Context, o *options, agg eventlog.Aggregate, f func(
 				if !filter.keeps(e.Type) {
 					return nil
 				}
+				e.Data = engine.MaskEventData(e.Aggregate.Kind, e.Type, e.Data) // as the API shows it
 				line, err := json.Marshal(e)
 				if err != nil {
 					return err

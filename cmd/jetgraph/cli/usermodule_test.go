@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jetgraph/jetgraph/engine/controlplane/cptest"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
@@ -39,10 +39,7 @@ func TestOwnGraphsModule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		goTool = "go"
-	}
+	goTool := cptest.GoTool()
 	bin := filepath.Join(dir, "mygraphs")
 	start := time.Now()
 	for _, args := range [][]string{

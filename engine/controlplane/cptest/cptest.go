@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -91,10 +90,11 @@ func Root(t testing.TB) string {
 	return strings.TrimSpace(string(out))
 }
 
-// GoTool is the go command of the toolchain running the tests.
+// GoTool is the go command of the toolchain running the tests: go test puts its GOROOT/bin first
+// on the PATH of the test binary (since Go 1.19), so the first go on PATH is that toolchain's.
 func GoTool() string {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
 		return "go"
 	}
 	return goTool

@@ -153,7 +153,7 @@ func (p *proc) waitHealthy(ctx context.Context, timeout time.Duration) error {
 	client := &http.Client{Transport: p.transport, Timeout: 2 * time.Second}
 	tick := time.NewTicker(healthPoll)
 	defer tick.Stop()
-	last := errors.New("not started")
+	var last error // the latest failure, named when the time is up
 	p.mu.Lock()
 	before := p.exits
 	p.mu.Unlock()

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"testing"
 
@@ -25,7 +26,7 @@ var numberCases = []struct {
 	{"json.Number fraction", json.Number("1.5"), 1, false, true, true},
 	{"float32", float32(0.5), 1, false, false, true},
 	{"large", 1e300, 1, false, true, true},
-	{"negative zero", -0.0, 0, true, false, true},
+	{"negative zero", math.Copysign(0, -1), 0, true, false, true},
 	{"bool is no number", true, 1, false, false, false},
 	{"null is no number", nil, 0, false, false, false},
 }
