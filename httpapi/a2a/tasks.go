@@ -297,23 +297,6 @@ func stateOf(rec engine.RunRecord) TaskState {
 	return StateFailed
 }
 
-// runStatuses are the run statuses of a task state, for tasks/list's filter.
-func runStatuses(s TaskState) []string {
-	switch s {
-	case StateSubmitted:
-		return []string{engine.RunPending}
-	case StateWorking:
-		return []string{engine.RunRunning}
-	case StateCompleted:
-		return []string{engine.RunSuccess}
-	case StateInputRequired, StateCanceled:
-		return []string{engine.RunInterrupted}
-	case StateFailed:
-		return []string{engine.RunFailed, engine.RunTimeout}
-	}
-	return nil
-}
-
 // taskOptions say what a task's answer holds.
 type taskOptions struct {
 	history   *int // nil: the whole history of the task; 0: none
