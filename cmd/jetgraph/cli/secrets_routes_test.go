@@ -90,12 +90,14 @@ func TestNoRouteShowsPlantedSecrets(t *testing.T) {
 		"thread_id": thread, "run_id": runID, "assistant_id": assistant, "checkpoint_id": checkpoint, "trace_id": trace,
 		"session_id": session, "deployment_id": deployment, "revision_id": revision, "listener_id": none,
 		"feedback_id": none, "token": none, "namespace": "none", "file": "swagger-ui.css",
+		"name": "none",
 	}
 	// notOK are the GET routes whose answer here is not a 200, with why.
 	notOK := map[string]int{
-		"/tracing/feedback/{feedback_id}":    404, // no feedback given
-		"/tracing/feedback/tokens/{token}":   404, // no token made
-		"/v2/listeners/{listener_id}":        404, // no listener made
+		"/tracing/feedback/{feedback_id}":           404, // no feedback given
+		"/tracing/feedback/tokens/{token}":          404, // no token made
+		"/v2/listeners/{listener_id}":               404, // no listener made
+		"/tracing/runs/{run_id}/attachments/{name}": 404, // no attachment sent
 		"/mcp":                               405, // streamable HTTP, stateless: no GET stream
 		"/threads/{thread_id}/stream/events": 426, // a WebSocket upgrade
 	}
