@@ -118,6 +118,27 @@ async def main() -> None:
     check([r["status"] for r in runs] == ["error"], f"the failing run's status: {runs}")
     check((await client.threads.get(t4["thread_id"]))["status"] == "error", "the failing run's thread status")
 
+    # The graph's drawing and schemas come from the library, in the reference dev server's shapes
+    # (it answered these same values for this graph).
+    visits = (await client.assistants.search(graph_id="visits"))[0]["assistant_id"]
+    drawn = await client.assistants.get_graph(visits)
+    check(drawn == {
+        "nodes": [{"id": "__start__", "type": "runnable", "data": {"name": "__start__"}},
+                  {"id": "greet", "type": "runnable", "data": {"name": "greet"}},
+                  {"id": "ask", "type": "runnable", "data": {"name": "ask"}},
+                  {"id": "__end__"}],
+        "edges": [{"source": "__start__", "target": "greet"}, {"source": "greet", "target": "ask"},
+                  {"source": "ask", "target": "__end__"}]}, f"the drawn graph: {drawn}")
+    check(await client.assistants.get_graph(visits, xray=True) == drawn, "xray without subgraphs")
+    schemas = await client.assistants.get_schemas(visits)
+    check(schemas["graph_id"] == "visits", f"schemas' graph: {schemas['graph_id']}")
+    for key, title in (("input_schema", "State"), ("output_schema", "State"), ("state_schema", "visits_state")):
+        check(schemas[key]["title"] == title and list(schemas[key]["properties"]) == ["messages", "profile"],
+              f"{key}: {schemas[key].get('title')} {list(schemas[key].get('properties', {}))}")
+    check("Profile" in schemas["input_schema"]["$defs"], "the pydantic model in the input schema")
+    check(schemas["config_schema"] == {} and schemas["context_schema"] is None,
+          f"config and context: {schemas['config_schema']} {schemas['context_schema']}")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")
