@@ -57,6 +57,15 @@ assert.deepEqual(contents(out), ["Bo", "Howdy, Bo"]);
 out = await client.runs.wait(null, "greeter", { input: { messages: [{ role: "user", content: "Cy" }] } });
 assert.deepEqual(contents(out), ["Cy", "Hello, Cy"]);
 
+// The graph's drawing comes from the library; schemas are not drawn for TypeScript graphs yet.
+const visitsId = (await client.assistants.search({ graphId: "visits" }))[0].assistant_id;
+const drawn = await client.assistants.getGraph(visitsId);
+assert.deepEqual(drawn.nodes.map((n) => n.id), ["__start__", "greet", "ask", "__end__"]);
+// The JS library lists edges in its own order (ask → __end__ before greet → ask).
+assert.deepEqual(drawn.edges.map((e) => `${e.source}>${e.target}`).sort(), ["__start__>greet", "ask>__end__", "greet>ask"]);
+assert.ok(drawn.nodes.every((n) => n.data === undefined || n.data.id === undefined), "no class paths");
+assert.deepEqual(await client.assistants.getGraph(visitsId, { xray: true }), drawn);
+
 // A Go graph beside them.
 out = await client.runs.wait(null, "echo", { input: { messages: [{ role: "user", content: "hi" }] } });
 assert.equal(contents(out).at(-1), "echo: hi");
