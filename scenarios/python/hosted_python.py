@@ -139,6 +139,32 @@ async def main() -> None:
     check(schemas["config_schema"] == {} and schemas["context_schema"] is None,
           f"config and context: {schemas['config_schema']} {schemas['context_schema']}")
 
+    # A subgraph: xray draws its nodes in the parent's place, and a run streamed with subgraphs
+    # names the subgraph's events by the parent's node and task (the reference answered the same).
+    nested = (await client.assistants.search(graph_id="nested"))[0]["assistant_id"]
+    drawn = await client.assistants.get_graph(nested, xray=True)
+    check(drawn == {
+        "nodes": [{"id": "__start__", "type": "runnable", "data": {"name": "__start__"}},
+                  {"id": "outer_word", "type": "runnable", "data": {"name": "outer_word"}},
+                  {"id": "__end__"},
+                  {"id": "child:inner_word", "type": "runnable", "data": {"name": "child:inner_word"}}],
+        "edges": [{"source": "__start__", "target": "child:inner_word"},
+                  {"source": "child:inner_word", "target": "outer_word"},
+                  {"source": "outer_word", "target": "__end__"}]}, f"the xray drawing: {drawn}")
+    flat = await client.assistants.get_graph(nested)
+    check([n["id"] for n in flat["nodes"]] == ["__start__", "child", "outer_word", "__end__"], f"without xray: {flat}")
+    parts = [(p.event, p.data) async for p in client.runs.stream(None, "nested", input={"words": []},
+                                                                  stream_mode="updates", stream_subgraphs=True)]
+    # jetgraph closes every stream with an "end" event, which the reference dev server (0.16.7) did
+    # not send here; the SDK ignores it.
+    parts = [(e, d) for e, d in parts if e not in ("metadata", "end")]
+    events = [e for e, _ in parts]
+    check(len(events) == 3 and events[0].startswith("updates|child:") and events[1:] == ["updates", "updates"],
+          f"subgraph events: {events}")
+    check([d for _, d in parts] == [
+        {"inner_word": {"words": ["inner"]}}, {"child": {"words": ["inner"]}},
+        {"outer_word": {"words": ["inner", "outer"]}}], f"subgraph updates: {parts}")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")
