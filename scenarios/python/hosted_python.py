@@ -165,6 +165,19 @@ async def main() -> None:
         {"inner_word": {"words": ["inner"]}}, {"child": {"words": ["inner"]}},
         {"outer_word": {"words": ["inner", "outer"]}}], f"subgraph updates: {parts}")
 
+    # A subgraph's own interrupt: the parent stops inside it, the thread's state with subgraphs
+    # shows the subgraph's state under its task, and a resume finishes both (as the reference).
+    t5 = await client.threads.create()
+    await client.runs.wait(t5["thread_id"], "asking", input={"words": []})
+    state = await client.threads.get_state(t5["thread_id"], subgraphs=True)
+    task = state["tasks"][0]
+    check(state["next"] == ["child"] and task["name"] == "child" and task["interrupts"][0]["value"] == "a word?",
+          f"stopped in the subgraph: {state}")
+    check(task["state"]["values"] == {"words": []} and task["state"]["next"] == ["inner_ask"]
+          and task["state"]["checkpoint"]["checkpoint_ns"].startswith("child:"), f"the subgraph's state: {task}")
+    out = await client.runs.wait(t5["thread_id"], "asking", command={"resume": "yes"})
+    check(out == {"words": ["yes"]}, f"resumed in the subgraph: {out}")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")
