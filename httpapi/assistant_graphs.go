@@ -175,6 +175,16 @@ func (s *Server) assistantSubgraphs(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
+	if d, ok, err := s.hostedGraph(c.Request().Context(), op, id); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		raw, err := d.Subgraphs(c.Request().Context(), namespace, recurse)
+		if err != nil {
+			return engine.E(engine.Op(op), engine.BadRequest, fmt.Sprintf("Failed to get subgraphs: %v", err), err)
+		}
+		return c.JSONBlob(http.StatusOK, raw)
+	}
 	_, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
@@ -204,6 +214,7 @@ func (s *Server) assistantSubgraphs(c echo.Context) error {
 type hostedDescriber interface {
 	Drawing(ctx context.Context, xray int) (json.RawMessage, error)
 	Schemas(ctx context.Context) (map[string]json.RawMessage, error)
+	Subgraphs(ctx context.Context, namespace string, recurse bool) (json.RawMessage, error)
 }
 
 // hostedGraph returns the assistant's graph when a host process runs it (ok false for a Go graph).

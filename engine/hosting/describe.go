@@ -12,6 +12,7 @@ import (
 const (
 	frameGraph   = "graph"
 	frameSchemas = "schemas"
+	frameSubs    = "subgraphs"
 )
 
 // Drawing returns the library's drawable graph as JSON ({nodes, edges}), subgraphs expanded to
@@ -40,4 +41,15 @@ func (g *Graph) Schemas(ctx context.Context) (map[string]json.RawMessage, error)
 		return nil, fmt.Errorf("hosting: schemas: %w", err)
 	}
 	return out, nil
+}
+
+// Subgraphs returns the schemas of the graph's subgraphs by namespace ("child", "child|inner"),
+// those under namespace only ("" for all), every level when recurse; a JSON object in the
+// library's order.
+func (g *Graph) Subgraphs(ctx context.Context, namespace string, recurse bool) (json.RawMessage, error) {
+	raw, err := g.request(ctx, frameSubs, nil, map[string]any{"namespace": namespace, "recurse": recurse})
+	if err != nil {
+		return nil, fmt.Errorf("hosting: subgraphs: %w", err)
+	}
+	return raw, nil
 }

@@ -153,6 +153,9 @@ async def main() -> None:
                   {"source": "outer_word", "target": "__end__"}]}, f"the xray drawing: {drawn}")
     flat = await client.assistants.get_graph(nested)
     check([n["id"] for n in flat["nodes"]] == ["__start__", "child", "outer_word", "__end__"], f"without xray: {flat}")
+    subs = await client.assistants.get_subgraphs(nested, recurse=True)
+    check(list(subs) == ["child"] and subs["child"]["input_schema"]["title"] == "State"
+          and list(subs["child"]["state_schema"]["properties"]) == ["words"], f"the subgraphs: {subs}")
     parts = [(p.event, p.data) async for p in client.runs.stream(None, "nested", input={"words": []},
                                                                   stream_mode="updates", stream_subgraphs=True)]
     # jetgraph closes every stream with an "end" event, which the reference dev server (0.16.7) did

@@ -557,6 +557,22 @@ def _error(e: BaseException) -> dict[str, Any]:
     return {"class": type(e).__name__, "message": str(e), "traceback": "".join(traceback.format_exception(e))[-4000:]}
 
 
+def _graph_schemas(g: Graph) -> dict[str, Any]:
+    """A graph's JSON Schemas: input, output, state (its stream channels), config (the
+    configurable part only) and context; a schema the library cannot draw is null."""
+    def attempt(f: Any) -> Any:
+        try:
+            return f()
+        except Exception:  # noqa: BLE001 - the reference answers null for an undrawable schema
+            return None
+    return {
+        "input_schema": attempt(g.get_input_jsonschema),
+        "output_schema": attempt(g.get_output_jsonschema),
+        "state_schema": attempt(lambda: _state_jsonschema(g)),
+        "config_schema": attempt(lambda: _configurable_jsonschema(g)),
+        "context_schema": attempt(g.get_context_jsonschema),
+    }
+
 def _state_jsonschema(g: Graph) -> dict[str, Any]:
     """A model of the graph's stream channels, each typed by what it accepts (Any when pydantic
     cannot draw it)."""
@@ -729,18 +745,13 @@ class Host:
     async def do_schemas(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """The graph's JSON Schemas: input, output, state (its stream channels), config (the
         configurable part only) and context; a schema the library cannot draw is null."""
-        def attempt(f: Any) -> Any:
-            try:
-                return f()
-            except Exception:  # noqa: BLE001 - the reference answers null for an undrawable schema
-                return None
-        return {
-            "input_schema": attempt(g.get_input_jsonschema),
-            "output_schema": attempt(g.get_output_jsonschema),
-            "state_schema": attempt(lambda: _state_jsonschema(g)),
-            "config_schema": attempt(lambda: _configurable_jsonschema(g)),
-            "context_schema": attempt(g.get_context_jsonschema),
-        }
+        return _graph_schemas(g)
+
+    async def do_subgraphs(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """The schemas of the graph's subgraphs by namespace (under `namespace`, all levels when
+        `recurse`), in the order the library yields them."""
+        return {ns: _graph_schemas(sub) async for ns, sub in g.aget_subgraphs(
+            namespace=frame.get("namespace") or None, recurse=bool(frame.get("recurse")))}
 
 
 async def main() -> None:
