@@ -178,6 +178,10 @@ async def main() -> None:
           f"stopped in the subgraph: {state}")
     check(task["state"]["values"] == {"words": []} and task["state"]["next"] == ["inner_ask"]
           and task["state"]["checkpoint"]["checkpoint_ns"].startswith("child:"), f"the subgraph's state: {task}")
+    # The subgraph's checkpoint reads as its own state (the reference answered the same).
+    sub = await client.threads.get_state(t5["thread_id"], checkpoint=task["state"]["checkpoint"])
+    check(sub["values"] == {"words": []} and sub["next"] == ["inner_ask"]
+          and sub["checkpoint"]["checkpoint_ns"] == task["state"]["checkpoint"]["checkpoint_ns"], f"the subgraph's checkpoint: {sub}")
     out = await client.runs.wait(t5["thread_id"], "asking", command={"resume": "yes"})
     check(out == {"words": ["yes"]}, f"resumed in the subgraph: {out}")
 
