@@ -66,6 +66,19 @@ assert.deepEqual(drawn.edges.map((e) => `${e.source}>${e.target}`).sort(), ["__s
 assert.ok(drawn.nodes.every((n) => n.data === undefined || n.data.id === undefined), "no class paths");
 assert.deepEqual(await client.assistants.getGraph(visitsId, { xray: true }), drawn);
 
+// A subgraph: a run streamed with subgraphs names the subgraph's events by the parent's node and task.
+const nested = (await client.assistants.search({ graphId: "nested" }))[0].assistant_id;
+// Left open: the JS library's getGraphAsync does not expand this subgraph with xray here (it
+// draws "child" as one node), unlike the Python library; the drawing is asserted without xray.
+const flat = await client.assistants.getGraph(nested);
+assert.deepEqual(flat.nodes.map((n) => n.id), ["__start__", "child", "outer_word", "__end__"]);
+const parts = [];
+for await (const p of client.runs.stream(null, "nested", { input: { words: [] }, streamMode: "updates", streamSubgraphs: true })) {
+  if (p.event !== "metadata" && p.event !== "end") parts.push([p.event, p.data]);
+}
+assert.match(parts[0][0], /^updates\|child:/);
+assert.deepEqual(parts.map(([, d]) => d), [{ inner_word: { words: ["inner"] } }, { child: { words: ["inner"] } }, { outer_word: { words: ["inner", "outer"] } }]);
+
 // A Go graph beside them.
 out = await client.runs.wait(null, "echo", { input: { messages: [{ role: "user", content: "hi" }] } });
 assert.equal(contents(out).at(-1), "echo: hi");
