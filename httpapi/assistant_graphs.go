@@ -99,6 +99,16 @@ func (s *Server) assistantGraph(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
+	if d, ok, err := s.hostedGraph(c.Request().Context(), op, id); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		raw, err := d.Drawing(c.Request().Context(), xray)
+		if err != nil {
+			return engine.E(engine.Op(op), engine.BadRequest, fmt.Sprintf("Failed to draw graph: %v", err), err)
+		}
+		return c.JSONBlob(http.StatusOK, raw)
+	}
 	_, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
@@ -114,6 +124,21 @@ func (s *Server) assistantSchemas(c echo.Context) error {
 	id := s.assistantPath(c, &errs)
 	if err := errs.Err(op); err != nil {
 		return err
+	}
+	if d, ok, err := s.hostedGraph(c.Request().Context(), op, id); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		sch, err := d.Schemas(c.Request().Context())
+		if err != nil {
+			return engine.E(engine.Op(op), engine.BadRequest, fmt.Sprintf("Failed to get schemas: %v", err), err)
+		}
+		a, _ := s.deps.Assistants.Get(c.Request().Context(), id)
+		out := map[string]any{"graph_id": a.GraphID}
+		for k, v := range sch {
+			out[k] = v
+		}
+		return OK(c, out)
 	}
 	a, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
@@ -150,6 +175,16 @@ func (s *Server) assistantSubgraphs(c echo.Context) error {
 	if err := errs.Err(op); err != nil {
 		return err
 	}
+	if d, ok, err := s.hostedGraph(c.Request().Context(), op, id); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		raw, err := d.Subgraphs(c.Request().Context(), namespace, recurse)
+		if err != nil {
+			return engine.E(engine.Op(op), engine.BadRequest, fmt.Sprintf("Failed to get subgraphs: %v", err), err)
+		}
+		return c.JSONBlob(http.StatusOK, raw)
+	}
 	_, g, err := s.graphOf(c.Request().Context(), op, id)
 	if err != nil {
 		return err
@@ -173,4 +208,36 @@ func (s *Server) assistantSubgraphs(c echo.Context) error {
 	}
 	buf.WriteByte('}')
 	return c.JSONBlob(http.StatusOK, buf.Bytes())
+}
+
+// hostedDescriber is a hosted graph that its host describes (*hosting.Graph is one).
+type hostedDescriber interface {
+	Drawing(ctx context.Context, xray int) (json.RawMessage, error)
+	Schemas(ctx context.Context) (map[string]json.RawMessage, error)
+	Subgraphs(ctx context.Context, namespace string, recurse bool) (json.RawMessage, error)
+}
+
+// hostedGraph returns the assistant's graph when a host process runs it (ok false for a Go graph).
+func (s *Server) hostedGraph(ctx context.Context, op, id string) (hostedDescriber, bool, error) {
+	if s.deps.Graphs == nil {
+		return nil, false, nil
+	}
+	a, err := s.deps.Assistants.Get(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	e, found := s.deps.Graphs.Get(a.GraphID)
+	if !found || e.Code == nil {
+		return nil, false, nil
+	}
+	configurable, _ := a.Config["configurable"].(map[string]any)
+	r, err := s.deps.Graphs.Runnable(a.GraphID, graph.Config{Configurable: configurable})
+	if err != nil {
+		return nil, false, engine.E(engine.Op(op), engine.BadRequest, fmt.Sprintf("Failed to build graph '%s': %v", a.GraphID, err), err)
+	}
+	d, ok := r.(hostedDescriber)
+	if !ok {
+		return nil, false, nil
+	}
+	return d, true, nil
 }

@@ -98,6 +98,8 @@ type StateService interface {
 type GraphCatalog interface {
 	Get(id string) (graphs.Entry, bool)
 	Build(id string, cfg graph.Config) (*graph.Graph, error)
+	// Runnable returns a Go graph or a hosted graph (which a host process runs).
+	Runnable(id string, cfg graph.Config) (graphs.Runnable, error)
 }
 
 // StreamService follows what runs and threads stream (StreamsOf(*streaming.Streamer) is one).

@@ -58,6 +58,7 @@ func TestHostConformance(t *testing.T) {
 				}
 			}
 			conformance(ctx, t, reg)
+			drawingConformance(ctx, t, reg)
 		})
 	}
 }
@@ -223,4 +224,45 @@ func (s *items) Search(context.Context, engine.StoreQuery) ([]engine.Item, error
 
 func (s *items) ListNamespaces(context.Context, engine.NamespaceQuery) ([][]string, error) {
 	return nil, nil
+}
+
+// drawingConformance holds both hosts' graph requests to one drawing of "visits": the same nodes
+// and edges (in any order: the libraries list them differently), without the nodes' class paths.
+func drawingConformance(ctx context.Context, t *testing.T, reg *graphs.Registry) {
+	r, err := reg.Runnable("visits", graph.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := r.(*hosting.Graph).Drawing(ctx, graph.XrayAll)
+	if err != nil {
+		t.Fatalf("graph request: %v", err)
+	}
+	var drawn struct {
+		Nodes []struct {
+			ID   string         `json:"id"`
+			Data map[string]any `json:"data"`
+		} `json:"nodes"`
+		Edges []struct{ Source, Target string } `json:"edges"`
+	}
+	if err := json.Unmarshal(raw, &drawn); err != nil {
+		t.Fatalf("drawing %s: %v", raw, err)
+	}
+	var nodes, edges []string
+	for _, n := range drawn.Nodes {
+		if _, ok := n.Data["id"]; ok {
+			t.Errorf("node %s keeps its class path: %s", n.ID, raw)
+		}
+		nodes = append(nodes, n.ID)
+	}
+	for _, e := range drawn.Edges {
+		edges = append(edges, e.Source+">"+e.Target)
+	}
+	slices.Sort(nodes)
+	slices.Sort(edges)
+	if want := []string{"__end__", "__start__", "ask", "greet"}; !slices.Equal(nodes, want) {
+		t.Errorf("nodes %v, want %v", nodes, want)
+	}
+	if want := []string{"__start__>greet", "ask>__end__", "greet>ask"}; !slices.Equal(edges, want) {
+		t.Errorf("edges %v, want %v", edges, want)
+	}
 }

@@ -57,6 +57,28 @@ assert.deepEqual(contents(out), ["Bo", "Howdy, Bo"]);
 out = await client.runs.wait(null, "greeter", { input: { messages: [{ role: "user", content: "Cy" }] } });
 assert.deepEqual(contents(out), ["Cy", "Hello, Cy"]);
 
+// The graph's drawing comes from the library; schemas are not drawn for TypeScript graphs yet.
+const visitsId = (await client.assistants.search({ graphId: "visits" }))[0].assistant_id;
+const drawn = await client.assistants.getGraph(visitsId);
+assert.deepEqual(drawn.nodes.map((n) => n.id), ["__start__", "greet", "ask", "__end__"]);
+// The JS library lists edges in its own order (ask → __end__ before greet → ask).
+assert.deepEqual(drawn.edges.map((e) => `${e.source}>${e.target}`).sort(), ["__start__>greet", "ask>__end__", "greet>ask"]);
+assert.ok(drawn.nodes.every((n) => n.data === undefined || n.data.id === undefined), "no class paths");
+assert.deepEqual(await client.assistants.getGraph(visitsId, { xray: true }), drawn);
+
+// A subgraph: a run streamed with subgraphs names the subgraph's events by the parent's node and task.
+const nested = (await client.assistants.search({ graphId: "nested" }))[0].assistant_id;
+// Left open: the JS library's getGraphAsync does not expand this subgraph with xray here (it
+// draws "child" as one node), unlike the Python library; the drawing is asserted without xray.
+const flat = await client.assistants.getGraph(nested);
+assert.deepEqual(flat.nodes.map((n) => n.id), ["__start__", "child", "outer_word", "__end__"]);
+const parts = [];
+for await (const p of client.runs.stream(null, "nested", { input: { words: [] }, streamMode: "updates", streamSubgraphs: true })) {
+  if (p.event !== "metadata" && p.event !== "end") parts.push([p.event, p.data]);
+}
+assert.match(parts[0][0], /^updates\|child:/);
+assert.deepEqual(parts.map(([, d]) => d), [{ inner_word: { words: ["inner"] } }, { child: { words: ["inner"] } }, { outer_word: { words: ["inner", "outer"] } }]);
+
 // A Go graph beside them.
 out = await client.runs.wait(null, "echo", { input: { messages: [{ role: "user", content: "hi" }] } });
 assert.equal(contents(out).at(-1), "echo: hi");

@@ -118,6 +118,73 @@ async def main() -> None:
     check([r["status"] for r in runs] == ["error"], f"the failing run's status: {runs}")
     check((await client.threads.get(t4["thread_id"]))["status"] == "error", "the failing run's thread status")
 
+    # The graph's drawing and schemas come from the library, in the reference dev server's shapes
+    # (it answered these same values for this graph).
+    visits = (await client.assistants.search(graph_id="visits"))[0]["assistant_id"]
+    drawn = await client.assistants.get_graph(visits)
+    check(drawn == {
+        "nodes": [{"id": "__start__", "type": "runnable", "data": {"name": "__start__"}},
+                  {"id": "greet", "type": "runnable", "data": {"name": "greet"}},
+                  {"id": "ask", "type": "runnable", "data": {"name": "ask"}},
+                  {"id": "__end__"}],
+        "edges": [{"source": "__start__", "target": "greet"}, {"source": "greet", "target": "ask"},
+                  {"source": "ask", "target": "__end__"}]}, f"the drawn graph: {drawn}")
+    check(await client.assistants.get_graph(visits, xray=True) == drawn, "xray without subgraphs")
+    schemas = await client.assistants.get_schemas(visits)
+    check(schemas["graph_id"] == "visits", f"schemas' graph: {schemas['graph_id']}")
+    for key, title in (("input_schema", "State"), ("output_schema", "State"), ("state_schema", "visits_state")):
+        check(schemas[key]["title"] == title and list(schemas[key]["properties"]) == ["messages", "profile"],
+              f"{key}: {schemas[key].get('title')} {list(schemas[key].get('properties', {}))}")
+    check("Profile" in schemas["input_schema"]["$defs"], "the pydantic model in the input schema")
+    check(schemas["config_schema"] == {} and schemas["context_schema"] is None,
+          f"config and context: {schemas['config_schema']} {schemas['context_schema']}")
+
+    # A subgraph: xray draws its nodes in the parent's place, and a run streamed with subgraphs
+    # names the subgraph's events by the parent's node and task (the reference answered the same).
+    nested = (await client.assistants.search(graph_id="nested"))[0]["assistant_id"]
+    drawn = await client.assistants.get_graph(nested, xray=True)
+    check(drawn == {
+        "nodes": [{"id": "__start__", "type": "runnable", "data": {"name": "__start__"}},
+                  {"id": "outer_word", "type": "runnable", "data": {"name": "outer_word"}},
+                  {"id": "__end__"},
+                  {"id": "child:inner_word", "type": "runnable", "data": {"name": "child:inner_word"}}],
+        "edges": [{"source": "__start__", "target": "child:inner_word"},
+                  {"source": "child:inner_word", "target": "outer_word"},
+                  {"source": "outer_word", "target": "__end__"}]}, f"the xray drawing: {drawn}")
+    flat = await client.assistants.get_graph(nested)
+    check([n["id"] for n in flat["nodes"]] == ["__start__", "child", "outer_word", "__end__"], f"without xray: {flat}")
+    subs = await client.assistants.get_subgraphs(nested, recurse=True)
+    check(list(subs) == ["child"] and subs["child"]["input_schema"]["title"] == "State"
+          and list(subs["child"]["state_schema"]["properties"]) == ["words"], f"the subgraphs: {subs}")
+    parts = [(p.event, p.data) async for p in client.runs.stream(None, "nested", input={"words": []},
+                                                                  stream_mode="updates", stream_subgraphs=True)]
+    # jetgraph closes every stream with an "end" event, which the reference dev server (0.16.7) did
+    # not send here; the SDK ignores it.
+    parts = [(e, d) for e, d in parts if e not in ("metadata", "end")]
+    events = [e for e, _ in parts]
+    check(len(events) == 3 and events[0].startswith("updates|child:") and events[1:] == ["updates", "updates"],
+          f"subgraph events: {events}")
+    check([d for _, d in parts] == [
+        {"inner_word": {"words": ["inner"]}}, {"child": {"words": ["inner"]}},
+        {"outer_word": {"words": ["inner", "outer"]}}], f"subgraph updates: {parts}")
+
+    # A subgraph's own interrupt: the parent stops inside it, the thread's state with subgraphs
+    # shows the subgraph's state under its task, and a resume finishes both (as the reference).
+    t5 = await client.threads.create()
+    await client.runs.wait(t5["thread_id"], "asking", input={"words": []})
+    state = await client.threads.get_state(t5["thread_id"], subgraphs=True)
+    task = state["tasks"][0]
+    check(state["next"] == ["child"] and task["name"] == "child" and task["interrupts"][0]["value"] == "a word?",
+          f"stopped in the subgraph: {state}")
+    check(task["state"]["values"] == {"words": []} and task["state"]["next"] == ["inner_ask"]
+          and task["state"]["checkpoint"]["checkpoint_ns"].startswith("child:"), f"the subgraph's state: {task}")
+    # The subgraph's checkpoint reads as its own state (the reference answered the same).
+    sub = await client.threads.get_state(t5["thread_id"], checkpoint=task["state"]["checkpoint"])
+    check(sub["values"] == {"words": []} and sub["next"] == ["inner_ask"]
+          and sub["checkpoint"]["checkpoint_ns"] == task["state"]["checkpoint"]["checkpoint_ns"], f"the subgraph's checkpoint: {sub}")
+    out = await client.runs.wait(t5["thread_id"], "asking", command={"resume": "yes"})
+    check(out == {"words": ["yes"]}, f"resumed in the subgraph: {out}")
+
     # Go graphs beside the hosted ones.
     out = await client.runs.wait(None, "echo", input={"messages": [{"role": "user", "content": "hi"}]})
     check(contents(out)[-1] == "echo: hi", f"the Go echo graph: {out}")

@@ -77,6 +77,7 @@ from langgraph.store.base import (  # noqa: E402
     SearchOp,
 )
 from langgraph.types import Command, Interrupt, Send, StateSnapshot, StreamMode  # noqa: E402
+from pydantic import TypeAdapter, create_model  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
 
@@ -556,6 +557,54 @@ def _error(e: BaseException) -> dict[str, Any]:
     return {"class": type(e).__name__, "message": str(e), "traceback": "".join(traceback.format_exception(e))[-4000:]}
 
 
+def _graph_schemas(g: Graph) -> dict[str, Any]:
+    """A graph's JSON Schemas: input, output, state (its stream channels), config (the
+    configurable part only) and context; a schema the library cannot draw is null."""
+    def attempt(f: Any) -> Any:
+        try:
+            return f()
+        except Exception:  # noqa: BLE001 - the reference answers null for an undrawable schema
+            return None
+    return {
+        "input_schema": attempt(g.get_input_jsonschema),
+        "output_schema": attempt(g.get_output_jsonschema),
+        "state_schema": attempt(lambda: _state_jsonschema(g)),
+        "config_schema": attempt(lambda: _configurable_jsonschema(g)),
+        "context_schema": attempt(g.get_context_jsonschema),
+    }
+
+def _state_jsonschema(g: Graph) -> dict[str, Any]:
+    """A model of the graph's stream channels, each typed by what it accepts (Any when pydantic
+    cannot draw it)."""
+    fields: dict[str, Any] = {}
+    for k in g.stream_channels_list:
+        kind = g.channels[k].UpdateType
+        try:
+            TypeAdapter(kind).json_schema()
+        except Exception:  # noqa: BLE001 - an undrawable channel type is Any
+            kind = Any
+        fields[k] = (kind, None)
+    return cast(dict[str, Any], create_model(g.get_name("State"), **fields).model_json_schema())
+
+
+# Keys of configurable the server sets itself, which no config schema shows.
+_SERVER_CONFIGURABLE = ("__pregel_checkpointer", "__pregel_store", "checkpoint_id", "checkpoint_ns", "thread_id")
+
+
+def _configurable_jsonschema(g: Graph) -> dict[str, Any]:
+    """The configurable part of the graph's config schema ({} when it has none)."""
+    fields = getattr(g.config_schema(), "model_fields", None) or {}
+    if "configurable" not in fields:
+        return {}
+    out = cast(dict[str, Any], TypeAdapter(fields["configurable"].annotation).json_schema())
+    for key in _SERVER_CONFIGURABLE:
+        out.get("properties", {}).pop(key, None)
+    name = getattr(getattr(g, "config_type", None), "__name__", None)
+    if name:
+        out["title"] = name
+    return out
+
+
 def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     def ref(config: RunnableConfig | None) -> dict[str, str] | None:
         return _ref(config) if config else None
@@ -593,11 +642,13 @@ class Host:
             task = self.tasks.get(frame.get("id", ""))
             if task is not None:
                 task.cancel()
-        elif t in ("run", "state", "history", "update_state"):
+        elif isinstance(t, str) and hasattr(self, "do_" + t):
             rid = frame["id"]
             self.tasks[rid] = asyncio.create_task(self.serve(frame))
         else:
             print(f"jetgraph host: unknown frame {t!r}", file=sys.stderr)
+            if "id" in frame:  # a request this host does not know still gets its answer
+                self.conn.send({"t": "done", "id": frame["id"], "error": {"class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
 
     async def serve(self, frame: dict[str, Any]) -> None:
         rid = frame["id"]
@@ -606,8 +657,11 @@ class Host:
             if loaded is None:
                 raise KeyError(f"no graph {frame['graph']!r} in this host")
             config = cast(RunnableConfig, frame.get("config") or {})
-            g = (await loaded.build(config)).copy(update={
-                "checkpointer": JetgraphSaver(self.conn, rid), "store": JetgraphStore(self.conn, rid)})
+            built = await loaded.build(config)
+            g = built.copy(update={
+                "checkpointer": JetgraphSaver(self.conn, rid), "store": JetgraphStore(self.conn, rid),
+                # An unnamed graph takes its graph id as its name, as on the reference servers.
+                **({"name": frame["graph"]} if built.name == "LangGraph" else {})})
             handler = getattr(self, "do_" + frame["t"])
             result = await handler(rid, g, frame, config)
             self.conn.send({"t": "done", "id": rid, "result": result})
@@ -675,6 +729,29 @@ class Host:
             cfg["configurable"].pop("checkpoint_id", None)
         out = await g.aupdate_state(cfg, frame.get("values"), as_node=frame.get("as_node") or None)
         return {"checkpoint": _ref(out)}
+
+
+    async def do_graph(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """The library's drawable graph as JSON without the nodes' class paths (data.id), as the
+        reference server answers; xray is a depth (-1 for every level)."""
+        depth = int(frame.get("xray") or 0)
+        xray: bool | int = True if depth < 0 else depth
+        drawn = cast(dict[str, Any], (await g.aget_graph(config, xray=xray)).to_json())
+        for node in drawn.get("nodes", []):
+            if isinstance(node.get("data"), dict):
+                node["data"].pop("id", None)
+        return drawn
+
+    async def do_schemas(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """The graph's JSON Schemas: input, output, state (its stream channels), config (the
+        configurable part only) and context; a schema the library cannot draw is null."""
+        return _graph_schemas(g)
+
+    async def do_subgraphs(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """The schemas of the graph's subgraphs by namespace (under `namespace`, all levels when
+        `recurse`), in the order the library yields them."""
+        return {ns: _graph_schemas(sub) async for ns, sub in g.aget_subgraphs(
+            namespace=frame.get("namespace") or None, recurse=bool(frame.get("recurse")))}
 
 
 async def main() -> None:

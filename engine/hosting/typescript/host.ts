@@ -404,6 +404,8 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
           }
           return outl;
         }
+        case "graph":
+          return drawing(g, config, frame.xray as number);
         case "update_state": {
           if (!cp.configurable.checkpoint_id) delete (cp.configurable as Obj).checkpoint_id;
           const c = await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
@@ -424,6 +426,17 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
   } finally {
     running.delete(id);
   }
+}
+
+// The graph's drawing as the library's JSON, without the nodes' class paths (data.id), as the
+// reference servers answer; xray -1 expands every level.
+async function drawing(g: Runnable, config: Config, xray: number): Promise<unknown> {
+  const drawable = g as unknown as { getGraphAsync: (c: Obj) => Promise<{ toJSON: () => { nodes?: { data?: unknown }[] } }> };
+  const out = (await drawable.getGraphAsync({ ...config, xray: xray < 0 ? true : xray })).toJSON();
+  for (const node of out.nodes ?? []) {
+    if (node.data !== null && typeof node.data === "object") delete (node.data as Obj).id;
+  }
+  return out;
 }
 
 // Interrupt nodes as the library takes them: "*" (every node) is a string, not a list.
