@@ -156,6 +156,11 @@ func (h *Host) WaitReady(ctx context.Context) error {
 }
 
 func (h *Host) proc(ctx context.Context) (*proc, error) {
+	// A host being restarted is waited for, as long as one start may take: a host that cannot
+	// start fails its requests as unavailable instead of holding them (and their runs' leases)
+	// until it is fixed.
+	wait := time.NewTimer(h.cfg.StartTimeout + h.cfg.MaxBackoff)
+	defer wait.Stop()
 	for {
 		h.mu.Lock()
 		p, ready, health := h.cur, h.ready, h.health
@@ -165,6 +170,9 @@ func (h *Host) proc(ctx context.Context) (*proc, error) {
 		}
 		select {
 		case <-ready:
+		case <-wait.C:
+			return nil, engine.E(engine.Op("hosting.run"), engine.Unavailable,
+				fmt.Sprintf("The %s host is not running: %v", h.cfg.Language, health))
 		case <-ctx.Done():
 			return nil, engine.E(engine.Op("hosting.run"), engine.Unavailable,
 				fmt.Sprintf("The %s host is not running: %v", h.cfg.Language, health), ctx.Err())

