@@ -21,7 +21,7 @@ import (
 const (
 	readyTimeout = 60 * time.Second
 	stopTimeout  = 10 * time.Second
-	nodeTimeout  = 120 * time.Second
+	nodeTimeout  = 120 * time.Second // one client script (node or python)
 )
 
 // binDir holds the jetgraph binary built for this test process.
@@ -261,18 +261,26 @@ func (s *server) Stop() {
 func runNode(t *testing.T, srv *server, script string, args ...string) string {
 	t.Helper()
 	ensureNodeModules(t)
+	return runClient(t, []string{"JETGRAPH_URL=" + srv.URL}, "node", append([]string{script}, args...)...)
+}
+
+// runClient runs a client program (node or python and its arguments) with env added to this
+// process's environment, bounded by nodeTimeout, and returns its stdout. A non-zero exit fails
+// the test with both outputs.
+func runClient(t *testing.T, env []string, program string, args ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), nodeTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
-	cmd.Env = append(os.Environ(), "JETGRAPH_URL="+srv.URL)
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (timed out after %v)", err, nodeTimeout)
 		}
-		t.Fatalf("node %s %s: %v\n--- stdout ---\n%s\n--- stderr ---\n%s",
-			script, shorten(strings.Join(args, " ")), err, stdout.String(), stderr.String())
+		t.Fatalf("%s %s: %v\n--- stdout ---\n%s\n--- stderr ---\n%s",
+			filepath.Base(program), shorten(strings.Join(args, " ")), err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
 }

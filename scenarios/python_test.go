@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -14,9 +12,6 @@ import (
 	"syscall"
 	"testing"
 )
-
-// pythonTimeout bounds one Python client script, as nodeTimeout bounds a Node one.
-const pythonTimeout = nodeTimeout
 
 // pythonRequirements is the lock file (exact versions with hashes) of the official Python clients.
 const pythonRequirements = "python/requirements.txt"
@@ -140,18 +135,6 @@ func runPython(t *testing.T, srv *server, script string, args ...string) string 
 func runPythonEnv(t *testing.T, srv *server, env []string, script string, args ...string) string {
 	t.Helper()
 	py := ensurePython(t)
-	ctx, cancel := context.WithTimeout(context.Background(), pythonTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, append([]string{"-X", "dev", filepath.Join("python", script)}, args...)...)
-	cmd.Env = append(append(os.Environ(), "JETGRAPH_URL="+srv.URL, "PYTHONUNBUFFERED=1"), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (timed out after %v)", err, pythonTimeout)
-		}
-		t.Fatalf("python %s %s: %v\n--- stdout ---\n%s\n--- stderr ---\n%s",
-			script, shorten(strings.Join(args, " ")), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
+	env = append([]string{"JETGRAPH_URL=" + srv.URL, "PYTHONUNBUFFERED=1"}, env...)
+	return runClient(t, env, py, append([]string{"-X", "dev", filepath.Join("python", script)}, args...)...)
 }
