@@ -41,7 +41,15 @@ func TestHostedPythonHostKilled(t *testing.T) {
 	}
 	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedPythonConfig, "--python", userPython)
-	m := regexp.MustCompile(`msg="host started" host=python .*pid=(\d+)`).FindAllStringSubmatch(srv.logs.String(), -1)
+	killHostMidRun(t, srv, "python")
+}
+
+// killHostMidRun has hosted_python_kill.py kill srv's one host of language (its pid read from
+// the log's start line) while a run is in its second step, and checks that the run ended once
+// and that the server resumed it after losing its host.
+func killHostMidRun(t *testing.T, srv *server, language string) {
+	t.Helper()
+	m := regexp.MustCompile(`msg="host started" host=`+language+` .*pid=(\d+)`).FindAllStringSubmatch(srv.logs.String(), -1)
 	if len(m) != 1 {
 		t.Fatalf("the host's start in the log: %v", m)
 	}

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -70,16 +69,7 @@ func TestHostedTypeScriptHostKilled(t *testing.T) {
 	}
 	ensureTypeScriptProject(t)
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
-	m := regexp.MustCompile(`msg="host started" host=typescript .*pid=(\d+)`).FindAllStringSubmatch(srv.logs.String(), -1)
-	if len(m) != 1 {
-		t.Fatalf("the host's start in the log: %v", m)
-	}
-	if got := lastLine(runPython(t, srv, "hosted_python_kill.py", m[0][1])); got != "ok" {
-		t.Fatalf("hosted_python_kill.py printed %q, want ok", got)
-	}
-	if !strings.Contains(srv.logs.String(), "host lost a run; resuming it from its last checkpoint") {
-		t.Error("the host was not killed mid-run")
-	}
+	killHostMidRun(t, srv, "typescript")
 }
 
 // TestHostedTypeScriptConfigCheck: `jetgraph config check` loads a langgraph.json's TypeScript
