@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,34 +14,37 @@ import (
 // with its own @langchain/langgraph pinned by its package-lock.json, and nothing for jetgraph.
 const hostedTypeScriptConfig = "hosted/typescript/langgraph.json"
 
-var (
-	tsProjectOnce sync.Once
-	tsProjectErr  error
-)
+// npmProjects are the TypeScript projects whose dependencies this test process installed, by folder.
+var npmProjects sync.Map // string → *npmProject
+
+type npmProject struct {
+	once sync.Once
+	err  error
+}
 
 // ensureTypeScriptProject installs the scenario project's dependencies from its lock file once.
 func ensureTypeScriptProject(t *testing.T) {
 	t.Helper()
+	ensureNpmProject(t, filepath.Dir(hostedTypeScriptConfig))
+}
+
+// ensureNpmProject installs the dependencies of the project in dir from its lock file (npm ci,
+// as its user would) once per test process.
+func ensureNpmProject(t *testing.T, dir string) {
+	t.Helper()
 	ensureNodeModules(t) // node and npm are there, and the SDK the script drives jetgraph with
-	tsProjectOnce.Do(func() {
+	p, _ := npmProjects.LoadOrStore(dir, &npmProject{})
+	project := p.(*npmProject)
+	project.once.Do(func() {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = filepath.Dir(hostedTypeScriptConfig)
+		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tsProjectErr = &npmError{err: err, out: string(out)}
+			project.err = fmt.Errorf("npm ci in %s: %w\n%s", dir, err, out)
 		}
 	})
-	if tsProjectErr != nil {
-		t.Fatal(tsProjectErr)
+	if project.err != nil {
+		t.Fatal(project.err)
 	}
-}
-
-type npmError struct {
-	err error
-	out string
-}
-
-func (e *npmError) Error() string {
-	return "npm ci in the TypeScript project: " + e.err.Error() + "\n" + e.out
 }
 
 // TestHostedTypeScript serves LangGraph.js graphs as written (a langgraph.json naming
