@@ -16,8 +16,10 @@ async function stream(tid, opts) {
   }
   return parts;
 }
-// The AI's token chunks of the parent graph's messages events.
-const tokens = (parts) => parts.filter(([e, d]) => e === "messages" && d[0].type === "AIMessageChunk" && d[0].content).map(([, d]) => d[0].content);
+// The AI's token chunks of the parent graph's messages events (typed "ai" by the JS reference
+// server, "AIMessageChunk" by the Python one).
+const isAI = (m) => m.type === "ai" || m.type === "AIMessageChunk";
+const tokens = (parts) => parts.filter(([e, d]) => e === "messages" && isAI(d[0]) && d[0].content).map(([, d]) => d[0].content);
 
 assert.deepEqual((await client.assistants.search({ limit: 100 })).map((a) => a.graph_id), ["agent"]);
 

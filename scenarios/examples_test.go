@@ -163,7 +163,7 @@ func checkReadmeSteps(t *testing.T, srv *server) {
 			}
 			if event != "messages" {
 				toolMessages = append(toolMessages, msg[0].Type+": "+msg[0].Content)
-			} else if msg[0].Type == "AIMessageChunk" && msg[0].Content != "" {
+			} else if (msg[0].Type == "AIMessageChunk" || msg[0].Type == "ai") && msg[0].Content != "" { // "ai": the JS reference's
 				tokens = append(tokens, msg[0].Content)
 			}
 		}
