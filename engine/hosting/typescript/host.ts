@@ -20,7 +20,7 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
-import { BaseCheckpointSaver, BaseStore, Command, Send } from "@langchain/langgraph";
+import { BaseCheckpointSaver, BaseStore, Command, Send, messagesStateReducer } from "@langchain/langgraph";
 import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
 
 const PROTOCOL = 1;
@@ -406,13 +406,17 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
         }
         case "graph":
           return drawing(g, config, frame.xray as number);
+        case "schemas":
+          return apiSchemas(await schemasOf(g));
+        case "subgraphs":
+          return subgraphSchemas(g, (frame.namespace as string) || undefined, Boolean(frame.recurse));
         case "update_state": {
           if (!cp.configurable.checkpoint_id) delete (cp.configurable as Obj).checkpoint_id;
           const c = await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
           return { checkpoint: refOf(c) };
         }
       }
-      throw new Error(`unknown request ${frame.t}`);
+      throw Object.assign(new Error(`unknown request ${frame.t}`), { name: "UnknownRequest" });
     });
     send({ t: "done", id, result });
   } catch (e) {
@@ -435,6 +439,128 @@ async function drawing(g: Runnable, config: Config, xray: number): Promise<unkno
   const out = (await drawable.getGraphAsync({ ...config, xray: xray < 0 ? true : xray })).toJSON();
   for (const node of out.nodes ?? []) {
     if (node.data !== null && typeof node.data === "object") delete (node.data as Obj).id;
+  }
+  return out;
+}
+
+// JSON Schemas of a graph, in the JS reference server's names: `null` where none can be drawn.
+type GraphSchema = { state: unknown; input: unknown; output: unknown; config: unknown };
+type Channels = Record<string, { operator?: unknown; initialValueFactory?: () => unknown }>;
+type SchemaLike = { getJsonSchema: () => unknown; getInputJsonSchema: () => unknown };
+type Builder = {
+  _schemaDefinition?: Channels; _inputDefinition?: Channels; _outputDefinition?: Channels;
+  _schemaRuntimeDefinition?: unknown; _inputRuntimeDefinition?: unknown; _outputRuntimeDefinition?: unknown;
+  _configRuntimeSchema?: unknown;
+};
+
+const isSchemaLike = (v: unknown): v is SchemaLike =>
+  typeof v === "object" && v !== null && typeof (v as SchemaLike).getJsonSchema === "function" &&
+  typeof (v as SchemaLike).getInputJsonSchema === "function";
+
+const anyDrawn = (s: GraphSchema): boolean => Object.values(s).some((x) => x !== undefined && x !== null);
+
+// The graph's schemas drawn the way the JS reference server draws them at runtime, with the
+// project's own libraries: a StateSchema draws itself; Zod state through the library's Zod
+// registry (which keeps withLangGraph's JSON Schema extras), else through LangChain's Zod to JSON
+// Schema conversion. Annotation state has no runtime types (the reference server parses the
+// TypeScript source for them): it is drawn from its channels (below).
+async function schemasOf(g: Runnable): Promise<GraphSchema> {
+  const b = (g as unknown as { builder?: Builder }).builder;
+  if (b === undefined) return { state: null, input: null, output: null, config: null };
+  if ([b._schemaRuntimeDefinition, b._inputRuntimeDefinition, b._outputRuntimeDefinition].some(isSchemaLike)) {
+    const st = b._schemaRuntimeDefinition;
+    const inp = b._inputRuntimeDefinition;
+    const s: GraphSchema = {
+      state: isSchemaLike(st) ? st.getJsonSchema() : null,
+      input: isSchemaLike(inp) ? inp.getInputJsonSchema() : typeof inp === "symbol" && isSchemaLike(st) ? st.getInputJsonSchema() : null,
+      output: isSchemaLike(b._outputRuntimeDefinition) ? b._outputRuntimeDefinition.getJsonSchema() : null,
+      config: null,
+    };
+    if (anyDrawn(s)) return s;
+  }
+  const registry = await import("@langchain/langgraph/zod/schema").catch(() => undefined);
+  if (registry !== undefined) {
+    const s: GraphSchema = {
+      state: registry.getUpdateTypeSchema(g), input: registry.getInputTypeSchema(g),
+      output: registry.getOutputTypeSchema(g), config: registry.getConfigTypeSchema(g),
+    };
+    if (anyDrawn(s)) return s;
+  }
+  const zod = await zodSchemas(b);
+  return zod ?? annotationSchemas(b);
+}
+
+// Zod state that the library's registry does not know, converted by LangChain (no extras).
+async function zodSchemas(b: Builder): Promise<GraphSchema | undefined> {
+  const [conv, types] = await Promise.all([
+    import("@langchain/core/utils/json_schema").catch(() => undefined),
+    import("@langchain/core/utils/types").catch(() => undefined),
+  ]);
+  if (conv === undefined || types === undefined) return undefined;
+  const draw = (v: unknown): unknown => {
+    if (!types.isZodSchemaV4(v) && !types.isZodSchemaV3(v)) return null;
+    try {
+      return conv.toJsonSchema(v as never);
+    } catch {
+      return null;
+    }
+  };
+  const state = draw(b._schemaRuntimeDefinition) as Obj | null;
+  const s: GraphSchema = {
+    state,
+    input: draw(b._inputRuntimeDefinition) ?? (state ? { ...state, required: undefined } : null),
+    output: draw(b._outputRuntimeDefinition),
+    config: draw(b._configRuntimeSchema),
+  };
+  return anyDrawn(s) ? s : undefined;
+}
+
+// Annotation state as what its channels tell at runtime: every channel by name; a channel with
+// the library's messages reducer as a list of messages (marked as jetgraph's Go graphs mark
+// theirs); another with a default by its default's JSON type; the rest as any value ({}). The
+// config and context of an Annotation graph are not known at runtime: null.
+function annotationSchemas(b: Builder): GraphSchema {
+  const draw = (channels?: Channels): Obj | null => {
+    if (channels === undefined) return null;
+    const properties: Obj = {};
+    for (const [name, ch] of Object.entries(channels)) properties[name] = channelSchema(ch);
+    return { type: "object", properties };
+  };
+  return { state: draw(b._schemaDefinition), input: draw(b._inputDefinition), output: draw(b._outputDefinition), config: null };
+}
+
+function channelSchema(ch: Channels[string]): Obj {
+  if (ch.operator === messagesStateReducer) return { type: "array", items: { type: "object" }, langgraph_type: "messages" };
+  let v: unknown;
+  try {
+    v = ch.initialValueFactory?.();
+  } catch {
+    return {};
+  }
+  if (Array.isArray(v)) return { type: "array" };
+  if (v === null || v === undefined) return {};
+  if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") return { type: typeof v };
+  return typeof v === "object" ? { type: "object" } : {};
+}
+
+// A graph's schemas in the API's names; JS graphs have one schema for config and context.
+function apiSchemas(s: GraphSchema): Obj {
+  return {
+    input_schema: s.input ?? null, output_schema: s.output ?? null, state_schema: s.state ?? null,
+    config_schema: s.config ?? null, context_schema: s.config ?? null,
+  };
+}
+
+// The schemas of the graph's subgraphs by namespace, in the library's order, under both the API's
+// names and the JS reference server's (state, input, output, config), as jetgraph answers for
+// Go graphs.
+async function subgraphSchemas(g: Runnable, namespace: string | undefined, recurse: boolean): Promise<Obj> {
+  const subs = (g as unknown as { getSubgraphsAsync: (ns?: string, recurse?: boolean) => AsyncIterable<[string, Runnable]> })
+    .getSubgraphsAsync(namespace, recurse);
+  const out: Obj = {};
+  for await (const [ns, sub] of subs) {
+    const s = await schemasOf(sub);
+    out[ns] = { ...apiSchemas(s), state: s.state ?? null, input: s.input ?? null, output: s.output ?? null, config: s.config ?? null };
   }
   return out;
 }
