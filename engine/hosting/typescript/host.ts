@@ -147,14 +147,37 @@ const requests = new AsyncLocalStorage<string>();
 const calls = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextCall = 0;
 
+// The calls of each request still waiting for their answer.
+const pending = new Map<string, Set<Promise<unknown>>>();
+
 function call(method: string, params: Obj): Promise<unknown> {
   const req = requests.getStore();
   if (req === undefined) return Promise.reject(new Error(`jetgraph: ${method} outside a request`));
   const id = `c${++nextCall}`;
-  return new Promise((resolve, reject) => {
+  const answer = new Promise((resolve, reject) => {
     calls.set(id, { resolve, reject });
     send({ t: "call", id, req, method, params });
   });
+  const open = pending.get(req) ?? new Set();
+  pending.set(req, open);
+  open.add(answer);
+  void answer.catch(() => undefined).finally(() => open.delete(answer));
+  return answer;
+}
+
+// settle waits until the request's calls are answered: jetgraph has then stored every checkpoint
+// and write the library handed to the saver, also those it put in the background of a run that
+// was cancelled, before the request's done frame tells it the run ended.
+async function settle(req: string): Promise<void> {
+  for (;;) {
+    // A turn of the event loop lets the library issue what it had started (a checkpoint's
+    // writes follow its put).
+    await new Promise((r) => setImmediate(r));
+    const open = pending.get(req);
+    if (open === undefined || open.size === 0) break;
+    await Promise.allSettled([...open]);
+  }
+  pending.delete(req);
 }
 
 function refOf(config: Config, checkpointId?: string): Ref {
@@ -172,7 +195,8 @@ type WireTuple = { ref: Ref; checkpoint: Obj; metadata: Obj; parent: Ref | null;
 
 // The checkpointer of every graph: jetgraph's, through the calls of the request in context.
 class JetgraphSaver extends BaseCheckpointSaver<number> {
-  // A checkpoint's writes wait for its put (the library puts checkpoints in the background).
+  // A checkpoint's writes wait for its put if it is under way (runs use the library's "sync"
+  // durability, so a step's checkpoint is stored before its tasks write; other requests may not).
   private stored = new Map<string, { done: Promise<void>; resolve: () => void }>();
 
   private known(id: string): { done: Promise<void>; resolve: () => void } {
@@ -252,7 +276,10 @@ class JetgraphSaver extends BaseCheckpointSaver<number> {
 
   async putWrites(config: Config, writes: [string, unknown][], taskId: string): Promise<void> {
     const ref = refOf(config);
-    await Promise.race([this.known(ref.checkpoint_id).done, new Promise((r) => setTimeout(r, 60_000).unref())]);
+    // Writes of a checkpoint being put wait for it; writes of one never put (a Command's update
+    // on a thread without checkpoints goes to the library's empty checkpoint) go at once.
+    const putting = this.stored.get(ref.checkpoint_id);
+    if (putting !== undefined) await Promise.race([putting.done, new Promise((r) => setTimeout(r, 60_000).unref())]);
     const enc = writes.map(([channel, value]) => ({
       task_id: taskId,
       channel,
@@ -383,6 +410,7 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
   const id = frame.id!;
   const abort = new AbortController();
   running.set(id, abort);
+  let done: Obj;
   try {
     const loaded = graphs.get(frame.graph as string);
     if (loaded === undefined) throw new Error(`no graph ${String(frame.graph)} in this host`);
@@ -418,18 +446,20 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
       }
       throw Object.assign(new Error(`unknown request ${frame.t}`), { name: "UnknownRequest" });
     });
-    send({ t: "done", id, result });
+    done = { t: "done", id, result };
   } catch (e) {
     if (abort.signal.aborted) {
-      send({ t: "done", id, result: { cancelled: true, interrupted: false, values: null, interrupts: [] } });
+      done = { t: "done", id, result: { cancelled: true, interrupted: false, values: null, interrupts: [] } };
     } else {
       const err = e instanceof Error ? e : new Error(String(e));
       console.error(`request ${id} (${frame.t} of ${String(frame.graph)}) failed: ${err.stack ?? err.message}`);
-      send({ t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } });
+      done = { t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } };
     }
   } finally {
     running.delete(id);
   }
+  await settle(id);
+  send(done);
 }
 
 // The graph's drawing as the library's JSON, without the nodes' class paths (data.id), as the
@@ -573,7 +603,10 @@ function nodes(names: string[] | null): "*" | string[] | undefined {
 
 async function run(id: string, g: Runnable, frame: Frame, config: Config, signal: AbortSignal): Promise<Obj> {
   const threadId = (frame.thread_id as string) || id;
-  const cfg: Config = { ...config, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
+  // The protocol's config keys are the API's; the JS library spells the recursion limit its way.
+  const { recursion_limit: limit, ...rest } = config as Config & { recursion_limit?: number };
+  const cfg: Config = { ...rest, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
+  if (limit !== undefined) cfg.recursionLimit = limit;
   if (frame.checkpoint_id) cfg.configurable!.checkpoint_id = frame.checkpoint_id;
   const cmd = frame.command as Obj | null;
   const input = cmd ? new Command({ resume: cmd.resume, update: cmd.update as never, goto: (cmd.goto ?? undefined) as never }) : frame.input;
@@ -582,7 +615,7 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   let values: unknown = undefined;
   const interrupts: unknown[] = [];
   const stream = await g.stream(input, {
-    ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined,
+    ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
     interruptBefore: nodes(frame.interrupt_before as string[] | null),
     interruptAfter: nodes(frame.interrupt_after as string[] | null),
   });
