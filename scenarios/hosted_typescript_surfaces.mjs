@@ -170,9 +170,10 @@ assert.equal(parts.at(-1).data.error, "GraphRecursionError");
 assert.match(parts.at(-1).data.message, /^Recursion limit of 4 reached/);
 assert.equal((await client.threads.get(thread.thread_id)).status, "error");
 
-// --- tasks, checkpoints and debug of three levels of subgraphs, in the references' order.
+// --- tasks, checkpoints and debug of three levels of subgraphs on a thread, in the references' order.
 const level = (p) => p.event.split("|").length - 1;
-parts = await collect(null, "generations", { input: { messages: [] }, streamMode: "debug", streamSubgraphs: true });
+const onThread = async () => (await client.threads.create()).thread_id;
+parts = await collect(await onThread(), "generations", { input: { messages: [] }, streamMode: "debug", streamSubgraphs: true });
 assert.deepEqual(parts.map((p) => `${level(p)} ${p.data.type} ${p.data.step}`), [
   "0 checkpoint -1", "0 checkpoint 0", "0 task 1", "0 task_result 1", "0 checkpoint 1", "0 task 2",
   "1 checkpoint -1", "1 checkpoint 0", "1 task 1", "1 task_result 1", "1 checkpoint 1", "1 task 2",
@@ -180,12 +181,12 @@ assert.deepEqual(parts.map((p) => `${level(p)} ${p.data.type} ${p.data.step}`), 
   "1 task_result 2", "1 checkpoint 2", "0 task_result 2", "0 checkpoint 2",
 ]);
 assert.match(parts[6].event, /^debug\|gp_two:[0-9a-f-]{36}$/);
-parts = await collect(null, "generations", { input: { messages: [] }, streamMode: "checkpoints", streamSubgraphs: true });
-assert.deepEqual(parts.map((p) => `${level(p)} ${p.data.metadata.step} ${p.data.next.join(",")}`), [
-  "0 -1 __start__", "0 0 gp_one", "0 1 gp_two", "1 -1 __start__", "1 0 p_one", "1 1 p_two",
-  "2 -1 __start__", "2 0 c_one", "2 1 c_two", "2 2 ", "1 2 ", "0 2 ",
+parts = await collect(await onThread(), "generations", { input: { messages: [] }, streamMode: "checkpoints", streamSubgraphs: true });
+assert.deepEqual(parts.map((p) => `${level(p)} ${p.data.metadata.step} ${p.data.next.join(",")} ${p.data.values.messages.length}`), [
+  "0 -1 __start__ 0", "0 0 gp_one 0", "0 1 gp_two 1", "1 -1 __start__ 0", "1 0 p_one 1", "1 1 p_two 2",
+  "2 -1 __start__ 0", "2 0 c_one 2", "2 1 c_two 3", "2 2  4", "1 2  6", "0 2  7",
 ]);
-parts = await collect(null, "generations", { input: { messages: [] }, streamMode: "tasks", streamSubgraphs: true });
+parts = await collect(await onThread(), "generations", { input: { messages: [] }, streamMode: "tasks", streamSubgraphs: true });
 assert.deepEqual(parts.map((p) => `${level(p)} ${p.data.name} ${"triggers" in p.data ? "start" : "result"}`), [
   "0 gp_one start", "0 gp_one result", "0 gp_two start", "1 p_one start", "1 p_one result", "1 p_two start",
   "2 c_one start", "2 c_one result", "2 c_two start", "2 c_two result", "1 p_two result", "0 gp_two result",
