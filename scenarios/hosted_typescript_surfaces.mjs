@@ -100,6 +100,18 @@ for (const action of ["interrupt", "rollback"]) {
   }
 }
 
+// A node that listens to the run's abort signal hears it, and can still use the store then.
+thread = await client.threads.create();
+let runId;
+for await (const p of client.runs.stream(thread.thread_id, "listening", { input: { messages: [{ role: "user", content: "wait" }], delay: 60_000 },
+  streamMode: "values", onDisconnect: "continue" })) {
+  if (p.event === "metadata") runId = p.data.run_id;
+  if (p.event === "values") break;
+}
+await client.runs.cancel(thread.thread_id, runId, true, "interrupt");
+assert.deepEqual((await client.store.getItem(["aborted"], thread.thread_id))?.value, { node: "wait_for_abort" });
+assert.equal((await client.runs.get(thread.thread_id, runId)).status, "interrupted");
+
 // --- The four multitask strategies on a busy thread.
 for (const strategy of ["reject", "interrupt", "rollback", "enqueue"]) {
   thread = await client.threads.create();

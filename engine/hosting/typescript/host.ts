@@ -147,8 +147,8 @@ const requests = new AsyncLocalStorage<string>();
 const calls = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextCall = 0;
 
-// The calls of each request still waiting for their answer.
-const pending = new Map<string, Set<Promise<unknown>>>();
+// The calls of each request still waiting for their answer, and how many it made.
+const pending = new Map<string, { open: Set<Promise<unknown>>; made: number }>();
 
 function call(method: string, params: Obj): Promise<unknown> {
   const req = requests.getStore();
@@ -158,24 +158,38 @@ function call(method: string, params: Obj): Promise<unknown> {
     calls.set(id, { resolve, reject });
     send({ t: "call", id, req, method, params });
   });
-  const open = pending.get(req) ?? new Set();
-  pending.set(req, open);
-  open.add(answer);
-  void answer.catch(() => undefined).finally(() => open.delete(answer));
+  const p = pending.get(req) ?? { open: new Set(), made: 0 };
+  pending.set(req, p);
+  p.made++;
+  p.open.add(answer);
+  void answer.catch(() => undefined).finally(() => p.open.delete(answer));
   return answer;
 }
 
-// settle waits until the request's calls are answered: jetgraph has then stored every checkpoint
-// and write the library handed to the saver, also those it put in the background of a run that
-// was cancelled, before the request's done frame tells it the run ended.
-async function settle(req: string): Promise<void> {
+// After a cancel, the library ends the run's stream at once while its nodes' abort handlers and
+// its batched store finish in the background: their calls are waited for until the run has made
+// none for CANCEL_QUIET_MS (at most CANCEL_SETTLE_MS, well inside jetgraph's cancel grace).
+const CANCEL_QUIET_MS = 200;
+const CANCEL_SETTLE_MS = 2000;
+
+// settle waits until the request's calls are answered: jetgraph has then stored every checkpoint,
+// write and store item the library handed over, also those of a cancelled run, before the
+// request's done frame tells it the request ended (its later calls would find no request).
+async function settle(req: string, cancelled: boolean): Promise<void> {
+  const deadline = Date.now() + CANCEL_SETTLE_MS;
   for (;;) {
     // A turn of the event loop lets the library issue what it had started (a checkpoint's
     // writes follow its put).
     await new Promise((r) => setImmediate(r));
-    const open = pending.get(req);
-    if (open === undefined || open.size === 0) break;
-    await Promise.allSettled([...open]);
+    const p = pending.get(req);
+    if (p !== undefined && p.open.size > 0) {
+      await Promise.allSettled([...p.open]);
+      continue;
+    }
+    if (!cancelled || Date.now() >= deadline) break;
+    const made = p?.made ?? 0;
+    await new Promise((r) => setTimeout(r, CANCEL_QUIET_MS));
+    if ((pending.get(req)?.made ?? 0) === made) break;
   }
   pending.delete(req);
 }
@@ -458,7 +472,7 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
   } finally {
     running.delete(id);
   }
-  await settle(id);
+  await settle(id, abort.signal.aborted);
   send(done);
 }
 
@@ -689,7 +703,8 @@ async function main(): Promise<void> {
       if (err) c.reject(new Error(`${err.class}: ${err.message}`));
       else c.resolve(frame.result);
     } else if (frame.t === "cancel") {
-      running.get(frame.id!)?.abort();
+      // In the run's context: a node's abort listener may still call the store or the saver.
+      requests.run(frame.id!, () => running.get(frame.id!)?.abort());
     } else {
       void serve(graphs, frame);
     }

@@ -17,6 +17,23 @@ export const long = new StateGraph(Delayed)
   .addEdge("long_running", END)
   .compile();
 
+// `listening` waits as long, but stops when the run's abort signal fires, and says so in the store.
+export const listening = new StateGraph(Delayed)
+  .addNode("wait_for_abort", async (s: typeof Delayed.State, config: LangGraphRunnableConfig) => {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, s.delay);
+      config.signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        const thread = String(config.configurable?.thread_id);
+        config.store!.put(["aborted"], thread, { node: "wait_for_abort" }).then(() => reject(new Error("aborted")), reject);
+      }, { once: true });
+    });
+    return { messages: [`finished after ${s.delay}ms`] };
+  })
+  .addEdge(START, "wait_for_abort")
+  .addEdge("wait_for_abort", END)
+  .compile();
+
 const Answers = Annotation.Root({
   answers: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
 });
