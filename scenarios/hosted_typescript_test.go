@@ -52,15 +52,20 @@ func ensureNpmProject(t *testing.T, dir string) {
 // TypeScript host with the project's own @langchain/langgraph (TypeScript compiled by the esbuild
 // inside jetgraph), driven by the official JS SDK: a waited run to an interrupt, state, a resumed
 // streamed run, history, the store, a factory graph with an assistant's config, a stateless run,
-// and a Go graph beside them.
+// and a Go graph beside them. hosted_typescript_surfaces.mjs then holds the graphs' schemas,
+// subgraphs and xray drawings to the JS reference server's, and the run surfaces: cancel, the
+// four multitask strategies, parallel interrupts resumed by id, Commands, custom events,
+// context, the recursion limit, and tasks, checkpoints, debug and events with subgraphs.
 func TestHostedTypeScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
 	}
 	ensureTypeScriptProject(t)
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
-	if got := lastLine(runNode(t, srv, "hosted_typescript.mjs")); got != "ok" {
-		t.Fatalf("hosted_typescript.mjs printed %q, want ok", got)
+	for _, script := range []string{"hosted_typescript.mjs", "hosted_typescript_surfaces.mjs"} {
+		if got := lastLine(runNode(t, srv, script)); got != "ok" {
+			t.Fatalf("%s printed %q, want ok", script, got)
+		}
 	}
 }
 
