@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import datetime
 import decimal
@@ -627,6 +628,31 @@ def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     }
 
 
+def _traced(headers: dict[str, str] | None) -> contextlib.AbstractContextManager[Any]:
+    """Traces a run under its trace in jetgraph: the run frame's `trace` holds the langsmith
+    distributed-tracing headers of the run's root span (langsmith-trace, baggage), and tracing
+    is on for this run only, so that LangChain's tracer and @traceable functions post the run's
+    graph, nodes and model calls as that span's children (to LANGSMITH_ENDPOINT, jetgraph's).
+    Without headers (the user's own LangSmith settings, or tracing off) nothing changes."""
+    if not headers:
+        return contextlib.nullcontext()
+    try:
+        import langsmith  # noqa: PLC0415 - a dependency of langchain-core, imported when used
+    except ImportError:
+        return contextlib.nullcontext()
+    return langsmith.tracing_context(parent=headers, enabled=True)
+
+
+def _flush_traces() -> None:
+    """Sends the traces still queued in the langsmith client before the host exits."""
+    try:
+        from langchain_core.tracers.langchain import wait_for_all_tracers  # noqa: PLC0415
+
+        wait_for_all_tracers()
+    except Exception as e:  # noqa: BLE001 - a trace lost at exit never fails the host
+        print(f"jetgraph host: traces not flushed: {e}", file=sys.stderr)
+
+
 class Host:
     """Serves jetgraph's requests until stdin closes."""
 
@@ -685,19 +711,20 @@ class Host:
         modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
         interrupts: list[dict[str, Any]] = []
-        async for ns, mode, chunk in g.astream(
-            run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
-            interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
-        ):
-            if isinstance(chunk, dict) and INTERRUPT in chunk:
-                # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
-                if not ns and mode == "updates":
-                    interrupts.extend(to_api(chunk[INTERRUPT]))
-                continue
-            if mode == "values" and not ns:
-                values = chunk
-            if mode in wanted:
-                self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        with _traced(frame.get("trace")):
+            async for ns, mode, chunk in g.astream(
+                run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
+                interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
+            ):
+                if isinstance(chunk, dict) and INTERRUPT in chunk:
+                    # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
+                    if not ns and mode == "updates":
+                        interrupts.extend(to_api(chunk[INTERRUPT]))
+                    continue
+                if mode == "values" and not ns:
+                    values = chunk
+                if mode in wanted:
+                    self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
         snap = await g.aget_state(config)
         if values is None:
             values = snap.values
@@ -784,6 +811,7 @@ async def main() -> None:
             host.dispatch(json.loads(line))
     for task in list(host.tasks.values()):
         task.cancel()
+    _flush_traces()
 
 
 if __name__ == "__main__":
