@@ -107,8 +107,12 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
+	tracingConfig := o.trace.platform(version)
+	if hostTracing != nil {
+		tracingConfig.Service.ProcessKeys = map[string]string{hostTracing.Key: engine.DefaultTenant}
+	}
 	p, err := platform.Open(ctx, platform.Config{
-		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(version),
+		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: tracingConfig,
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
 		ShutdownGrace: grace, StoreIndex: storeIndex,
