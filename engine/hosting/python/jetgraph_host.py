@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -643,14 +644,24 @@ def _traced(headers: dict[str, str] | None) -> contextlib.AbstractContextManager
     return langsmith.tracing_context(parent=headers, enabled=True)
 
 
-def _flush_traces() -> None:
-    """Sends the traces still queued in the langsmith client before the host exits."""
-    try:
-        from langchain_core.tracers.langchain import wait_for_all_tracers  # noqa: PLC0415
+FLUSH_WAIT = 2.0  # seconds the traces still queued at exit may take to be sent
 
-        wait_for_all_tracers()
-    except Exception as e:  # noqa: BLE001 - a trace lost at exit never fails the host
-        print(f"jetgraph host: traces not flushed: {e}", file=sys.stderr)
+
+def _flush_traces() -> None:
+    """Sends the traces still queued in the langsmith client, for FLUSH_WAIT at most: jetgraph
+    gives a host little time to exit, and a jetgraph that is gone receives nothing."""
+
+    def flush() -> None:
+        try:
+            from langchain_core.tracers.langchain import wait_for_all_tracers  # noqa: PLC0415
+
+            wait_for_all_tracers()
+        except Exception as e:  # noqa: BLE001 - a trace lost at exit never fails the host
+            print(f"jetgraph host: traces not flushed: {e}", file=sys.stderr)
+
+    t = threading.Thread(target=flush, daemon=True)
+    t.start()
+    t.join(FLUSH_WAIT)
 
 
 class Host:
@@ -811,8 +822,12 @@ async def main() -> None:
             host.dispatch(json.loads(line))
     for task in list(host.tasks.values()):
         task.cancel()
-    _flush_traces()
 
 
 if __name__ == "__main__":
     asyncio.run(main())
+    _flush_traces()
+    # The langsmith client's sender thread is no daemon: with jetgraph gone it would go on
+    # retrying, and a host never outlives its server.
+    sys.stderr.flush()
+    os._exit(0)

@@ -520,15 +520,22 @@ async function traceParent(headers: Record<string, string> | null | undefined): 
   return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
 }
 
-// Sends the traces still queued before the host exits.
+// How long the traces still queued at exit may take to be sent: jetgraph gives a host little
+// time to exit, and a jetgraph that is gone receives nothing.
+const FLUSH_WAIT_MS = 2000;
+
+// Sends the traces still queued before the host exits, for FLUSH_WAIT_MS at most.
 async function flushTraces(): Promise<void> {
-  try {
-    const { awaitAllCallbacks } = await import("@langchain/core/callbacks/promises");
-    await awaitAllCallbacks();
-    if (runTreeClass !== undefined) await (await runTreeClass)?.getSharedClient?.().awaitPendingTraceBatches?.();
-  } catch (e) {
-    console.error(`jetgraph host: traces not flushed: ${String(e)}`);
-  }
+  const flush = async (): Promise<void> => {
+    try {
+      const { awaitAllCallbacks } = await import("@langchain/core/callbacks/promises");
+      await awaitAllCallbacks();
+      if (runTreeClass !== undefined) await (await runTreeClass)?.getSharedClient?.().awaitPendingTraceBatches?.();
+    } catch (e) {
+      console.error(`jetgraph host: traces not flushed: ${String(e)}`);
+    }
+  };
+  await Promise.race([flush(), new Promise((resolve) => setTimeout(resolve, FLUSH_WAIT_MS).unref())]);
 }
 
 async function load(root: string, spec: string): Promise<Loaded> {
