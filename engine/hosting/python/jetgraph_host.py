@@ -629,19 +629,21 @@ def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     }
 
 
-def _traced(headers: dict[str, str] | None) -> contextlib.AbstractContextManager[Any]:
+def _trace_run(stack: contextlib.ExitStack, headers: dict[str, str] | None) -> None:
     """Traces a run under its trace in jetgraph: the run frame's `trace` holds the langsmith
     distributed-tracing headers of the run's root span (langsmith-trace, baggage), and tracing
-    is on for this run only, so that LangChain's tracer and @traceable functions post the run's
-    graph, nodes and model calls as that span's children (to LANGSMITH_ENDPOINT, jetgraph's).
-    Without headers (the user's own LangSmith settings, or tracing off) nothing changes."""
+    is on for this run only, so that LangChain's tracer posts the run's graph, nodes and model
+    calls as that span's children (to LANGSMITH_ENDPOINT, jetgraph's). Without headers (the
+    user's own LangSmith settings, or tracing off) nothing changes; a langsmith that cannot
+    take the parent leaves the run untraced, never failed."""
     if not headers:
-        return contextlib.nullcontext()
+        return
     try:
         import langsmith  # noqa: PLC0415 - a dependency of langchain-core, imported when used
-    except ImportError:
-        return contextlib.nullcontext()
-    return langsmith.tracing_context(parent=headers, enabled=True)
+
+        stack.enter_context(langsmith.tracing_context(parent=headers, enabled=True))
+    except Exception as e:  # noqa: BLE001 - tracing never fails a run
+        print(f"jetgraph host: run not traced: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 FLUSH_WAIT = 2.0  # seconds the traces still queued at exit may take to be sent
@@ -722,7 +724,8 @@ class Host:
         modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
         interrupts: list[dict[str, Any]] = []
-        with _traced(frame.get("trace")):
+        with contextlib.ExitStack() as traced:
+            _trace_run(traced, frame.get("trace"))
             async for ns, mode, chunk in g.astream(
                 run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
                 interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),

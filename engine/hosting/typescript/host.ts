@@ -517,7 +517,12 @@ function langsmithRunTree(): Promise<RunTreeClass | undefined> {
 // jetgraph's. Without headers (the user's own LangSmith settings, or tracing off), undefined.
 async function traceParent(headers: Record<string, string> | null | undefined): Promise<object | undefined> {
   if (!headers) return undefined;
-  return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
+  try {
+    return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
+  } catch (e) {
+    console.error(`jetgraph host: run not traced: ${String(e)}`); // tracing never fails a run
+    return undefined;
+  }
 }
 
 // How long the traces still queued at exit may take to be sent: jetgraph gives a host little
