@@ -20,6 +20,7 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { BaseCheckpointSaver, BaseStore, Command, Send, messagesStateReducer } from "@langchain/langgraph";
 import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
 
@@ -628,19 +629,24 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const modes = [...new Set([...wanted, "values", "updates"])];
   let values: unknown = undefined;
   const interrupts: unknown[] = [];
-  const stream = await g.stream(input, {
-    ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
-    interruptBefore: nodes(frame.interrupt_before as string[] | null),
-    interruptAfter: nodes(frame.interrupt_after as string[] | null),
-  });
-  for await (const [ns, mode, chunk] of stream) {
-    if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
-      if (ns.length === 0 && mode === "updates") interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
-      continue;
+  const iterate = async (): Promise<void> => {
+    const stream = await g.stream(input, {
+      ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
+      interruptBefore: nodes(frame.interrupt_before as string[] | null),
+      interruptAfter: nodes(frame.interrupt_after as string[] | null),
+    });
+    for await (const [ns, mode, chunk] of stream) {
+      if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
+        if (ns.length === 0 && mode === "updates") interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+        continue;
+      }
+      if (mode === "values" && ns.length === 0) values = chunk;
+      if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
     }
-    if (mode === "values" && ns.length === 0) values = chunk;
-    if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
-  }
+  };
+  const parent = await traceParent(frame.trace as Record<string, string> | null | undefined);
+  if (parent === undefined) await iterate();
+  else await AsyncLocalStorageProviderSingleton.getInstance().run(parent, iterate);
   const snap = await g.getState(cfg);
   return {
     values: toApi(values ?? snap.values),
@@ -648,6 +654,66 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
     interrupted: (snap.next ?? []).length > 0,
     cancelled: false,
   };
+}
+
+// The langsmith library's RunTree class, which LangChain's tracer and traceable functions take
+// as the current run (langsmith is a dependency of @langchain/core): the project's hoisted copy,
+// else the one @langchain/core itself resolves (a strict node_modules layout).
+type RunTreeClass = {
+  fromHeaders(headers: Record<string, string>, inherit?: Obj): object | undefined;
+  getSharedClient?(): { awaitPendingTraceBatches?(): Promise<void> };
+};
+let runTreeClass: Promise<RunTreeClass | undefined> | undefined;
+
+function langsmithRunTree(): Promise<RunTreeClass | undefined> {
+  runTreeClass ??= (async () => {
+    try {
+      return ((await import("langsmith/run_trees")) as { RunTree: RunTreeClass }).RunTree;
+    } catch {
+      try {
+        const require = createRequire(import.meta.url);
+        const where = createRequire(require.resolve("@langchain/core/package.json")).resolve("langsmith/run_trees");
+        return ((await import(pathToFileURL(where).href)) as { RunTree: RunTreeClass }).RunTree;
+      } catch (e) {
+        console.error(`jetgraph host: langsmith not found, runs are not traced: ${String(e)}`);
+        return undefined;
+      }
+    }
+  })();
+  return runTreeClass;
+}
+
+// The parent of a run's trace in jetgraph: the run frame's trace holds the langsmith
+// distributed-tracing headers of the run's root span (langsmith-trace, baggage). Run inside it
+// (the async-local run tree LangChain reads), with tracing on for this run only, the graph, its
+// nodes and its model calls are posted as that span's children to LANGSMITH_ENDPOINT,
+// jetgraph's. Without headers (the user's own LangSmith settings, or tracing off), undefined.
+async function traceParent(headers: Record<string, string> | null | undefined): Promise<object | undefined> {
+  if (!headers) return undefined;
+  try {
+    return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
+  } catch (e) {
+    console.error(`jetgraph host: run not traced: ${String(e)}`); // tracing never fails a run
+    return undefined;
+  }
+}
+
+// How long the traces still queued at exit may take to be sent: jetgraph gives a host little
+// time to exit, and a jetgraph that is gone receives nothing.
+const FLUSH_WAIT_MS = 2000;
+
+// Sends the traces still queued before the host exits, for FLUSH_WAIT_MS at most.
+async function flushTraces(): Promise<void> {
+  const flush = async (): Promise<void> => {
+    try {
+      const { awaitAllCallbacks } = await import("@langchain/core/callbacks/promises");
+      await awaitAllCallbacks();
+      if (runTreeClass !== undefined) await (await runTreeClass)?.getSharedClient?.().awaitPendingTraceBatches?.();
+    } catch (e) {
+      console.error(`jetgraph host: traces not flushed: ${String(e)}`);
+    }
+  };
+  await Promise.race([flush(), new Promise((resolve) => setTimeout(resolve, FLUSH_WAIT_MS).unref())]);
 }
 
 async function load(root: string, spec: string): Promise<Loaded> {
@@ -709,6 +775,7 @@ async function main(): Promise<void> {
       void serve(graphs, frame);
     }
   }
+  await flushTraces();
   process.exit(0);
 }
 
