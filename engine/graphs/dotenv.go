@@ -1,0 +1,80 @@
+package graphs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/joho/godotenv"
+)
+
+// MaxEnvFileBytes bounds a .env file that langgraph.json's "env" names: it holds variables, not
+// data.
+const MaxEnvFileBytes = 1 << 20
+
+// readEnvFile reads the .env file of langgraph.json's "env" (a path from the config's folder, as
+// the reference servers read it from the project's): its variables, for the hosted graphs' and
+// the model settings' environment.
+func (c *configParser) readEnvFile(name string) (map[string]string, error) {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(c.file), path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, c.fail("env", "%q: no .env file %s", name, path)
+	case fi.IsDir():
+		return nil, c.fail("env", "%q: %s is a folder, not a .env file", name, path)
+	case fi.Size() > MaxEnvFileBytes:
+		return nil, c.fail("env", "%q: %s is %d bytes, over the limit of %d (MaxEnvFileBytes) for a .env file", name, path, fi.Size(), MaxEnvFileBytes)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, c.fail("env", "%q: %v", name, errors.Unwrap(err))
+	}
+	vars, err := parseDotEnv(raw)
+	if err != nil {
+		return nil, c.fail("env", "%q: %v", name, err)
+	}
+	return vars, nil
+}
+
+// parseDotEnv reads the variables of a .env file, as python-dotenv and the dotenv libraries of
+// Node read them (KEY=value, "export KEY=value", comments, single and double quotes, ${KEY} of
+// a variable set above in the file). Its errors never quote the file: a .env file holds secrets.
+func parseDotEnv(raw []byte) (map[string]string, error) {
+	vars, err := godotenv.UnmarshalBytes(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a .env file: %s", dotEnvReason(err))
+	}
+	for name := range vars {
+		if !envNamePattern.MatchString(name) {
+			return nil, fmt.Errorf("%q is not a valid environment variable name", truncate(name, 64))
+		}
+	}
+	return vars, nil
+}
+
+// dotEnvReason is godotenv's error without the text of the file it quotes.
+func dotEnvReason(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "unterminated quoted value"):
+		return "a quoted value has no closing quote"
+	case strings.HasPrefix(msg, "unexpected character"):
+		return "a line is neither NAME=value nor a comment"
+	case strings.HasPrefix(msg, "zero length string"):
+		return "a variable has no name"
+	}
+	return "it cannot be read"
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
