@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -191,5 +192,43 @@ func TestHostedDrainOnStop(t *testing.T) {
 	item := api(t, "GET", srv.URL+"/store/items?namespace=executions&key="+thread, "", 200)
 	if got := fmt.Sprint(get(item, "value")); got != "map[first:1 last:1 slow:1]" {
 		t.Fatalf("each step ran once (the slow one before the stop, kept by its checkpoint): %s", got)
+	}
+}
+
+// TestHostedReplay re-executes a hosted Python graph's recorded thread with `jetgraph replay
+// --file`: the binary starts the graph's host and compares each step with the record (what it
+// changed in the state). The same project replays alike; with the .env file's GREETING changed
+// the graph answers otherwise, and the replay names the step that diverged and fails.
+func TestHostedReplay(t *testing.T) {
+	emb := startEmbeddings(t)
+	flags := projectFlags(t, "GREETING=hello\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\n")
+	data := t.TempDir()
+	srv := startServerArgs(t, data, flags...)
+	thread := get(api(t, "POST", srv.URL+"/threads", `{}`, 200), "thread_id").(string)
+	for _, word := range []string{"world", "moon"} {
+		api(t, "POST", srv.URL+"/threads/"+thread+"/runs/wait",
+			`{"assistant_id":"notes","input":{"messages":[{"role":"user","content":"`+word+`"}]}}`, 200)
+	}
+	srv.Stop()
+	bin := buildBinary(t)
+	export, err := exec.Command(bin, "export", "thread", thread, "--data", data).Output()
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "thread.jgx")
+	if err := os.WriteFile(file, export, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(flags []string) (string, error) {
+		out, err := exec.Command(bin, append([]string{"replay", "--file", file}, flags[:4]...)...).CombinedOutput()
+		return string(out), err
+	}
+	if out, err := replay(flags); err != nil || !strings.Contains(out, "replayed 2 run(s), 6 step(s): no divergence") {
+		t.Fatalf("replay of the same project: %v\n%s", err, out)
+	}
+	changed := projectFlags(t, "GREETING=bye\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\n")
+	out, err := replay(changed)
+	if err == nil || !strings.Contains(out, "step 1: state differ") || !strings.Contains(out, "BYE WORLD!") {
+		t.Fatalf("replay with another GREETING: %v\n%s", err, out)
 	}
 }
