@@ -3,8 +3,11 @@ package graphs
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/joho/godotenv"
@@ -35,17 +38,18 @@ func (c *configParser) readEnvFile(name string) (map[string]string, error) {
 	if err != nil {
 		return nil, c.fail("env", "%q: %v", name, errors.Unwrap(err))
 	}
-	vars, err := parseDotEnv(raw)
+	vars, err := parseDotEnv(raw, c.lookup)
 	if err != nil {
 		return nil, c.fail("env", "%q: %v", name, err)
 	}
 	return vars, nil
 }
 
-// parseDotEnv reads the variables of a .env file, as python-dotenv and the dotenv libraries of
-// Node read them (KEY=value, "export KEY=value", comments, single and double quotes, ${KEY} of
-// a variable set above in the file). Its errors never quote the file: a .env file holds secrets.
-func parseDotEnv(raw []byte) (map[string]string, error) {
+// parseDotEnv reads the variables of a .env file (KEY=value, "export KEY=value", comments,
+// single and double quotes) with godotenv. A ${KEY} is a variable set above in the file, else
+// the process's (lookup), as the Python reference reads the file (python-dotenv); one set
+// nowhere is empty. Its errors never quote the file: a .env file holds secrets.
+func parseDotEnv(raw []byte, lookup func(string) (string, bool)) (map[string]string, error) {
 	vars, err := godotenv.UnmarshalBytes(raw)
 	if err != nil {
 		return nil, fmt.Errorf("not a .env file: %s", dotEnvReason(err))
@@ -55,8 +59,45 @@ func parseDotEnv(raw []byte) (map[string]string, error) {
 			return nil, fmt.Errorf("%q is not a valid environment variable name", truncate(name, 64))
 		}
 	}
-	return vars, nil
+	// godotenv expands references from the file's own variables only: the process's variables
+	// the file refers to are set before its lines (quoted, so read back as they are), then
+	// dropped unless the file sets them too.
+	seed := map[string]string{}
+	for _, m := range dotEnvRefPattern.FindAllSubmatch(raw, -1) {
+		if v, ok := lookup(string(m[1])); ok {
+			seed[string(m[1])] = v
+		}
+	}
+	if len(seed) == 0 {
+		return vars, nil
+	}
+	var lines []byte
+	for _, name := range slices.Sorted(maps.Keys(seed)) {
+		v := seed[name]
+		if !strings.Contains(v, "'") { // single quotes: read back exactly, nothing expanded
+			lines = fmt.Appendf(lines, "%s='%s'\n", name, v)
+			continue
+		}
+		line, err := godotenv.Marshal(map[string]string{name: v})
+		if err != nil {
+			return vars, nil
+		}
+		lines = append(append(lines, line...), '\n')
+	}
+	expanded, err := godotenv.UnmarshalBytes(append(lines, raw...))
+	if err != nil {
+		return vars, nil // the file reads alone: its references stay as godotenv read them
+	}
+	for name := range expanded {
+		if _, inFile := vars[name]; !inFile {
+			delete(expanded, name)
+		}
+	}
+	return expanded, nil
 }
+
+// dotEnvRefPattern finds the variables a .env file refers to, as godotenv expands them.
+var dotEnvRefPattern = regexp.MustCompile(`\$\{?([A-Z0-9_]+)`)
 
 // dotEnvReason is godotenv's error without the text of the file it quotes.
 func dotEnvReason(err error) string {

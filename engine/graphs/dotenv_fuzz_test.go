@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzParseDotEnv: whatever a .env file holds, reading it never panics, gives only valid
-// variable names, and fails without quoting the file (its values are secrets) other than a
-// variable's name.
+// FuzzParseDotEnv: whatever a .env file holds (and the process variables it refers to), reading
+// it never panics, gives only the names the file sets and valid ones, and fails without quoting
+// the file (its values are secrets) other than a variable's name.
 func FuzzParseDotEnv(f *testing.F) {
 	for _, s := range []string{
 		"A=1\n", "export A=1\n# c\nB='x y'\nC=\"${A}\\n\"\n", "A=\"unterminated\n", "A: yaml\n", "=x\n",
@@ -16,7 +16,8 @@ func FuzzParseDotEnv(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		vars, err := parseDotEnv(raw)
+		// Every variable the file refers to is set in the process, to the file itself.
+		vars, err := parseDotEnv(raw, func(string) (string, bool) { return string(raw), true })
 		if err != nil {
 			msg := err.Error()
 			if strings.HasSuffix(msg, " is not a valid environment variable name") {
@@ -30,9 +31,13 @@ func FuzzParseDotEnv(f *testing.F) {
 			}
 			return
 		}
+		alone, _ := parseDotEnv(raw, func(string) (string, bool) { return "", false })
 		for name := range vars {
 			if !envNamePattern.MatchString(name) {
 				t.Fatalf("name %q accepted", name)
+			}
+			if _, ok := alone[name]; !ok {
+				t.Fatalf("name %q is the process's, not the file's", name)
 			}
 		}
 	})

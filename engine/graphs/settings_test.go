@@ -14,6 +14,8 @@ import (
 // warnings, or the error naming the entry, against testdata/langgraph/<case>.golden.json.
 func TestLanggraphKeys(t *testing.T) {
 	const agent = "graph = None\n"
+	t.Setenv("JG_TEST_PROCESS_HOST", "example.org \"$x\"") // a ${VAR} of the process's, read back as it is
+	t.Setenv("BASE", "the file's own BASE wins")
 	for _, c := range []struct {
 		name  string
 		files map[string]string // the project: langgraph.json and the files it names
@@ -22,7 +24,8 @@ func TestLanggraphKeys(t *testing.T) {
 			"langgraph.json": `{"graphs": {"agent": "./src/agent.py:graph"}, "env": ".env"}`,
 			"src/agent.py":   agent,
 			".env": "# the project's secrets\nOPENAI_API_KEY=sk-test-123\nexport BASE=http://localhost:11434\n" +
-				"URL=\"${BASE}/v1\"\nQUOTED='a # b'\nEMPTY=\nMULTI=\"one\\ntwo\"  # a comment\n",
+				"URL=\"${BASE}/v1\"\nQUOTED='a # b'\nEMPTY=\nMULTI=\"one\\ntwo\"  # a comment\n" +
+				"FROM_PROCESS=https://${JG_TEST_PROCESS_HOST}/v1\nUNSET=${JG_TEST_UNSET}\n",
 		}},
 		{"env_file_in_folder", map[string]string{
 			"langgraph.json": `{"graphs": {"r": {"template": "react", "model": {"model": "m"}}}, "env": "./config/dev.env"}`,
