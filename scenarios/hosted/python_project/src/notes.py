@@ -5,13 +5,13 @@ notes: greets with the .env file's GREETING through ./libs's greetings module, a
 message as a note in the store (embedded by the store's index on its "text" field).
 
 draining: a first step, a slow one and a long last one, each counting its executions in the
-store, for the scenario that stops jetgraph (SIGTERM) during the slow step.
+store once it is done (the slow one also when it starts), for the scenarios that stop jetgraph (SIGTERM) during the slow step.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-import time
 from typing import Annotated, Any
 
 from greetings import shout
@@ -40,28 +40,29 @@ notes.add_edge("greet", END)
 graph = notes.compile()
 
 
-def _count(config: RunnableConfig, step: str) -> None:
+async def _count(config: RunnableConfig, step: str) -> None:
     store, thread = get_store(), str(config["configurable"]["thread_id"])
-    item = store.get(("executions",), thread)
+    item = await store.aget(("executions",), thread)
     counts = dict(item.value) if item else {}
     counts[step] = counts.get(step, 0) + 1
-    store.put(("executions",), thread, counts, index=False)
+    await store.aput(("executions",), thread, counts, index=False)
 
 
-def first(state: State, config: RunnableConfig) -> dict[str, Any]:
-    _count(config, "first")
+async def first(state: State, config: RunnableConfig) -> dict[str, Any]:
+    await _count(config, "first")
     return {"messages": [AIMessage(content="first")]}
 
 
-def slow(state: State, config: RunnableConfig) -> dict[str, Any]:
-    time.sleep(3)
-    _count(config, "slow")
+async def slow(state: State, config: RunnableConfig) -> dict[str, Any]:
+    await _count(config, "slow_started")
+    await asyncio.sleep(3)  # cancelled at once when jetgraph stops the run
+    await _count(config, "slow")
     return {"messages": [AIMessage(content="slow done")]}
 
 
-def last(state: State, config: RunnableConfig) -> dict[str, Any]:
-    time.sleep(12)
-    _count(config, "last")
+async def last(state: State, config: RunnableConfig) -> dict[str, Any]:
+    await asyncio.sleep(12)
+    await _count(config, "last")
     return {"messages": [AIMessage(content="last done")]}
 
 
