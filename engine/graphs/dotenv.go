@@ -56,7 +56,7 @@ func parseDotEnv(raw []byte, lookup func(string) (string, bool)) (map[string]str
 	}
 	for name := range vars {
 		if !envNamePattern.MatchString(name) {
-			return nil, fmt.Errorf("%q is not a valid environment variable name", truncate(name, 64))
+			return nil, fmt.Errorf("%q is not a valid environment variable name", clipName(name))
 		}
 	}
 	// godotenv expands references from the file's own variables only: the process's variables
@@ -113,7 +113,9 @@ func dotEnvReason(err error) string {
 	return "it cannot be read"
 }
 
-func truncate(s string, n int) string {
+// clipName is a variable name cut for an error message.
+func clipName(s string) string {
+	const n = 64
 	if len(s) > n {
 		return s[:n] + "…"
 	}
