@@ -72,6 +72,9 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	if o.store.embed != "" && proj.StoreIndex != nil {
+		logger.Warn(o.config + ": store.index: --store-embed " + o.store.embed + " is used instead")
+	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
 		return err
