@@ -124,15 +124,10 @@ func (s *Server) mcpToolList(ctx context.Context) ([]mcpTool, error) {
 	for _, a := range as {
 		name := mcpToolName(a.Name, a.AssistantID, taken)
 		taken[name] = true
-		schema := map[string]any{"type": "object"}
+		schema := s.mcpInputSchema(ctx, a)
 		description := ""
 		if a.Description != nil {
 			description = *a.Description
-		}
-		if g, err := s.buildGraph("mcp.tools", a); err == nil {
-			if in := g.Schemas().Input; in != nil && in["type"] == "object" {
-				schema = in
-			}
 		}
 		if description == "" && s.deps.Graphs != nil {
 			if e, ok := s.deps.Graphs.Get(a.GraphID); ok {
@@ -147,6 +142,26 @@ func (s *Server) mcpToolList(ctx context.Context) ([]mcpTool, error) {
 		}})
 	}
 	return out, nil
+}
+
+// mcpInputSchema is the input schema of the assistant's graph, as /schemas answers it (a hosted
+// graph's from its library), when it is an object schema; else an open object.
+func (s *Server) mcpInputSchema(ctx context.Context, a engine.Assistant) map[string]any {
+	const op = "mcp.tools"
+	var in map[string]any
+	if d, hosted, err := s.hostedGraph(ctx, op, a.AssistantID); hosted && err == nil {
+		if sch, err := d.Schemas(ctx); err == nil {
+			_ = json.Unmarshal(sch["input_schema"], &in)
+		}
+	} else if !hosted {
+		if g, err := s.buildGraph(op, a); err == nil {
+			in = g.Schemas().Input
+		}
+	}
+	if in == nil || in["type"] != "object" {
+		return map[string]any{"type": "object"}
+	}
+	return in
 }
 
 // mcpToolName is an assistant's name made a valid MCP tool name (^[A-Za-z0-9_.-]{1,64}$: every

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
@@ -270,20 +271,26 @@ func TestConcurrentPatchesLoseNothing(t *testing.T) {
 	}
 }
 
-func TestTTLSweeperDeletesExpiredThreads(t *testing.T) {
-	s := startStack(t)
-	_, _, th := s.call(t, "POST", "/threads", `{"ttl":0.0001}`) // 6 ms
-	id := field(th, "thread_id").(string)
-	_, _, keep := s.call(t, "POST", "/threads", `{"ttl":60}`)
-	// Sweep until the short one is gone; the sweep itself decides, not a timer in the test.
+// sweepUntilGone sweeps until thread id is gone or 200 sweeps have passed: the sweep itself
+// decides, not a timer in the test.
+func sweepUntilGone(t *testing.T, s *stack, id string) {
+	t.Helper()
 	for range 200 {
 		if _, err := s.P.Threads.Sweep(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if code, _, _ := s.call(t, "GET", "/threads/"+id, ""); code == 404 {
-			break
+			return
 		}
 	}
+}
+
+func TestTTLSweeperDeletesExpiredThreads(t *testing.T) {
+	s := startStack(t)
+	_, _, th := s.call(t, "POST", "/threads", `{"ttl":0.0001}`) // 6 ms
+	id := field(th, "thread_id").(string)
+	_, _, keep := s.call(t, "POST", "/threads", `{"ttl":60}`)
+	sweepUntilGone(t, s, id)
 	if code, _, _ := s.call(t, "GET", "/threads/"+id, ""); code != 404 {
 		t.Fatal("expired thread still there")
 	}
@@ -400,5 +407,25 @@ func TestHealthFailsWhenTheLogIsDown(t *testing.T) {
 	s.P.Log.Close()
 	if code, _, body := s.call(t, "GET", "/ok", ""); code != 503 || field(body, "detail") == nil {
 		t.Fatalf("/ok with the log closed: %d %v", code, body)
+	}
+}
+
+// TestDefaultThreadTTL: langgraph.json's checkpointer.ttl.default_ttl is the TTL of a thread
+// created without one (shown with include=ttl, swept when it passes); a thread's own TTL wins.
+func TestDefaultThreadTTL(t *testing.T) {
+	s := startStack(t)
+	s.P.Threads.SetDefaultTTL(&engine.TTLSpec{Strategy: "delete", Minutes: 0.0001}) // 6 ms
+	_, _, th := s.call(t, "POST", "/threads", `{}`)
+	id := field(th, "thread_id").(string)
+	if _, _, got := s.call(t, "GET", "/threads/"+id+"?include=ttl", ""); field(got, "ttl", "ttl") != 0.0001 || field(got, "ttl", "strategy") != "delete" {
+		t.Fatalf("a thread without a ttl: %v", got)
+	}
+	_, _, keep := s.call(t, "POST", "/threads", `{"ttl":60}`)
+	sweepUntilGone(t, s, id)
+	if code, _, _ := s.call(t, "GET", "/threads/"+id, ""); code != 404 {
+		t.Fatal("a thread past the default TTL is still there")
+	}
+	if code, _, _ := s.call(t, "GET", "/threads/"+field(keep, "thread_id").(string), ""); code != 200 {
+		t.Fatal("a thread with its own TTL was deleted")
 	}
 }

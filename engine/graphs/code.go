@@ -27,11 +27,8 @@ func (c *configParser) code(key, spec string) (Entry, error) {
 	if !attrPattern.MatchString(attr) {
 		return Entry{}, c.fail(key, "%q: %q is not an attribute name (write ./path/file.py:attribute)", spec, attr)
 	}
-	root := filepath.Dir(c.file)
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs
-	}
-	code := &Code{Language: LanguagePython, Attr: attr, Root: root, Env: maps.Clone(c.env)}
+	root := c.root()
+	code := &Code{Language: LanguagePython, Attr: attr, Root: root, Env: maps.Clone(c.env), Dependencies: c.deps}
 	switch ext := filepath.Ext(where); {
 	case ext == ".ts" || ext == ".mts" || ext == ".cts" || ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".py":
 		if ext != ".py" {
@@ -58,10 +55,9 @@ func (c *configParser) code(key, spec string) (Entry, error) {
 }
 
 // langgraphKeys are the top-level keys of langgraph.json that a local jetgraph recognises but
-// does not act on: the user's environment already has the dependencies and runtimes, and the
-// rest is not served yet.
+// does not act on: the user's environment already has the runtimes, and the rest is not served
+// yet. (dependencies, env, store and checkpointer are read: see ParseProject.)
 var langgraphKeys = map[string]string{
-	"dependencies":     "",
 	"python_version":   "",
 	"node_version":     "",
 	"pip_installer":    "",
@@ -69,8 +65,6 @@ var langgraphKeys = map[string]string{
 	"image_distro":     "",
 	"dockerfile_lines": "",
 	"api_version":      "",
-	"store":            "not supported yet, ignored",
-	"checkpointer":     "not supported yet, ignored",
 	"auth":             "not supported yet, ignored",
 	"http":             "not supported yet, ignored",
 	"ui":               "not supported yet, ignored",

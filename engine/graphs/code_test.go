@@ -21,7 +21,10 @@ func TestLanggraphJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "langgraph.json")
-	conf := `{"dependencies": ["."], "python_version": "3.11", "env": ".env", "store": {"index": {}}, "colour": "blue",
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte("PROJECT_VAR=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := `{"dependencies": ["."], "python_version": "3.11", "env": ".env", "auth": {}, "colour": "blue",
 		"graphs": {"agent": "./src/agent.py:graph", "pkg": "my_pkg.graphs:make_graph", "echo2": "echo", "r": {"template": "react"}}}`
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -35,8 +38,7 @@ func TestLanggraphJSON(t *testing.T) {
 		t.Errorf("ids = %s", got)
 	}
 	wantWarn := []string{
-		"env: a .env file (.env) is not read yet, ignored: set its variables in jetgraph's environment",
-		"store: not supported yet, ignored",
+		"auth: not supported yet, ignored",
 		"colour: unknown key, ignored (known: graphs, env, and langgraph.json's)",
 	}
 	if !reflect.DeepEqual(warnings, wantWarn) {
@@ -47,8 +49,8 @@ func TestLanggraphJSON(t *testing.T) {
 		hosted = append(hosted, *e.Code)
 	}
 	want := []Code{
-		{Language: LanguagePython, Path: filepath.Join(dir, "src", "agent.py"), Attr: "graph", Root: dir, Env: map[string]string{}},
-		{Language: LanguagePython, Path: "my_pkg.graphs", Attr: "make_graph", Root: dir, Env: map[string]string{}},
+		{Language: LanguagePython, Path: filepath.Join(dir, "src", "agent.py"), Attr: "graph", Root: dir, Env: map[string]string{"PROJECT_VAR": "1"}, Dependencies: []string{dir}},
+		{Language: LanguagePython, Path: "my_pkg.graphs", Attr: "make_graph", Root: dir, Env: map[string]string{"PROJECT_VAR": "1"}, Dependencies: []string{dir}},
 	}
 	if !reflect.DeepEqual(hosted, want) {
 		t.Errorf("hosted = %+v\nwant %+v", hosted, want)

@@ -46,8 +46,10 @@ import (
 // "env" sets variables for the model settings only (the process environment is left alone): a
 // variable set there wins over the process's. A value may refer to process variables as
 // ${NAME}; a variable that is not set is an error. Variables whose name ends in KEY, TOKEN,
-// SECRET or PASSWORD must be such references, so that secrets stay out of the file. "$schema"
-// is ignored.
+// SECRET or PASSWORD must be such references, so that secrets stay out of the file. "env" may
+// instead name a .env file (a path from the config's folder, as langgraph.json's does), whose
+// variables are set the same way, secrets included: that file is where they belong. Hosted
+// graphs run with these variables over the process's. "$schema" is ignored.
 
 // ConfigError is an invalid graph.json: the file, the key (a path such as
 // "graphs.assistant.template") and the reason.
@@ -91,15 +93,33 @@ func ParseConfig(file string, raw []byte, lookupEnv func(string) (string, bool))
 
 // Load is LoadConfig with the graphs and tools of cat.
 func (cat Catalog) Load(path string) (*Registry, error) {
-	raw, err := os.ReadFile(path)
+	p, err := cat.LoadProject(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Reason: errors.Unwrap(err).Error()}
+		return nil, err
 	}
-	return cat.Parse(path, raw, os.LookupEnv)
+	return p.Graphs, nil
 }
 
 // Parse is ParseConfig with the graphs and tools of cat.
 func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string, bool)) (*Registry, error) {
+	p, err := cat.ParseProject(file, raw, lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	return p.Graphs, nil
+}
+
+// LoadProject is Load, with what the file says of the server besides its graphs.
+func (cat Catalog) LoadProject(path string) (*Project, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ConfigError{File: path, Reason: errors.Unwrap(err).Error()}
+	}
+	return cat.ParseProject(path, raw, os.LookupEnv)
+}
+
+// ParseProject is Parse, with what the file says of the server besides its graphs.
+func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) (string, bool)) (*Project, error) {
 	c := &configParser{file: file, lookup: lookupEnv, env: map[string]string{}, tools: map[string]Tool{}, onWarn: cat.Warn}
 	for _, t := range BuiltinTools() {
 		c.tools[t.Name] = t
@@ -114,6 +134,7 @@ func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string
 	if err != nil {
 		return nil, err
 	}
+	proj := &Project{}
 	var graphsRaw json.RawMessage
 	for _, kv := range top {
 		switch kv.key {
@@ -122,10 +143,26 @@ func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string
 		case "env":
 			var envFile string
 			if json.Unmarshal(kv.value, &envFile) == nil {
-				c.warn("env: a .env file (" + envFile + ") is not read yet, ignored: set its variables in jetgraph's environment")
+				vars, err := c.readEnvFile(envFile)
+				if err != nil {
+					return nil, err
+				}
+				maps.Copy(c.env, vars)
 				continue
 			}
 			if err := c.parseEnv(kv.value); err != nil {
+				return nil, err
+			}
+		case "dependencies":
+			if c.deps, err = c.dependencies(kv.value); err != nil {
+				return nil, err
+			}
+		case "store":
+			if proj.StoreIndex, err = c.store(kv.value); err != nil {
+				return nil, err
+			}
+		case "checkpointer":
+			if proj.ThreadTTL, err = c.checkpointer(kv.value); err != nil {
 				return nil, err
 			}
 		case "$schema":
@@ -162,7 +199,8 @@ func (cat Catalog) Parse(file string, raw []byte, lookupEnv func(string) (string
 			return nil, c.fail(key, "%s", err.Error())
 		}
 	}
-	return reg, nil
+	proj.Graphs, proj.Env = reg, maps.Clone(c.env)
+	return proj, nil
 }
 
 var (
@@ -177,6 +215,7 @@ type configParser struct {
 	lookup func(string) (string, bool)
 	env    map[string]string
 	tools  map[string]Tool // by name: what a react entry's "tools" may name
+	deps   []string        // the local folders of "dependencies", absolute
 	onWarn func(string)
 }
 

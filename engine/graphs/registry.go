@@ -5,6 +5,7 @@ package graphs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,11 @@ type Runnable interface {
 
 var _ Runnable = (*graph.Graph)(nil)
 
+// ErrDrained is a run that stopped at a checkpoint because its process is shutting down (a
+// hosted graph's run is drained so, see engine/hosting): the run is not over, and another
+// process resumes it from that checkpoint.
+var ErrDrained = errors.New("graphs: the run stopped at a checkpoint for the process's shutdown")
+
 // Code is a graph written in another language, which a host process runs with that language's
 // LangGraph library: a langgraph.json entry such as "./src/agent.py:graph".
 type Code struct {
@@ -43,6 +49,10 @@ type Code struct {
 	Root string
 	// Env is the config file's "env": variables its host runs with, over jetgraph's own.
 	Env map[string]string
+	// Dependencies are the config's local dependencies (folders, absolute, in file order):
+	// on a Python host's import path after Root, as the reference servers put them; for
+	// TypeScript, the first with a node_modules is the project when Root has none.
+	Dependencies []string
 }
 
 // Languages of hosted graphs.

@@ -99,6 +99,16 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 			fields["trace"] = h
 		}
 	}
+	// A graceful stop drains the run: once its next root checkpoint is stored, the host is told
+	// to cancel it and it is left, not over, to the next process (graphs.ErrDrained).
+	parent := ctx
+	ctx, drain := context.WithCancelCause(ctx)
+	defer drain(nil)
+	c := &calls{saver: saver, store: o.Store, sink: o.Sink, onCheckpoint: func(ns string) {
+		if ns == "" && g.pool.draining() {
+			drain(graphs.ErrDrained)
+		}
+	}}
 	req := &request{
 		onEvent: func(mode string, ns []string, data json.RawMessage) {
 			if o.Sink == nil {
@@ -108,9 +118,15 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 				o.Sink(e)
 			}
 		},
-		onCall: (&calls{saver: saver, store: o.Store, sink: o.Sink}).serve,
+		onCall: c.serve,
+	}
+	if g.pool.draining() { // the process stops: the run is not started here
+		return graph.Result{}, graphs.ErrDrained
 	}
 	raw, err := g.pool.do(ctx, frameRun, fields, req)
+	if parent.Err() == nil && errors.Is(context.Cause(ctx), graphs.ErrDrained) {
+		return graph.Result{}, graphs.ErrDrained
+	}
 	for attempt := 1; hostLost(err) && ctx.Err() == nil && attempt < hostAttempts; attempt++ {
 		// The host died mid-run: its restart goes on from the run's last checkpoint, like a
 		// crashed worker's run (the step in flight runs again; finished steps do not).
@@ -233,6 +249,8 @@ type calls struct {
 	saver graph.Saver
 	store graph.Store
 	sink  graph.Sink
+	// onCheckpoint, when set, is told of each checkpoint stored (its namespace).
+	onCheckpoint func(ns string)
 }
 
 type wireTuple struct {
@@ -291,6 +309,9 @@ func (c *calls) serve(ctx context.Context, method string, params json.RawMessage
 				ns = strings.Split(p.Ref.NS, "|")
 			}
 			c.sink(graph.Event{Kind: graph.KindCheckpoint, NS: ns, Data: graph.CheckpointSaved{Checkpoint: p.Ref, Metadata: p.Metadata, Parent: p.Parent}})
+		}
+		if c.onCheckpoint != nil {
+			c.onCheckpoint(p.Ref.NS)
 		}
 		return nil, nil
 	case "checkpoint.put_writes":

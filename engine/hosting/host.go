@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -85,6 +86,8 @@ type Host struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	nextID atomic.Int64
+	// draining is set by Drain: runs stop at their next checkpoint.
+	draining atomic.Bool
 
 	mu       sync.Mutex
 	cur      *proc         // the running process, nil while there is none
@@ -141,6 +144,13 @@ func (h *Host) Restarts() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.restarts
+}
+
+// Drain has the host's runs stop at their next checkpoint, for a graceful stop (see Pool.Drain).
+func (h *Host) Drain() {
+	if !h.draining.Swap(true) {
+		h.log.Info("draining: runs stop at their next checkpoint and are left to the next process")
+	}
 }
 
 // Close stops the host (its runs in flight fail) and waits for it to exit.
@@ -232,6 +242,9 @@ func (h *Host) supervise(ctx context.Context) {
 func (h *Host) spawn(ctx context.Context) (*proc, hello, error) {
 	cmd := exec.Command(h.cfg.Command[0], h.cfg.Command[1:]...)
 	cmd.Dir, cmd.Env = h.cfg.Dir, h.cfg.Env
+	// Its own process group: a terminal's Ctrl-C (sent to the foreground group) reaches jetgraph
+	// alone, which drains the host's runs before it stops the host (closing its stdin).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, hello{}, err

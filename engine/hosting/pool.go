@@ -19,6 +19,25 @@ type Pool struct {
 	traced bool
 }
 
+// Drain has the pool's runs in flight, and those it is given from now on, stop at their next
+// checkpoint (graphs.ErrDrained), so that a process shutting down leaves them, with nothing
+// lost, to the next process. Its hosts keep answering until they are closed.
+func (p *Pool) Drain() {
+	for _, h := range p.hosts {
+		h.Drain()
+	}
+}
+
+// draining reports whether the pool's runs are to stop at their next checkpoint.
+func (p *Pool) draining() bool {
+	for _, h := range p.hosts {
+		if h.draining.Load() {
+			return true
+		}
+	}
+	return false
+}
+
 // NewPool returns a pool of started hosts (at least one).
 func NewPool(hosts ...*Host) *Pool { return &Pool{hosts: hosts} }
 

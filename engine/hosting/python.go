@@ -177,6 +177,9 @@ func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]st
 			return nil, err
 		}
 		cmd := []string{python, "-u", script, "--root", root}
+		for _, dep := range entries[0].Code.Dependencies {
+			cmd = append(cmd, "--path", dep)
+		}
 		for _, e := range entries {
 			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
 		}

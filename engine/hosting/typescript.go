@@ -27,9 +27,10 @@ func nodeCache(root string) string { return filepath.Join(root, "node_modules", 
 // typescriptCommand compiles the host and bundles the graphs of entries (one project, root) for
 // Node: the user's TypeScript and local imports are bundled by esbuild, their packages stay
 // imports of the project's node_modules. It returns the command that starts the host.
-func typescriptCommand(node, root string, entries []graphs.Entry) ([]string, error) {
-	if fi, err := os.Stat(filepath.Join(root, "node_modules")); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("no node_modules in %s: install the project's dependencies (npm ci) first", root)
+func typescriptCommand(node, configDir string, entries []graphs.Entry) ([]string, error) {
+	root, err := nodeProject(configDir, entries[0].Code.Dependencies)
+	if err != nil {
+		return nil, err
 	}
 	dir := nodeCache(root)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -65,6 +66,21 @@ func typescriptCommand(node, root string, entries []graphs.Entry) ([]string, err
 		cmd = append(cmd, "--graph", e.ID+"="+out+":"+e.Code.Attr)
 	}
 	return cmd, nil
+}
+
+// nodeProject is the folder whose node_modules the graphs import from: the config's, else the
+// first of langgraph.json's local dependencies that has one (a config beside a package folder).
+func nodeProject(configDir string, deps []string) (string, error) {
+	for _, dir := range append([]string{configDir}, deps...) {
+		if fi, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil && fi.IsDir() {
+			return dir, nil
+		}
+	}
+	where := configDir
+	if len(deps) > 0 {
+		where += " nor in the local dependencies " + strings.Join(deps, ", ")
+	}
+	return "", fmt.Errorf("no node_modules in %s: install the project's dependencies (npm ci) first", where)
 }
 
 func writeIfChanged(path string, data []byte) error {

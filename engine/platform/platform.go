@@ -52,7 +52,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// StoreIndex is the store's semantic index (nil: store queries match text).
 	StoreIndex *store.Index
-	Logger     *slog.Logger
+	// ThreadTTL is the time to live of a thread created without one (nil: none), as
+	// langgraph.json's checkpointer.ttl.default_ttl.
+	ThreadTTL *engine.TTLSpec
+	Logger    *slog.Logger
 }
 
 // Platform is a running process's domain side.
@@ -142,6 +145,7 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 	p.Runtime.BusyLinger = runtimeBusyLinger
 	cmds := &command.Runner{Log: l, Projector: p.Runtime}
 	p.Threads = threads.New(cmds, p.ThreadsView, cfg.Logger)
+	p.Threads.SetDefaultTTL(cfg.ThreadTTL)
 	p.Assistants = assistants.New(cmds, p.AssistantsView, p.ThreadsView, cfg.Logger)
 	p.Store = store.New(cmds, p.StoreView, cfg.Logger)
 	p.Store.SetIndex(cfg.StoreIndex)

@@ -90,7 +90,7 @@ func BenchmarkReplayReact100(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			rep, err := replay.Rerun(ctx, t, reg.Build, "")
+			rep, err := replay.Rerun(ctx, t, reg.Runnable, "")
 			if err != nil || rep.Divergence != nil {
 				b.Fatal(rep.Divergence, err)
 			}

@@ -76,7 +76,7 @@ func TestOfflineReplayAnswersFromTheRecording(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			rep, err := replay.Rerun(ctx, recorded, tc.graph.Build, "")
+			rep, err := replay.Rerun(ctx, recorded, tc.graph.Runnable, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestOfflineReplayOfAFailedToolCall(t *testing.T) {
 	if failed != 1 {
 		t.Fatalf("%d failed tool calls recorded", failed)
 	}
-	rep, err := replay.Rerun(ctx, recorded, graphs.Default().Build, "")
+	rep, err := replay.Rerun(ctx, recorded, graphs.Default().Runnable, "")
 	if err != nil || rep.Divergence != nil || rep.Steps != 5 {
 		t.Fatalf("%+v %v", rep, err)
 	}

@@ -91,7 +91,7 @@ func TestGoldenReplays(t *testing.T) {
 			}
 			goldentest.Check(t, "testdata/"+tc.name+".txt", scrub(out.Bytes()))
 			// The same graphs re-executed offline from the record do what they did.
-			rep, err := replay.Rerun(ctx, rt, graphs.Default().Build, "")
+			rep, err := replay.Rerun(ctx, rt, graphs.Default().Runnable, "")
 			if err != nil || rep.Divergence != nil || rep.Runs != len(tc.runs) || rep.Steps == 0 {
 				t.Fatalf("rerun: %+v %v", rep, err)
 			}
@@ -107,7 +107,7 @@ func TestRerunCatchesAChangedNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rt := readBack(ctx, t, p, recordRun(ctx, t, p, "echo", "hi"))
-	changed := func(string, graph.Config) (*graph.Graph, error) {
+	changed := func(string, graph.Config) (graphs.Runnable, error) {
 		b := graph.NewBuilder("echo").Channel("messages", graph.Messages())
 		b.Node("echo", func(ctx context.Context, in any, _ *graph.Runtime) (any, error) {
 			return map[string]any{"messages": []any{map[string]any{"role": "assistant", "content": "ECHO"}}}, nil
@@ -120,9 +120,9 @@ func TestRerunCatchesAChangedNode(t *testing.T) {
 		graph string
 		want  string // the divergence, "" for none
 	}{
-		{"the same graph", graphs.Default().Build, "", ""},
+		{"the same graph", graphs.Default().Runnable, "", ""},
 		{"a changed node", changed, "", "step 1 node echo: writes differ"},
-		{"another graph", graphs.Default().Build, "agent", "step 1 node agent: model_call differ"},
+		{"another graph", graphs.Default().Runnable, "agent", "step 1 node agent: model_call differ"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ func TestRecordedThreadsReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := replay.Rerun(context.Background(), rt, graphs.Default().Build, "")
+			rep, err := replay.Rerun(context.Background(), rt, graphs.Default().Runnable, "")
 			if err != nil || rep.Divergence != nil || rep.Steps == 0 {
 				t.Fatalf("%+v %v", rep, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/checkpoints"
 	"github.com/jetgraph/jetgraph/engine/command"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/runner"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/engine/webhooks"
@@ -119,12 +120,14 @@ func (s *Service) pull(cons dispatchQueue) (*eventlog.DispatchPull, error) {
 func (s *Service) Shutdown(grace time.Duration) {
 	s.mu.Lock()
 	msgs := s.msgs
-	s.stopping.Store(true)
+	first := !s.stopping.Swap(true)
 	s.mu.Unlock()
 	if msgs == nil {
 		return
 	}
-	msgs.Stop()
+	if first { // a second Shutdown (serve's drain, then Close) waits for the same runs
+		msgs.Stop()
+	}
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -293,6 +296,20 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 	}
 	out, runErr := s.runner.Run(runCtx, req)
 	cause := context.Cause(runCtx)
+	if cause == nil && errors.Is(out.Err, graphs.ErrDrained) {
+		cause = out.Err // stopped at a checkpoint for the shutdown: not over, left as a shutdown leaves it
+	}
+	if errors.Is(cause, graphs.ErrDrained) {
+		// The checkpoint it stopped at is what the next process resumes from: appended now,
+		// under the lease this attempt still holds.
+		if deferred != nil {
+			if err := deferred.Flush(ctx); err != nil {
+				deferred.Discard()
+				return 0, errors.Join(cause, err)
+			}
+		}
+		return 0, cause
+	}
 	if errors.Is(cause, errLeaseLost) || errors.Is(cause, errShutdown) {
 		deferred.Discard()
 		return 0, cause

@@ -25,7 +25,14 @@ type Service struct {
 	clock func() time.Time
 	// blob fetches a value the projection keeps as a reference (projections.ValueRef).
 	blob func(ctx context.Context, digest string) ([]byte, error)
+	// defaultTTL is the time to live of a thread created without one (nil: none).
+	defaultTTL *engine.TTLSpec
 }
+
+// SetDefaultTTL gives every thread created without a time to live this one (langgraph.json's
+// checkpointer.ttl.default_ttl, as the reference servers apply it); nil gives none. It is
+// recorded in the thread's creation event, so a replay of the log keeps it.
+func (s *Service) SetDefaultTTL(ttl *engine.TTLSpec) { s.defaultTTL = ttl }
 
 // ResolveValuesWith sets how the values of a thread kept in the object store are fetched
 // (checkpoints.Saver.Blob): without it, they are left out of the thread.
@@ -91,6 +98,10 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 		// Time-ordered: a new thread's records land at the end of the projections' key
 		// ranges, so the writes of a batch share pages instead of touching a random page each.
 		c.ThreadID = uuid.Must(uuid.NewV7()).String()
+	}
+	if c.TTL == nil && s.defaultTTL != nil {
+		ttl := *s.defaultTTL
+		c.TTL = &ttl
 	}
 	if c.TTL != nil {
 		if err := engine.CheckTTL(op, c.TTL.Minutes, "body", "ttl"); err != nil {

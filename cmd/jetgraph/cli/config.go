@@ -26,7 +26,9 @@ func configCommand(o *options) *cobra.Command {
 		Long: `Check the graph.json --config names as serve would load it: every graph, template, model
 and tool it names must exist in this program (jetgraph, or your own program built on cli.Main),
 and every Python graph (./path/file.py:attr) must load: its host is started with --python (or
-the Python found as serve finds it) and loads it with the project's langgraph.
+the Python found as serve finds it) and loads it with the project's langgraph. langgraph.json's
+env (an object or a .env file), dependencies, store.index and checkpointer.ttl are checked as
+serve reads them.
 It prints the ids of the graphs it would serve, one a line; an invalid file is an error naming
 the key and the reason. The control plane builds a revision with it.`,
 		Args: cobra.NoArgs,
@@ -34,8 +36,13 @@ the key and the reason. The control plane builds a revision with it.`,
 			if o.config == "" {
 				return fmt.Errorf("config check: --config is required")
 			}
-			reg, err := servedGraphs(o)
+			proj, err := servedProject(o)
 			if err != nil {
+				return err
+			}
+			reg := proj.Graphs
+			// store.index as serve makes it: an embeddings server without its key is named here.
+			if _, err := (storeOptions{keyEnv: "OPENAI_API_KEY"}).index(proj, o.config); err != nil {
 				return err
 			}
 			if err := checkHosted(cmd.Context(), o, reg); err != nil {

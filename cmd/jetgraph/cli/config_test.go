@@ -10,6 +10,8 @@ import (
 // TestConfigCheck checks `config check`: a valid graph.json prints the graphs it serves, an
 // invalid one is an error naming the key and the reason, as serve would refuse it.
 func TestConfigCheck(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "")
 	for _, c := range []struct {
 		name, config, wantOut, wantErr string
 	}{
@@ -17,6 +19,15 @@ func TestConfigCheck(t *testing.T) {
 		{"unknown graph", `{"graphs": {"mine": "nope"}}`, "", `graphs.mine: unknown graph "nope"`},
 		{"not json", `{"graphs": `, "", "graph.json"},
 		{"no file", "", "", "--config is required"},
+		{"langgraph.json's keys", `{"graphs": {"mine": "echo"}, "dependencies": ["."], "store": {"index": {"embed": "local", "dims": 32}},
+			"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 60}}}`, "mine\n", ""},
+		{"an embeddings provider not served", `{"graphs": {"mine": "echo"}, "store": {"index": {"embed": "cohere:embed-english-v3.0"}}}`,
+			"", `store.index.embed: "cohere:embed-english-v3.0": jetgraph cannot serve the embeddings of "cohere"`},
+		{"OpenAI's embeddings without a key", `{"graphs": {"mine": "echo"}, "store": {"index": {"embed": "openai:text-embedding-3-small"}}}`,
+			"", `store.index: no API key is configured for the OpenAI API (set OPENAI_API_KEY)`},
+		{"a .env file missing", `{"graphs": {"mine": "echo"}, "env": ".env"}`, "", `env: ".env": no .env file`},
+		{"a thread TTL strategy not served", `{"graphs": {"mine": "echo"}, "checkpointer": {"ttl": {"strategy": "keep_latest"}}}`,
+			"", `checkpointer.ttl.strategy: "keep_latest" is not served by jetgraph`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{"config", "check"}

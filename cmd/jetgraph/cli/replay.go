@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/hosting"
 	"github.com/jetgraph/jetgraph/engine/replay"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
@@ -78,7 +79,10 @@ With --file (an export: 'jetgraph export thread'), it re-executes the recorded r
 with this binary's graphs (the built-in ones, or --config's; --graph: another graph id), in
 memory, and compares every super-step with the record: the nodes that ran and what each wrote.
 It reports the first divergence and exits non-zero on one, so recorded threads work as
-regression tests. --show shows the file's steps instead.`,
+regression tests. --show shows the file's steps instead. A Python or TypeScript graph of
+--config re-executes in its host, started as serve starts it (--python, --node); its steps,
+which record no writes, are compared by what each changed in the state. Its model calls are
+made by your graph's own model (a Go graph's are answered from the recording).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -94,6 +98,8 @@ regression tests. --show shows the file's steps instead.`,
 	cmd.Flags().BoolVar(&showFile, "show", false, "with --file: show the file's steps instead of re-executing them")
 	cmd.Flags().StringVar(&graphID, "graph", "", "with --file: re-execute with this graph instead of the recorded one")
 	cmd.Flags().StringVar(&o.config, "config", "", "with --file: the graph.json whose graphs re-execute the runs")
+	cmd.Flags().StringVar(&o.python, "python", "", "with --file: the Python that runs the config's Python graphs (default: as serve finds it)")
+	cmd.Flags().StringVar(&o.node, "node", "", "with --file: the Node that runs the config's TypeScript graphs (default: node on PATH)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of text")
 	cmd.Flags().IntVar(&step, "step", 0, "show only this step (a checkpoint's metadata.step)")
 	cmd.Flags().StringVar(&runID, "run", "", "show only this run")
@@ -150,7 +156,17 @@ func rerun(ctx context.Context, o *options, file, graphID string, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	rep, err := replay.Rerun(ctx, t, reg.Build, graphID)
+	// A hosted graph re-executes in its host, started as serve starts it, stopped after.
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, h := range hosts {
+			h.Close()
+		}
+	}()
+	rep, err := replay.Rerun(ctx, t, reg.Runnable, graphID)
 	if err != nil {
 		return err
 	}

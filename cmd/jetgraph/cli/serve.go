@@ -56,10 +56,11 @@ func serve(ctx context.Context, o *options) error {
 	if !o.control.off {
 		lc = withDeploymentNamespaces(lc) // deployments' data namespaces are accounts of the embedded server
 	}
-	reg, err := servedGraphs(o)
+	proj, err := servedProject(o)
 	if err != nil {
 		return err
 	}
+	reg := proj.Graphs
 	// Listening comes first: the hosts are told where jetgraph's tracing API is.
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -81,9 +82,12 @@ func serve(ctx context.Context, o *options) error {
 			h.Close()
 		}
 	}()
-	storeIndex, err := o.store.index()
+	storeIndex, err := o.store.index(proj, o.config)
 	if err != nil {
 		return err
+	}
+	if o.store.embed != "" && proj.StoreIndex != nil {
+		logger.Warn(o.config + ": store.index: --store-embed " + o.store.embed + " is used instead")
 	}
 	data, err := filepath.Abs(o.data)
 	if err != nil {
@@ -98,6 +102,7 @@ func serve(ctx context.Context, o *options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	defaultTTL, sweep := threadTTL(proj)
 	metrics := httpapi.NewMetrics()
 	fields, err := webhooks.ParseFields(o.webhookFields) // checked by the flag already
 	if err != nil {
@@ -115,7 +120,7 @@ func serve(ctx context.Context, o *options) error {
 		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: tracingConfig,
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
-		ShutdownGrace: grace, StoreIndex: storeIndex,
+		ShutdownGrace: grace, StoreIndex: storeIndex, ThreadTTL: defaultTTL, SweepInterval: sweep,
 	}, nil)
 	if err != nil {
 		return err
@@ -174,9 +179,19 @@ func serve(ctx context.Context, o *options) error {
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace_period", grace)
+	// Runs stop being taken now, while HTTP drains: hosted runs stop at their next checkpoint,
+	// Go runs may finish, all within the grace period; a run cut off is left to the next
+	// process, which resumes it from its last checkpoint. The hosts stop after (deferred).
+	for _, h := range hosts {
+		h.Drain()
+	}
+	drained := make(chan struct{})
+	go func() { defer close(drained); p.Runs.Shutdown(grace) }()
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	err = srv.Shutdown(sctx)
+	<-drained
+	return err
 }
 
 // hostTracingOf is where the graph hosts send their traces: this server's tracing API on the
@@ -205,25 +220,49 @@ func hostTracingOf(addr net.Addr) (*hosting.Tracing, error) {
 // may name the program's graphs and tools, or by default the program's graphs (jetgraph's: the
 // example graphs and the react agent); --graphs keeps only the graphs it names.
 func servedGraphs(o *options) (*graphs.Registry, error) {
-	reg := o.prog.Graphs
-	if reg == nil {
-		reg = graphs.Default()
+	proj, err := servedProject(o)
+	if err != nil {
+		return nil, err
+	}
+	return proj.Graphs, nil
+}
+
+// servedProject is servedGraphs with what --config's file says of the server besides its
+// graphs (nothing without --config).
+func servedProject(o *options) (*graphs.Project, error) {
+	proj := &graphs.Project{Graphs: o.prog.Graphs}
+	if proj.Graphs == nil {
+		proj.Graphs = graphs.Default()
 	}
 	if o.config != "" {
 		var err error
 		warn := func(msg string) { o.logger.Warn(msg) }
-		if reg, err = (graphs.Catalog{Graphs: reg, Tools: o.prog.Tools, Warn: warn}).Load(o.config); err != nil {
+		if proj, err = (graphs.Catalog{Graphs: proj.Graphs, Tools: o.prog.Tools, Warn: warn}).LoadProject(o.config); err != nil {
 			return nil, err // it names the file, the key and the reason
 		}
 	}
 	if names := splitList(o.graphs); len(names) > 0 {
-		sel, err := reg.Select(names)
+		sel, err := proj.Graphs.Select(names)
 		if err != nil {
 			return nil, fmt.Errorf("--graphs: %w", err)
 		}
-		reg = sel
+		proj.Graphs = sel
 	}
-	return reg, nil
+	return proj, nil
+}
+
+// threadTTL is the platform's default thread TTL and sweep interval from the config's
+// checkpointer.ttl (none, and the platform's default interval, without one).
+func threadTTL(proj *graphs.Project) (*engine.TTLSpec, time.Duration) {
+	t := proj.ThreadTTL
+	if t == nil {
+		return nil, 0
+	}
+	var spec *engine.TTLSpec
+	if t.Minutes > 0 {
+		spec = &engine.TTLSpec{Strategy: "delete", Minutes: t.Minutes}
+	}
+	return spec, t.SweepInterval
 }
 
 func natsDescription(o *options, l *eventlog.Log) string {

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/embedding"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/store"
 )
 
@@ -22,8 +25,8 @@ type storeOptions struct {
 
 // addStoreFlags adds serve's flags of the store's semantic index.
 func addStoreFlags(f *pflag.FlagSet, s *storeOptions) {
-	f.Var(checked(&s.embed, "local", func(v string) error { _, _, err := parseEmbed(v); return err }), "store-embed",
-		"embedding of the store's semantic search: 'local' (offline feature hashing), 'openai:<model>' (any OpenAI-compatible embeddings server) or 'none' (queries match text)")
+	f.Var(checked(&s.embed, "", func(v string) error { _, _, err := parseEmbed(v); return err }), "store-embed",
+		"embedding of the store's semantic search: 'local' (offline feature hashing), 'openai:<model>' (any OpenAI-compatible embeddings server) or 'none' (queries match text) (default: the --config file's store.index, else local)")
 	f.IntVar(&s.dims, "store-embed-dims", 0, fmt.Sprintf("size of the store's vectors (default: %d for local, the model's own for openai)", embedding.DefaultLocalDims))
 	f.StringVar(&s.fields, "store-index-fields", "$", "paths of an item's value embedded when its put names none, comma-separated ('$': the whole value)")
 	f.StringVar(&s.url, "store-embed-url", "", "base URL of the OpenAI-compatible embeddings server (default: $OPENAI_BASE_URL, else OpenAI's API)")
@@ -42,9 +45,37 @@ func parseEmbed(v string) (provider, model string, err error) {
 	return "", "", fmt.Errorf("%q: want local, none or openai:<model>", v)
 }
 
-// index is the store's semantic index the flags describe (nil with none).
-func (s storeOptions) index() (*store.Index, error) {
-	provider, model, err := parseEmbed(s.embed)
+// index is the store's semantic index: the flags' when --store-embed is given, else the
+// config's store.index (proj's, read from file), else local (nil with none). The embeddings
+// server's URL and key come from the flags, else the config's env, else the process's.
+func (s storeOptions) index(proj *graphs.Project, file string) (*store.Index, error) {
+	getenv := os.Getenv
+	if proj != nil && len(proj.Env) > 0 {
+		getenv = func(k string) string {
+			if v, ok := proj.Env[k]; ok {
+				return v
+			}
+			return os.Getenv(k)
+		}
+	}
+	if s.embed == "" && proj != nil && proj.StoreIndex != nil {
+		ix := proj.StoreIndex
+		idx, err := s.build(ix.Provider, ix.Model, ix.Dims, ix.Fields, getenv)
+		if err != nil {
+			reason := err.Error()
+			var ee *engine.Error
+			if errors.As(err, &ee) && ee.Detail != "" {
+				reason = ee.Detail
+			}
+			return nil, &graphs.ConfigError{File: file, Key: "store.index", Reason: reason}
+		}
+		return idx, nil
+	}
+	embed := s.embed
+	if embed == "" {
+		embed = "local"
+	}
+	provider, model, err := parseEmbed(embed)
 	if err != nil {
 		return nil, fmt.Errorf("--store-embed %w", err)
 	}
@@ -57,19 +88,28 @@ func (s storeOptions) index() (*store.Index, error) {
 			fields = append(fields, p)
 		}
 	}
-	switch provider {
-	case "none":
+	if provider == "none" {
 		return nil, nil
-	case "local":
-		return &store.Index{Embedder: embedding.Local{Dims: s.dims}, Fields: fields}, nil
+	}
+	idx, err := s.build(provider, model, s.dims, fields, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("--store-embed: %w", err)
+	}
+	return idx, nil
+}
+
+// build is the index of an embeddings provider ("local" or "openai") and model.
+func (s storeOptions) build(provider, model string, dims int, fields []string, getenv func(string) string) (*store.Index, error) {
+	if provider == graphs.EmbedLocal {
+		return &store.Index{Embedder: embedding.Local{Dims: dims}, Fields: fields}, nil
 	}
 	base := s.url
 	if base == "" {
-		base = os.Getenv("OPENAI_BASE_URL")
+		base = getenv("OPENAI_BASE_URL")
 	}
-	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: base, Model: model, APIKey: os.Getenv(s.keyEnv), Dims: s.dims})
+	emb, err := embedding.NewOpenAI(embedding.OpenAIConfig{BaseURL: base, Model: model, APIKey: getenv(s.keyEnv), Dims: dims})
 	if err != nil {
-		return nil, fmt.Errorf("--store-embed: %w", err)
+		return nil, err
 	}
 	return &store.Index{Embedder: emb, Fields: fields}, nil
 }

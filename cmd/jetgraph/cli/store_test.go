@@ -3,6 +3,8 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // TestStoreIndexFlags: --store-embed and its companions give the index they name, and refuse
@@ -26,8 +28,9 @@ func TestStoreIndexFlags(t *testing.T) {
 		{storeOptions{embed: "cohere", fields: "$"}, "", "", "want local, none or openai:<model>"},
 		{storeOptions{embed: "local", dims: -1}, "", "", "--store-embed-dims"},
 		{storeOptions{embed: "openai:m", url: "ftp://x"}, "", "", "http or https"},
+		{storeOptions{fields: "$"}, "local:256", "$", ""}, // not given: local
 	} {
-		ix, err := tc.opts.index()
+		ix, err := tc.opts.index(nil, "")
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%+v: err = %v, want %q", tc.opts, err, tc.err)
@@ -47,5 +50,51 @@ func TestStoreIndexFlags(t *testing.T) {
 		if ix == nil || ix.Embedder.Name() != tc.wantName || strings.Join(ix.Fields, ",") != tc.fields {
 			t.Errorf("%+v: index %+v, want %s on %s", tc.opts, ix, tc.wantName, tc.fields)
 		}
+	}
+}
+
+// TestStoreIndexFromConfig: langgraph.json's store.index gives the index unless --store-embed is
+// given; its embeddings key and server come from the file's env over the process's, and one it
+// cannot serve is an error naming the entry.
+func TestStoreIndexFromConfig(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	openaiIx := &graphs.StoreIndex{Provider: graphs.EmbedOpenAI, Model: "text-embedding-3-small", Dims: 512, Fields: []string{"text"}}
+	for _, tc := range []struct {
+		name     string
+		opts     storeOptions
+		proj     *graphs.Project
+		wantName string
+		fields   string
+		err      string
+	}{
+		{"config's index", storeOptions{keyEnv: "OPENAI_API_KEY", fields: "$"},
+			&graphs.Project{StoreIndex: openaiIx, Env: map[string]string{"OPENAI_API_KEY": "sk-from-env-file"}},
+			"openai:text-embedding-3-small:512", "text", ""},
+		{"config's index on a local server", storeOptions{keyEnv: "OPENAI_API_KEY", fields: "$"},
+			&graphs.Project{StoreIndex: openaiIx, Env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}},
+			"openai:text-embedding-3-small:512", "text", ""},
+		{"config's local index", storeOptions{fields: "$"},
+			&graphs.Project{StoreIndex: &graphs.StoreIndex{Provider: graphs.EmbedLocal, Dims: 32}}, "local:32", "", ""},
+		{"the flag wins", storeOptions{embed: "local", dims: 16, fields: "$"},
+			&graphs.Project{StoreIndex: openaiIx}, "local:16", "$", ""},
+		{"no key for OpenAI's API", storeOptions{keyEnv: "OPENAI_API_KEY", fields: "$"},
+			&graphs.Project{StoreIndex: openaiIx}, "", "", "langgraph.json: store.index: no API key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix, err := tc.opts.index(tc.proj, "langgraph.json")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ix == nil || ix.Embedder.Name() != tc.wantName || strings.Join(ix.Fields, ",") != tc.fields {
+				t.Errorf("index %+v, want %s on %q", ix, tc.wantName, tc.fields)
+			}
+		})
 	}
 }

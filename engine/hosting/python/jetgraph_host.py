@@ -799,9 +799,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description="jetgraph's Python graph host")
     parser.add_argument("--root", required=True, help="the folder of the config file")
     parser.add_argument("--graph", action="append", default=[], help="id=./path/file.py:attr")
+    parser.add_argument("--path", action="append", default=[], help="a local dependency's folder, for imports")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
+    # langgraph.json's local dependencies go after the installed packages, as the reference puts them.
+    sys.path.extend(p for p in args.path if p not in sys.path)
     conn = Conn()
     graphs: dict[str, Loaded] = {}
     report: dict[str, dict[str, Any]] = {}
