@@ -169,7 +169,11 @@ func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, er
 			l.emit(KindUpdates, NodeUpdate{Node: t.name, Values: t.update})
 		}
 	}
-	l.emit(KindValues, l.values(l.g.keys))
+	// A step that wrote none of the output keys shows no new values, as LangGraph's loop emits
+	// values only for writes to its output channels (a run whose input is {} starts with none).
+	if slices.ContainsFunc(writes, func(w write) bool { return slices.Contains(l.g.output, w.channel) }) {
+		l.emit(KindValues, l.values(l.g.keys))
+	}
 	return nil, nil
 }
 
