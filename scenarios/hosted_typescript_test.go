@@ -13,34 +13,55 @@ import (
 // with its own @langchain/langgraph pinned by its package-lock.json, and nothing for jetgraph.
 const hostedTypeScriptConfig = "hosted/typescript/langgraph.json"
 
+// nodeProjects are the scenario projects whose dependencies this test process installed, by folder.
 var (
-	tsProjectOnce sync.Once
-	tsProjectErr  error
+	nodeProjectsMu sync.Mutex
+	nodeProjects   = map[string]*nodeProject{}
 )
+
+type nodeProject struct {
+	once sync.Once
+	err  error
+}
 
 // ensureTypeScriptProject installs the scenario project's dependencies from its lock file once.
 func ensureTypeScriptProject(t *testing.T) {
 	t.Helper()
+	ensureNodeProject(t, filepath.Dir(hostedTypeScriptConfig))
+}
+
+// ensureNodeProject installs the dependencies of the Node project in dir from its lock file
+// (npm ci), once per test process.
+func ensureNodeProject(t *testing.T, dir string) {
+	t.Helper()
 	ensureNodeModules(t) // node and npm are there, and the SDK the script drives jetgraph with
-	tsProjectOnce.Do(func() {
+	nodeProjectsMu.Lock()
+	p := nodeProjects[dir]
+	if p == nil {
+		p = &nodeProject{}
+		nodeProjects[dir] = p
+	}
+	nodeProjectsMu.Unlock()
+	p.once.Do(func() {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = filepath.Dir(hostedTypeScriptConfig)
+		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tsProjectErr = &npmError{err: err, out: string(out)}
+			p.err = &npmError{dir: dir, err: err, out: string(out)}
 		}
 	})
-	if tsProjectErr != nil {
-		t.Fatal(tsProjectErr)
+	if p.err != nil {
+		t.Fatal(p.err)
 	}
 }
 
 type npmError struct {
+	dir string
 	err error
 	out string
 }
 
 func (e *npmError) Error() string {
-	return "npm ci in the TypeScript project: " + e.err.Error() + "\n" + e.out
+	return "npm ci in " + e.dir + ": " + e.err.Error() + "\n" + e.out
 }
 
 // TestHostedTypeScript serves LangGraph.js graphs as written (a langgraph.json naming
