@@ -278,6 +278,32 @@ async def schema_graphs(c: LangGraphClient, g: str) -> Any:
     }
 
 
+GRAPHS = (
+    "echo",
+    "agent",
+    "agent_simple",
+    "nested",
+    "weather",
+    "error",
+    "delay",
+    "dynamic",
+    "simple_runtime",
+    "state_schema_graph",
+    "zod_registry_graph",
+    "plain_zod_graph",
+)
+
+
+async def state_keys(c: LangGraphClient, g: str) -> Any:
+    """The keys of each graph's state schema (the schemas' details are each library's own)."""
+    ids = {a["graph_id"]: a["assistant_id"] for a in await c.assistants.search(limit=100)}
+    out = {}
+    for name in GRAPHS:
+        schemas = await c.assistants.get_schemas(ids[g + name])
+        out[name] = sorted((schemas.get("state_schema") or {}).get("properties", {}))
+    return out
+
+
 CASES: dict[str, Callable[[LangGraphClient, str], Awaitable[Any]]] = {
     f.__name__: f
     for f in (
@@ -289,6 +315,7 @@ CASES: dict[str, Callable[[LangGraphClient, str], Awaitable[Any]]] = {
         agent_simple,
         nested,
         subgraphs,
+        state_keys,
         weather,
         error,
         delay,

@@ -10,7 +10,7 @@ restart).
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any
 
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
@@ -20,6 +20,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import BaseStore
 from langgraph.types import Send, interrupt
+from typing_extensions import TypedDict
 
 SHARED_STATE = ("sharedState", "data")
 INPUTTED_STATE = ("inputtedState", "data")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
 
 
 def echo_node(state: MessagesState) -> dict[str, Any]:

@@ -6,11 +6,12 @@ TypedDicts, so their runs answer the same while their /schemas are what Python's
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
 
 
 class CountedMessages(TypedDict, total=False):
