@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -252,6 +253,24 @@ async def delay(c: LangGraphClient, g: str) -> Any:
     return await c.runs.wait(None, g + "delay", input={"messages": [], "delay": 50})
 
 
+async def delay_cancelled(c: LangGraphClient, g: str) -> Any:
+    """A long node cancelled mid-run: the run ends promptly, interrupted, and the thread keeps its input."""
+    t = await thread(c)
+    run = await c.runs.create(t, g + "delay", input={**human("wait"), "delay": 20000})
+    deadline = time.monotonic() + 30
+    while (await c.runs.get(t, run["run_id"]))["status"] != "running" and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)  # into the node's sleep
+    started = time.monotonic()
+    await c.runs.cancel(t, run["run_id"], wait=True)
+    return {
+        "prompt": time.monotonic() - started < 10,
+        "run": (await c.runs.get(t, run["run_id"]))["status"],
+        "thread": (await c.threads.get(t))["status"],
+        "state": shape(await c.threads.get_state(t)),
+    }
+
+
 async def dynamic(c: LangGraphClient, g: str) -> Any:
     named = await stream(
         c,
@@ -319,6 +338,7 @@ CASES: dict[str, Callable[[LangGraphClient, str], Awaitable[Any]]] = {
         weather,
         error,
         delay,
+        delay_cancelled,
         dynamic,
         simple_runtime,
         schema_graphs,
