@@ -27,9 +27,9 @@ var portGaps = map[string]string{
 	"ts_state_keys": "the TypeScript host does not serve schemas yet (engine/hosting/PROTOCOL.md)",
 }
 
-// TestHostedPorts runs the same cases (scenarios/python/hosted_ports.py, the official Python SDK)
-// through the Go example graphs and through their LangGraph ports hosted by jetgraph in one
-// server: final values, streamed values, updates and messages-tuple events (token chunks
+// TestHostedPorts runs the same cases (scenarios/python/hosted_ports.py with the official Python
+// SDK, and hosted_ports.mjs with the official JS SDK) through the Go example graphs and through
+// their LangGraph ports hosted by jetgraph in one server: final values, streamed values, updates and messages-tuple events (token chunks
 // included), interrupts and resume, a subgraph's state updated through its checkpoint, errors,
 // custom events, Send, a factory graph, runtime context, thread state and history. Ids and times
 // are normalised; everything else must be the same, and the Go graphs' answers are pinned by
@@ -51,6 +51,11 @@ func TestHostedPorts(t *testing.T) {
 			t.Fatalf("hosted_ports.py %q: %v", prefix, err)
 		}
 		answers[prefix] = got
+	}
+
+	// The official JS SDK through the same graphs: streams, a Command, a subgraph's state update.
+	if got := lastLine(runNode(t, srv, "hosted_ports.mjs")); got != "ok" {
+		t.Errorf("hosted_ports.mjs printed %q, want ok", got)
 	}
 
 	goAnswers := answers[""]
