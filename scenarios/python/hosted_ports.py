@@ -202,6 +202,18 @@ async def agent_error(c: LangGraphClient, g: str) -> Any:
     }
 
 
+async def agent_branches(c: LangGraphClient, g: str) -> Any:
+    """The agent's other routes: a first message "should_end" ends after one answer; the check
+    node passes once the store holds what it checks (removed again: agent_error needs it gone)."""
+    ended = await c.runs.wait(None, g + "agent", input=human("should_end"), config=ADA)
+    await c.store.put_item(["inputtedState", "data"], "my_key", {"isTrue": True})
+    try:
+        checked = await c.runs.wait(None, g + "agent", input=human("___check_state_value"), config=ADA)
+    finally:
+        await c.store.delete_item(["inputtedState", "data"], "my_key")
+    return {"ended": ended, "checked": checked}
+
+
 async def agent_simple(c: LangGraphClient, g: str) -> Any:
     t = await thread(c)
     streamed = await stream(c, t, g + "agent_simple", input=human("foo"), stream_mode=["updates"])
@@ -331,6 +343,7 @@ CASES: dict[str, Callable[[LangGraphClient, str], Awaitable[Any]]] = {
         agent_interrupt,
         agent_custom,
         agent_error,
+        agent_branches,
         agent_simple,
         nested,
         subgraphs,
