@@ -186,6 +186,29 @@ func TestCommandUpdateIsAnInputCheckpoint(t *testing.T) {
 	}
 }
 
+// TestNoValuesWithoutWrites: a step that writes no state key (here the input {}) emits no values
+// event, as LangGraph's loop; the node's step does.
+func TestNoValuesWithoutWrites(t *testing.T) {
+	b := NewBuilder("empty").Channel("note", LastValue())
+	b.Node("n", func(ctx context.Context, in any, rt *Runtime) (any, error) {
+		return map[string]any{"note": "n"}, nil
+	})
+	g := b.Edge(Start, "n").MustCompile(CompileOptions{})
+	var rec events
+	if _, err := g.Run(context.Background(), RunOptions{ThreadID: "t", Input: map[string]any{}, Saver: NewMemorySaver(), Sink: rec.sink}); err != nil {
+		t.Fatal(err)
+	}
+	var values []string
+	for _, l := range rec.lines {
+		if strings.HasPrefix(l, "values:") {
+			values = append(values, l)
+		}
+	}
+	if len(values) != 1 || values[0] != "values: note=n" {
+		t.Errorf("values events = %q, want only the node's", values)
+	}
+}
+
 // TestValuesCarryEveryChannel: the values stream mode and a run's Values carry every channel
 // of the state; only Output (an in-process invoke, a subgraph's update to its parent) keeps to
 // the output keys.

@@ -169,7 +169,11 @@ func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, er
 			l.emit(KindUpdates, NodeUpdate{Node: t.name, Values: t.update})
 		}
 	}
-	l.emit(KindValues, l.values(l.g.keys))
+	// A step that wrote no state key shows no new values, as LangGraph's loop emits values only
+	// for writes to the channels it streams (a run whose input is {} starts with none).
+	if slices.ContainsFunc(writes, func(w write) bool { return slices.Contains(l.g.keys, w.channel) }) {
+		l.emit(KindValues, l.values(l.g.keys))
+	}
 	return nil, nil
 }
 

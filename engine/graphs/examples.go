@@ -271,14 +271,17 @@ func stateSchemaGraph() *graph.Graph {
 	return b.Edge(graph.Start, "process").Edge("process", graph.End).MustCompile(graph.CompileOptions{})
 }
 
+// zodRegistryGraph is the example whose messages are plain strings, each update one more, and
+// whose schema marks them as messages anyway (as a Zod state with a reducer of its own and a JSON
+// Schema extra does: the schema is the reducer's input, a string).
 func zodRegistryGraph() *graph.Graph {
-	b := graph.NewBuilder("zod_registry_graph").Channel("messages", graph.Messages()).
+	marked := map[string]any{"type": "string", "langgraph_type": "messages"}
+	b := graph.NewBuilder("zod_registry_graph").Channel("messages", graph.Append().WithSchema(marked)).
 		Channel("count", graph.LastValue().WithSchema(withDefault(typed("number"), 0))).
 		Channel("status", graph.LastValue().WithSchema(withDefault(enum("idle", "processing", "done"), "idle")))
 	b.Node("process", func(ctx context.Context, in any, rt *graph.Runtime) (any, error) {
 		n := counter(stateOf(in), "count") + 1
-		m := aiMessage(stableID(rt, "zod_registry_graph", n), fmt.Sprintf("Message %d", n))
-		return map[string]any{"messages": []any{m}, "count": n, "status": "processing"}, nil
+		return map[string]any{"messages": fmt.Sprintf("Message %d", n), "count": n, "status": "processing"}, nil
 	})
 	return b.Edge(graph.Start, "process").Edge("process", graph.End).MustCompile(graph.CompileOptions{})
 }

@@ -76,7 +76,7 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 	if saver == nil {
 		saver = graph.NewMemorySaver()
 	}
-	config := map[string]any{"configurable": o.Config.Configurable, "metadata": o.Metadata}
+	config := map[string]any{"configurable": configurable(o.Config), "metadata": o.Metadata}
 	if len(o.Config.Tags) > 0 {
 		config["tags"] = o.Config.Tags
 	}
@@ -224,13 +224,22 @@ func (g *Graph) UpdateState(ctx context.Context, saver graph.Saver, ref graph.Re
 
 // request sends a state request whose checkpoint calls go to saver.
 func (g *Graph) request(ctx context.Context, typ string, saver graph.Saver, fields map[string]any) (json.RawMessage, error) {
-	config := map[string]any{"configurable": g.cfg.Configurable}
+	config := map[string]any{"configurable": configurable(g.cfg)}
 	if md, ok := fields["metadata"]; ok {
 		config["metadata"] = md
 		delete(fields, "metadata")
 	}
 	fields["graph"], fields["config"] = g.id, config
 	return g.pool.do(ctx, typ, fields, &request{onCall: (&calls{saver: saver}).serve})
+}
+
+// configurable is cfg's configurable as a graph's code reads it: an object, empty when the config
+// has none (a factory reads config["configurable"] as the reference servers give it, never null).
+func configurable(cfg graph.Config) map[string]any {
+	if cfg.Configurable == nil {
+		return map[string]any{}
+	}
+	return cfg.Configurable
 }
 
 // decodeAny decodes an event's data for the stream's shaping, numbers kept as written.

@@ -135,11 +135,13 @@ func (s *Shaper) Shape(m Msg, out []Frame) []Frame {
 			emit("values"+suffix, m.Data)
 		}
 	case graph.KindUpdates:
-		if visible && s.modes[engine.StreamUpdates] {
-			emit("updates"+suffix, m.Data)
-		}
+		// The messages a node returned come before its update, as LangGraph's message handler
+		// sends them when the node ends, before the loop sends the step's updates.
 		if visible && (s.modes[engine.StreamMessages] || s.modes[engine.StreamMessagesTuple]) {
 			out = s.completed(m, ns, suffix, out)
+		}
+		if visible && s.modes[engine.StreamUpdates] {
+			emit("updates"+suffix, m.Data)
 		}
 	case graph.KindMessages:
 		if visible {
