@@ -189,6 +189,17 @@ async def interrupts_at_once(client: LangGraphClient) -> None:
     out = await client.runs.wait(tid, "pair", command=Command(resume={asked["a?"]: "yes", asked["b?"]: "no"}))
     check(texts(out) == ["go", "a: yes", "b: no", "after"], f"resumed by id: {texts(out)}")
     check((await client.threads.get(tid))["status"] == "idle", "the answered thread is idle")
+    # One answered of two: the step stays open with the other interrupt only (read live, as the
+    # reference answers: the answered task finished, its interrupt gone).
+    tid = (await client.threads.create())["thread_id"]
+    out = await client.runs.wait(tid, "pair", input=msgs("half"))
+    asked = {i["value"]: i["id"] for i in out["__interrupt__"]}
+    out = await client.runs.wait(tid, "pair", command=Command(resume={asked["a?"]: "only"}))
+    check([i["id"] for i in out.get("__interrupt__", [])] == [asked["b?"]], f"the other interrupt still asked: {out}")
+    state = await client.threads.get_state(tid)
+    check(state["next"] == ["ask_b"] and [i["id"] for i in state["interrupts"]] == [asked["b?"]],
+          f"one answered of two: next {state['next']} interrupts {state['interrupts']}")
+    check({t["name"]: len(t["interrupts"]) for t in state["tasks"]} == {"ask_a": 0, "ask_b": 1}, f"tasks: {state['tasks']}")
 
 
 async def command_goto(client: LangGraphClient) -> None:
@@ -200,8 +211,8 @@ async def command_goto(client: LangGraphClient) -> None:
 
 
 async def supersteps(client: LangGraphClient) -> None:
-    """Several updates at once: a thread created with supersteps of updates (as_node), and the
-    newest checkpoint's history shows them as one checkpoint each."""
+    """Several updates at once: a thread created with supersteps of updates (as_node, or a
+    command), one checkpoint each, and runs that go on from them."""
     th = await client.threads.create(graph_id="pair", supersteps=[
         {"updates": [{"values": msgs("one"), "as_node": "ask_a"}]},
         {"updates": [{"values": {"messages": [{"type": "ai", "content": "a: 1"}]}, "as_node": "ask_a"},
@@ -217,6 +228,17 @@ async def supersteps(client: LangGraphClient) -> None:
           f"one checkpoint per superstep: {[h['metadata'] for h in history]}")
     out = await client.runs.wait(tid, "pair", input=None)
     check(texts(out) == ["one", "a: 1", "b: 2", "after"], f"a run after the supersteps goes on with the join: {texts(out)}")
+    # A command among the updates: its update written as the node's, its goto the next step
+    # (the reference answers the same, the __input__ superstep's message included in neither).
+    th = await client.threads.create(graph_id="long", supersteps=[
+        {"updates": [{"values": msgs("lost"), "as_node": "__input__"}]},
+        {"updates": [{"values": None, "command": {"update": {"messages": [{"type": "ai", "content": "cmd"}]}, "goto": "wait"},
+                      "as_node": "prep"}]},
+    ])
+    state = await client.threads.get_state(th["thread_id"])
+    check(texts(state["values"]) == ["cmd"] and state["next"] == ["wait"], f"a command superstep: {state['values']} next {state['next']}")
+    out = await client.runs.wait(th["thread_id"], "long", input=None)
+    check(texts(out) == ["cmd", "waited 0s"], f"a run after a command superstep goes to its goto: {texts(out)}")
 
 
 async def subgraph_streams(client: LangGraphClient) -> None:
