@@ -143,8 +143,10 @@ async def stream_modes(client: LangGraphClient) -> None:
     check(cps[-1]["next"] == [] and texts(cps[-1]["values"])[-1] == "waited 0s"
           and cps[-1]["parent_config"]["configurable"]["checkpoint_id"] == cps[-2]["config"]["configurable"]["checkpoint_id"],
           f"the last checkpoint: {cps[-1]}")
-    debug = [p.data["type"] for p in parts if p.event == "debug"]
-    check({"checkpoint", "task", "task_result"} <= set(debug), f"debug events: {debug}")
+    # Each step's tasks follow the checkpoint before them, with the step the reference gives.
+    debug = [(p.data["type"], p.data["step"]) for p in parts if p.event == "debug"]
+    check(debug == [("checkpoint", -1), ("checkpoint", 0), ("task", 1), ("task_result", 1), ("checkpoint", 1),
+                    ("task", 2), ("task_result", 2), ("checkpoint", 2)], f"debug events: {debug}")
     events = [p.data for p in parts if p.event == "events"]
     names = {(e["event"], e["name"]) for e in events}
     check({("on_chain_start", "prep"), ("on_chain_end", "wait")} <= names, f"events: {sorted(names)}")

@@ -308,6 +308,15 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         # writes of the next step before it: jetgraph keeps writes only on a stored checkpoint,
         # so writes wait for their checkpoint when this saver is putting it.
         self._stored: dict[str, asyncio.Future[None]] = {}
+        self._putting: set[asyncio.Future[None]] = set()  # puts not answered yet
+
+    async def settled(self) -> None:
+        """Waits for the checkpoints being put (the library puts them in the background): a
+        step's task events then follow the checkpoint of the step before, as on the reference
+        servers, and the stream's step numbers (counted from checkpoints) are right."""
+        await asyncio.sleep(0)  # let a put the library has just submitted begin
+        while self._putting:
+            await asyncio.wait(list(self._putting))
 
     def _known(self, checkpoint_id: str) -> asyncio.Future[None]:
         fut = self._stored.get(checkpoint_id)
@@ -393,12 +402,15 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         md = get_checkpoint_metadata(config, metadata)
         params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(md)), "parent": parent}
         fut = self._known(checkpoint["id"])
+        self._putting.add(fut)
         try:
             await self.conn.call(self.req, "checkpoint.put", params)
         except BaseException as e:
             if not fut.done():
                 fut.set_exception(e)
             raise
+        finally:
+            self._putting.discard(fut)
         if not fut.done():
             fut.set_result(None)
         return _config_of(ref)
@@ -712,6 +724,8 @@ class Host:
                 continue
             if mode == "values" and not ns:
                 values = chunk
+            if mode == "tasks" and isinstance(g.checkpointer, JetgraphSaver):
+                await g.checkpointer.settled()
             if mode in wanted:
                 self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
         # The thread's state now (not that of the checkpoint the run started from), as the
