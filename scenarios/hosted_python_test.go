@@ -26,10 +26,17 @@ func TestHostedPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
 	}
+	runHostedPython(t, "hosted_python.py")
+}
+
+// runHostedPython serves hosted/python/langgraph.json with the project's own venv and has the
+// client script (in python/) drive it; the script prints ok when every check held.
+func runHostedPython(t *testing.T, script string) {
+	t.Helper()
 	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedPythonConfig, "--python", userPython)
-	if got := lastLine(runPython(t, srv, "hosted_python.py")); got != "ok" {
-		t.Fatalf("hosted_python.py printed %q, want ok", got)
+	if got := lastLine(runPython(t, srv, script)); got != "ok" {
+		t.Fatalf("%s printed %q, want ok", script, got)
 	}
 }
 
@@ -139,4 +146,17 @@ func TestHostedPythonServerKilled(t *testing.T) {
 	if fmt.Sprint(get(get(item, "value"), "first")) != "1" {
 		t.Fatalf("the finished first step ran again: %v", item)
 	}
+}
+
+// TestHostedPythonRuns drives the run surfaces of hosted Python graphs with the official Python
+// SDK (python/hosted_python_runs.py, settled against the Python reference dev server): a long
+// node cancelled promptly with both cancel actions, the four multitask strategies, the events,
+// checkpoints, tasks, custom and debug stream modes with subgraph namespaces, two interrupts at
+// once resumed by id, Command update and goto, several state updates at once, context,
+// durability, the recursion limit's error and the thread-centric protocol.
+func TestHostedPythonRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	runHostedPython(t, "hosted_python_runs.py")
 }

@@ -39,6 +39,10 @@ type RunOptions struct {
 	// StreamModes are the API stream modes the run is streamed in: a graph hosted in another
 	// process asks its library for only the events they need. nil: every mode.
 	StreamModes []engine.StreamMode
+	// Durability is the run's durability ("" for the default): a graph hosted in another
+	// process hands it to its library, which then puts the checkpoints that mode keeps. Go
+	// graphs get theirs from Saver.
+	Durability engine.Durability
 
 	ns      []string          // subgraph path, for runs of subgraphs
 	parents map[string]string // parent namespaces' checkpoint ids

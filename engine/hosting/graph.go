@@ -92,7 +92,7 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 	fields := map[string]any{
 		"graph": g.id, "thread_id": threadID, "input": o.Input, "command": o.Command, "checkpoint_id": o.CheckpointID,
 		"config": config, "context": o.Context, "interrupt_before": o.InterruptBefore,
-		"interrupt_after": o.InterruptAfter, "stream_modes": libraryModes(o.StreamModes),
+		"interrupt_after": o.InterruptAfter, "stream_modes": libraryModes(o.StreamModes), "durability": o.Durability,
 	}
 	if g.pool.traced {
 		if h := traceHeaders(o.Sink); h != nil {
@@ -197,15 +197,19 @@ func (g *Graph) History(ctx context.Context, saver graph.Saver, ref graph.Ref, o
 	return out, nil
 }
 
-// UpdateState implements graphs.Runnable for one update (as_node and values); a command or
-// several updates at once are not hosted yet.
+// UpdateState implements graphs.Runnable: one update (values, as_node) goes as such; several
+// at once or a command go as supersteps, which only the Python host applies so far (its
+// library's bulk update).
 func (g *Graph) UpdateState(ctx context.Context, saver graph.Saver, ref graph.Ref, supersteps [][]graph.Update, metadata map[string]any) (graph.Ref, error) {
 	const op = "threads.update_state"
-	if len(supersteps) != 1 || len(supersteps[0]) != 1 || supersteps[0][0].Command != nil {
-		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid, "A graph in a host takes one state update (values, as_node) at a time for now")
+	fields := map[string]any{"checkpoint": ref, "metadata": metadata}
+	if len(supersteps) == 1 && len(supersteps[0]) == 1 && supersteps[0][0].Command == nil {
+		fields["values"], fields["as_node"] = supersteps[0][0].Values, supersteps[0][0].AsNode
+	} else if lang := g.pool.hosts[0].cfg.Language; lang == "python" {
+		fields["supersteps"] = supersteps
+	} else {
+		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("A graph in the %s host takes one state update (values, as_node) at a time for now", lang))
 	}
-	u := supersteps[0][0]
-	fields := map[string]any{"checkpoint": ref, "values": u.Values, "as_node": u.AsNode, "metadata": metadata}
 	raw, err := g.request(ctx, frameUpdate, saver, fields)
 	if err != nil {
 		if we, ok := err.(*WireError); ok {

@@ -61,6 +61,8 @@ type Request struct {
 	Saver graph.Saver
 	// StreamModes are the run's stream modes (graph.RunOptions.StreamModes); nil: every mode.
 	StreamModes []engine.StreamMode
+	// Durability is the run's durability (graph.RunOptions.Durability).
+	Durability engine.Durability
 }
 
 // Outcome is how a run ended. Err is a graph failure (a node error, the recursion limit), which
@@ -150,6 +152,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 		Config: gc, Context: mergeContext(g.ContextDefaults(), a.Context, req.Context),
 		InterruptBefore: req.InterruptBefore, InterruptAfter: req.InterruptAfter,
 		Saver: saver, Store: r.store, Sink: req.Sink, Metadata: md, StreamModes: req.StreamModes,
+		Durability: req.Durability,
 	})
 	out := Outcome{Values: res.Values, Interrupted: res.Interrupted, Interrupts: res.Interrupts, Assistant: a}
 	if err != nil {

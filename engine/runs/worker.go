@@ -394,7 +394,8 @@ func (s *Service) request(rec engine.RunRecord) runner.Request {
 	return runner.Request{RunID: rec.RunID, ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, Input: k.Input,
 		Command: commandOf(k.Command), Config: k.Config, Context: k.Context, Metadata: rec.Metadata,
 		CheckpointID: string(k.CheckpointID), InterruptBefore: k.InterruptBefore, InterruptAfter: k.InterruptAfter,
-		StreamModes: append([]engine.StreamMode{}, k.StreamMode...)} // not nil: a run without modes needs none
+		StreamModes: append([]engine.StreamMode{}, k.StreamMode...), // not nil: a run without modes needs none
+		Durability:  k.Durability}
 }
 
 // commandOf is the graph command of a run's command as recorded ({update, goto, resume}), nil

@@ -78,7 +78,7 @@ from langgraph.store.base import (  # noqa: E402
     SearchItem,
     SearchOp,
 )
-from langgraph.types import Command, Interrupt, Send, StateSnapshot, StreamMode  # noqa: E402
+from langgraph.types import Command, Interrupt, Send, StateSnapshot, StateUpdate, StreamMode  # noqa: E402
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
@@ -310,6 +310,15 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         # writes of the next step before it: jetgraph keeps writes only on a stored checkpoint,
         # so writes wait for their checkpoint when this saver is putting it.
         self._stored: dict[str, asyncio.Future[None]] = {}
+        self._putting: set[asyncio.Future[None]] = set()  # puts not answered yet
+
+    async def settled(self) -> None:
+        """Waits for the checkpoints being put (the library puts them in the background): a
+        step's task events then follow the checkpoint of the step before, as on the reference
+        servers, and the stream's step numbers (counted from checkpoints) are right."""
+        await asyncio.sleep(0)  # let a put the library has just submitted begin
+        while self._putting:
+            await asyncio.wait(list(self._putting))
 
     def _known(self, checkpoint_id: str) -> asyncio.Future[None]:
         fut = self._stored.get(checkpoint_id)
@@ -395,12 +404,15 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         md = get_checkpoint_metadata(config, metadata)
         params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(md)), "parent": parent}
         fut = self._known(checkpoint["id"])
+        self._putting.add(fut)
         try:
             await self.conn.call(self.req, "checkpoint.put", params)
         except BaseException as e:
             if not fut.done():
                 fut.set_exception(e)
             raise
+        finally:
+            self._putting.discard(fut)
         if not fut.done():
             fut.set_result(None)
         return _config_of(ref)
@@ -607,6 +619,21 @@ def _configurable_jsonschema(g: Graph) -> dict[str, Any]:
     return out
 
 
+def _command(cmd: dict[str, Any]) -> Command[Any]:
+    """The library's Command of the API's {update, goto, resume}."""
+    return Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
+
+
+def _newest(config: RunnableConfig, drop: bool = False) -> RunnableConfig:
+    """config naming the thread's newest checkpoint: without an empty checkpoint id (or any,
+    with drop). The library reads a state "live" (finished tasks of an open step applied,
+    answered interrupts gone) only when the config names no checkpoint."""
+    c = dict(config.get("configurable") or {})
+    if drop or not c.get("checkpoint_id"):
+        c.pop("checkpoint_id", None)
+    return {**config, "configurable": c}
+
+
 def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     def ref(config: RunnableConfig | None) -> dict[str, str] | None:
         return _ref(config) if config else None
@@ -719,7 +746,7 @@ class Host:
         cmd = frame.get("command")
         run_input: Any = frame.get("input")
         if cmd:
-            run_input = Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
+            run_input = _command(cmd)
         wanted = set(frame.get("stream_modes") or [])
         modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
@@ -728,6 +755,7 @@ class Host:
             _trace_run(traced, frame.get("trace"))
             async for ns, mode, chunk in g.astream(
                 run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
+                durability=frame.get("durability") or None,
                 interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
             ):
                 if isinstance(chunk, dict) and INTERRUPT in chunk:
@@ -737,9 +765,13 @@ class Host:
                     continue
                 if mode == "values" and not ns:
                     values = chunk
+                if mode == "tasks" and isinstance(g.checkpointer, JetgraphSaver):
+                    await g.checkpointer.settled()
                 if mode in wanted:
                     self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
-        snap = await g.aget_state(config)
+        # The thread's state now (not that of the checkpoint the run started from), as the
+        # library reads it live: tasks finished in a step that an interrupt left open count.
+        snap = await g.aget_state(_newest(config, drop=True))
         if values is None:
             values = snap.values
         if not interrupts:
@@ -748,7 +780,7 @@ class Host:
 
     async def do_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any] | None:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
-        s = await g.aget_state(cfg, subgraphs=bool(frame.get("subgraphs")))
+        s = await g.aget_state(_newest(cfg), subgraphs=bool(frame.get("subgraphs")))
         if s.config is None or not s.created_at:
             return None
         return _snapshot(s)
@@ -765,10 +797,14 @@ class Host:
         return out
 
     async def do_update_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
-        if not cfg["configurable"].get("checkpoint_id"):
-            cfg["configurable"].pop("checkpoint_id", None)
-        out = await g.aupdate_state(cfg, frame.get("values"), as_node=frame.get("as_node") or None)
+        cfg = _newest({**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}})
+        if frame.get("supersteps"):
+            # Several updates: one checkpoint per superstep, its updates applied together.
+            out = await g.abulk_update_state(cfg, [
+                [StateUpdate(_command(u["command"]) if u.get("command") else u.get("values"), u.get("as_node") or None)
+                 for u in step] for step in frame["supersteps"]])
+        else:
+            out = await g.aupdate_state(cfg, frame.get("values"), as_node=frame.get("as_node") or None)
         return {"checkpoint": _ref(out)}
 
 
