@@ -20,13 +20,6 @@ const hostedPortsConfig = "hosted/ports/langgraph.json"
 // portPrefixes are the graph id prefixes of the ports: Python, TypeScript.
 var portPrefixes = []string{"py_", "ts_"}
 
-// portGaps are the cases (prefix + case) a port's host cannot answer yet, with the reason. They
-// are logged, not failed; one that answers the same is logged too, to be taken off this list.
-var portGaps = map[string]string{
-	"ts_subgraphs":  "the TypeScript host does not serve subgraphs yet (engine/hosting/PROTOCOL.md)",
-	"ts_state_keys": "the TypeScript host does not serve schemas yet (engine/hosting/PROTOCOL.md)",
-}
-
 // TestHostedPorts runs the same cases (scenarios/python/hosted_ports.py with the official Python
 // SDK, and hosted_ports.mjs with the official JS SDK) through the Go example graphs and through
 // their LangGraph ports hosted by jetgraph in one server: final values, streamed values, updates and messages-tuple events (token chunks
@@ -74,16 +67,7 @@ func TestHostedPorts(t *testing.T) {
 	for _, prefix := range portPrefixes {
 		for _, name := range cases {
 			got, want := answers[prefix][name], goAnswers[name]
-			same := jsonEqual(got, want)
-			if gap, ok := portGaps[prefix+name]; ok {
-				if same {
-					t.Logf("%s%s now answers as the Go graph: take it off portGaps (%s)", prefix, name, gap)
-				} else {
-					t.Logf("%s%s: known gap: %s", prefix, name, gap)
-				}
-				continue
-			}
-			if !same {
+			if !jsonEqual(got, want) {
 				t.Errorf("case %s: the %s port answers differently from the Go graph:\n%s", name, prefix, firstDifference(want, got))
 			}
 		}
