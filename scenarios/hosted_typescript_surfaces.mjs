@@ -151,6 +151,21 @@ let parts = await collect(thread.thread_id, "pair", { command: { resume }, strea
 assert.deepEqual(parts.map((p) => p.data), [{ left: { answers: ["left: yes to left"] } }, { right: { answers: ["right: yes to right"] } }]);
 assert.deepEqual((await client.threads.getState(thread.thread_id)).values.answers, ["left: yes to left", "right: yes to right"]);
 
+// --- Several state updates at once (a thread made from supersteps): one checkpoint each, by the
+// library's bulkUpdateState. A command among them is refused before anything is written:
+// LangGraph.js applies values only.
+thread = await client.threads.create({ graphId: "pair", supersteps: [
+  { updates: [{ values: { answers: ["first"] }, asNode: "left" }] },
+  { updates: [{ values: { answers: ["l"] }, asNode: "left" }, { values: { answers: ["r"] }, asNode: "right" }] },
+] });
+assert.deepEqual((await client.threads.getState(thread.thread_id)).values.answers, ["first", "l", "r"]);
+assert.deepEqual((await client.threads.getHistory(thread.thread_id)).map((h) => [h.metadata.source, h.metadata.step]), [["update", 1], ["update", 0]]);
+const threadsBefore = await client.threads.count();
+await assert.rejects(client.threads.create({ graphId: "router", supersteps: [
+  { updates: [{ values: null, command: { goto: "whisper" }, asNode: "decide" }] },
+] }), (e) => e.status === 422 && /applies values only/.test(e.message), "a command superstep on a TypeScript graph");
+assert.equal(await client.threads.count(), threadsBefore, "a refused thread is not made");
+
 // --- A node's Command routes; custom events from config.writer; the run's context.
 thread = await client.threads.create();
 parts = await collect(thread.thread_id, "router", { input: { volume: "quiet" }, context: { loudness: "low" }, streamMode: ["custom", "updates"] });

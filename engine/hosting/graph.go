@@ -198,17 +198,18 @@ func (g *Graph) History(ctx context.Context, saver graph.Saver, ref graph.Ref, o
 }
 
 // UpdateState implements graphs.Runnable: one update (values, as_node) goes as such; several
-// at once or a command go as supersteps, which only the Python host applies so far (its
-// library's bulk update).
+// at once or a command go as supersteps, applied by the library's bulk update. LangGraph.js
+// applies no command in a state update, so a TypeScript graph is refused one before anything is
+// written.
 func (g *Graph) UpdateState(ctx context.Context, saver graph.Saver, ref graph.Ref, supersteps [][]graph.Update, metadata map[string]any) (graph.Ref, error) {
 	const op = "threads.update_state"
 	fields := map[string]any{"checkpoint": ref, "metadata": metadata}
 	if len(supersteps) == 1 && len(supersteps[0]) == 1 && supersteps[0][0].Command == nil {
 		fields["values"], fields["as_node"] = supersteps[0][0].Values, supersteps[0][0].AsNode
-	} else if lang := g.pool.hosts[0].cfg.Language; lang == "python" {
+	} else if lang := g.pool.hosts[0].cfg.Language; lang == "python" || !hasCommand(supersteps) {
 		fields["supersteps"] = supersteps
 	} else {
-		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("A graph in the %s host takes one state update (values, as_node) at a time for now", lang))
+		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("A graph in the %s host takes no command in a state update: its library applies values only", lang))
 	}
 	raw, err := g.request(ctx, frameUpdate, saver, fields)
 	if err != nil {
@@ -224,6 +225,17 @@ func (g *Graph) UpdateState(ctx context.Context, saver graph.Saver, ref graph.Re
 		return graph.Ref{}, fmt.Errorf("hosting: update state: %w", err)
 	}
 	return out.Checkpoint, nil
+}
+
+func hasCommand(supersteps [][]graph.Update) bool {
+	for _, step := range supersteps {
+		for _, u := range step {
+			if u.Command != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // request sends a state request whose checkpoint calls go to saver.

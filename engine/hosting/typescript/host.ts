@@ -358,7 +358,9 @@ type Runnable = {
   getState: (config: Config, options?: Obj) => Promise<Snapshot>;
   getStateHistory: (config: Config, options?: Obj) => AsyncIterable<Snapshot>;
   updateState: (config: Config, values: unknown, asNode?: string) => Promise<Config>;
+  bulkUpdateState: (config: Config, supersteps: { updates: { values?: unknown; asNode?: string }[] }[]) => Promise<Config>;
 };
+type Update = { values?: unknown; as_node?: string };
 type Snapshot = {
   values: unknown; next: string[]; config?: Config; metadata?: Obj; createdAt?: string; parentConfig?: Config;
   tasks: { id: string; name: string; path?: unknown; error?: unknown; interrupts?: unknown; state?: unknown; result?: unknown }[];
@@ -455,7 +457,12 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
           return subgraphSchemas(g, (frame.namespace as string) || undefined, Boolean(frame.recurse));
         case "update_state": {
           if (!cp.configurable.checkpoint_id) delete (cp.configurable as Obj).checkpoint_id;
-          const c = await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
+          // Several updates: one checkpoint per superstep, its updates applied together (the
+          // library's bulk update; jetgraph sends no command here, which LangGraph.js cannot apply).
+          const steps = frame.supersteps as Update[][] | undefined;
+          const c = steps
+            ? await g.bulkUpdateState(cp, steps.map((step) => ({ updates: step.map((u) => ({ values: u.values, asNode: u.as_node || undefined })) })))
+            : await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
           return { checkpoint: refOf(c) };
         }
       }
