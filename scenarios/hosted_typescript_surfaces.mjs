@@ -166,6 +166,34 @@ await assert.rejects(client.threads.create({ graphId: "router", supersteps: [
 ] }), (e) => e.status === 422 && /applies values only/.test(e.message), "a command superstep on a TypeScript graph");
 assert.equal(await client.threads.count(), threadsBefore, "a refused thread is not made");
 
+// --- The thread-centric protocol (client.threads.stream) on a hosted graph: pair's two
+// interrupts requested, each answered by its id with input.respond, the run completed.
+{
+  const stream = client.threads.stream({ assistantId: "pair" });
+  const sub = await stream.subscribe(["lifecycle", "input", "values"]);
+  const it = sub[Symbol.asyncIterator]();
+  const events = [];
+  const readUntil = async (done) => {
+    while (!done()) {
+      const r = await it.next();
+      if (r.done) { await sub.waitForResume(); continue; }
+      events.push(r.value);
+    }
+  };
+  const ended = (kind) => () => events.some((e) => e.method === "lifecycle" && e.params.namespace.length === 0 && e.params.data.event === kind);
+  await stream.run.start({ input: {} });
+  await readUntil(ended("interrupted"));
+  const asked = events.filter((e) => e.method === "input.requested").map((e) => [e.params.data.payload.side, e.params.data.interrupt_id]);
+  assert.deepEqual(asked.map(([side]) => side).sort(), ["left", "right"], json(events));
+  assert.equal(stream.interrupts.length, 2, "the SDK holds both interrupts");
+  for (const [side, id] of asked) await stream.input.respond({ namespace: [], interrupt_id: id, response: `ok ${side}` });
+  await readUntil(ended("completed"));
+  const last = events.filter((e) => e.method === "values").at(-1).params.data;
+  assert.deepEqual([...last.answers].sort(), ["left: ok left", "right: ok right"], json(last));
+  await sub.unsubscribe();
+  await stream.close();
+}
+
 // --- A node's Command routes; custom events from config.writer; the run's context.
 thread = await client.threads.create();
 parts = await collect(thread.thread_id, "router", { input: { volume: "quiet" }, context: { loudness: "low" }, streamMode: ["custom", "updates"] });
