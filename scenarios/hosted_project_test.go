@@ -213,7 +213,8 @@ func stopDuringSlowStep(t *testing.T, grace, executions string) time.Duration {
 	return took
 }
 
-// TestHostedReplay re-executes a hosted Python graph's recorded thread with `jetgraph replay
+// TestHostedReplay shows a hosted Python graph's thread in `jetgraph events`, imports its export
+// into another jetgraph (state read and a run going on by the hosted graph), and re-executes it with `jetgraph replay
 // --file`: the binary starts the graph's host and compares each step with the record (what it
 // changed in the state). The same project replays alike; with the .env file's GREETING changed
 // the graph answers otherwise, and the replay names the step that diverged and fails.
@@ -244,6 +245,36 @@ func TestHostedReplay(t *testing.T) {
 	if out, err := replay(flags); err != nil || !strings.Contains(out, "replayed 2 run(s), 6 step(s): no divergence") {
 		t.Fatalf("replay of the same project: %v\n%s", err, out)
 	}
+	// The log holds the hosted graph's checkpoints as a Go graph's: `jetgraph events` shows them.
+	events, err := exec.Command(bin, "events", "thread", thread, "--data", data, "--type", "checkpoint").Output()
+	if err != nil || strings.Count(string(events), "\n") < 6 {
+		t.Fatalf("jetgraph events --type checkpoint: %v\n%s", err, events)
+	}
+	// Imported into another jetgraph serving the same project, the thread's state is the hosted
+	// graph's, and a run on it goes on from the imported checkpoints.
+	other := startServerArgs(t, t.TempDir(), flags...)
+	imported, err := exec.Command(bin, "import", file, "--url", other.URL).Output()
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	var copied struct {
+		ThreadID string `json:"thread_id"`
+	}
+	if err := json.Unmarshal(imported, &copied); err != nil || copied.ThreadID == thread {
+		t.Fatalf("import printed %s (%v)", imported, err)
+	}
+	copyID := copied.ThreadID
+	before := strings.Join(threadMessages(t, other.URL, copyID), "|")
+	if want := "world|HELLO WORLD!|moon|HELLO MOON!"; before != want {
+		t.Fatalf("the imported thread's state: %q, want %q", before, want)
+	}
+	api(t, "POST", other.URL+"/threads/"+copyID+"/runs/wait",
+		`{"assistant_id":"notes","input":{"messages":[{"role":"user","content":"sun"}]}}`, 200)
+	if after := strings.Join(threadMessages(t, other.URL, copyID), "|"); !strings.HasPrefix(after, before+"|sun|") {
+		t.Fatalf("a run on the imported thread: %q, want it to go on from %q", after, before)
+	}
+	other.Stop()
+
 	changed := projectFlags(t, "GREETING=bye\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\n")
 	out, err := replay(changed)
 	if err == nil || !strings.Contains(out, "step 1: state differ") || !strings.Contains(out, "BYE WORLD!") {
