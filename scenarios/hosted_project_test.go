@@ -213,11 +213,12 @@ func stopDuringSlowStep(t *testing.T, grace, executions string) time.Duration {
 	return took
 }
 
-// TestHostedReplay shows a hosted Python graph's thread in `jetgraph events`, imports its export
-// into another jetgraph (state read and a run going on by the hosted graph), and re-executes it with `jetgraph replay
-// --file`: the binary starts the graph's host and compares each step with the record (what it
-// changed in the state). The same project replays alike; with the .env file's GREETING changed
-// the graph answers otherwise, and the replay names the step that diverged and fails.
+// TestHostedReplay shows a hosted Python graph's thread in `jetgraph events`, imports its
+// export into another jetgraph (its state read and a run going on by the hosted graph), and
+// re-executes it with `jetgraph replay --file`: the binary starts the graph's host and compares
+// each step with the record (what it changed in the state). The same project replays alike; with
+// the .env file's GREETING changed the graph answers otherwise, and the replay names the step
+// that diverged and fails.
 func TestHostedReplay(t *testing.T) {
 	emb := startEmbeddings(t)
 	flags := projectFlags(t, "GREETING=hello\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\n")
