@@ -281,9 +281,9 @@ async def thread_stream(client: LangGraphClient) -> None:
         out = await thread.output.with_timeout(30)
         reader.cancel()
     check(texts(out) == ["ts", "a: x", "b: y", "after"], f"the thread stream's output: {out}")
-    asked = [e for e in events if e.get("method") == "input.requested"]
+    requested = [e for e in events if e.get("method") == "input.requested"]
     # As on the reference: the first answer resumes a run that asks the other question again.
-    check([e["params"]["data"]["payload"] for e in asked] == ["a?", "b?", "b?"], f"input.requested: {asked}")
+    check([e["params"]["data"]["payload"] for e in requested] == ["a?", "b?", "b?"], f"input.requested: {requested}")
 
 
 SECTIONS = (cancel, reject, interrupt, rollback, enqueue, stream_modes, context_limits, interrupts_at_once,

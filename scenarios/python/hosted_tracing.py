@@ -59,7 +59,7 @@ def main() -> None:
 
     runs = poll("the model call in the run's trace", lambda: trace(lambda rs: ended(rs, "MeteredChatModel", "llm") and ended(rs, GRAPH, "chain")))
     by_id = {str(r.id): r for r in runs}
-    root = by_id.get(run_id)
+    root: Any = by_id.get(run_id)
     check(root is not None and root.parent_run_id is None, f"the trace's root is the run: {runs}")
     llm = next(r for r in runs if r.run_type == "llm")
     # The model call is under the run's root, through the host's graph and node spans.

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlparse
 
 import requests
 from langsmith import Client, traceable
@@ -58,10 +59,10 @@ class RecordingSession(requests.Session):
         super().__init__()
         self.log: list[str] = []
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         headers = kwargs.get("headers") or {}
         enc = headers.get("Content-Encoding", "")
-        self.log.append(f"{method} {requests.utils.urlparse(str(url)).path} {enc}".strip())
+        self.log.append(f"{method} {urlparse(str(url)).path} {enc}".strip())
         return super().request(method, url, *args, **kwargs)
 
     def sent(self, prefix: str) -> list[str]:

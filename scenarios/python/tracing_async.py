@@ -7,10 +7,10 @@ presigned token). Run by TestPythonTracing ("async") with the README's environme
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
-from typing import Any
 import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from langsmith import AsyncClient, Client, traceable
 from langsmith.run_trees import RunTree
@@ -81,7 +81,7 @@ def run_tree(client: Client) -> tuple[str, str]:
                               inputs={"messages": [{"role": "user", "content": "hi"}]},
                               extra={"metadata": {"ls_provider": "openai", "ls_model_name": "gpt-4o-mini"}})
     child.post()
-    child.add_event({"name": "new_token", "time": datetime.now(timezone.utc).isoformat()})
+    child.add_event({"name": "new_token", "time": datetime.now(UTC).isoformat()})
     child.end(outputs={"choices": [{"message": {"role": "assistant", "content": "hello"}}],
                        "usage_metadata": USAGE})
     child.patch()

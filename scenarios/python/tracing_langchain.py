@@ -12,8 +12,8 @@ from typing import Any
 
 import requests
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.runnables import RunnableLambda
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tracers.context import tracing_v2_enabled
 from langsmith import Client
 
@@ -27,10 +27,10 @@ USAGE = {"input_tokens": 9, "output_tokens": 4, "total_tokens": 13}
 
 def main() -> None:
     client = Client()
-    reply = AIMessage(content="Paris is the capital.", usage_metadata=USAGE)  # type: ignore[arg-type]
+    reply = AIMessage(content="Paris is the capital.", usage_metadata=USAGE)
     model = GenericFakeChatModel(messages=iter([reply, AIMessage(content="Rome is the capital.")]),
                                  metadata={"ls_provider": "openai", "ls_model_name": "gpt-4o-mini"})
-    chain = RunnableLambda(lambda q: [HumanMessage(content=q)]).with_config(run_name="to-messages") | model
+    chain: Runnable[Any, BaseMessage] = RunnableLambda(lambda q: [HumanMessage(content=q)]).with_config(run_name="to-messages") | model
     with tracing_v2_enabled(project_name=PROJECT, client=client):
         answer = chain.invoke("Capital of France?", config={"run_name": "ask", "metadata": {"thread_id": "lc"}})
         streamed = "".join(str(c.content) for c in chain.stream("Capital of Italy?", config={"run_name": "ask-streamed"}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import requests
@@ -18,7 +18,7 @@ from langsmith.utils import LangSmithNotFoundError
 from checks import check, note_run, poll
 
 # Far enough back for every v2 query window (their default is a day).
-SINCE = datetime(2020, 1, 1, tzinfo=timezone.utc)
+SINCE = datetime(2020, 1, 1, tzinfo=UTC)
 
 
 def projects(client: Client, project: str, suffix: str) -> str:
@@ -44,7 +44,7 @@ def projects(client: Client, project: str, suffix: str) -> str:
     check([str(p.id) for p in client.list_projects(project_ids=[made.id])] == [str(made.id)], "list_projects(ids)")
     again = client.create_project(name, upsert=True)
     check(str(again.id) == str(made.id), f"create_project(upsert) gave another project: {again.id} {made.id}")
-    updated = client.update_project(made.id, name=f"{name}-done", description="closed", end_time=datetime.now(timezone.utc))
+    updated = client.update_project(made.id, name=f"{name}-done", description="closed", end_time=datetime.now(UTC))
     check(updated.name == f"{name}-done" and updated.description == "closed" and updated.end_time is not None,
           f"update_project: {updated}")
     client.delete_project(project_name=f"{name}-done")
@@ -63,7 +63,7 @@ def feedback(client: Client, project: str, project_id: str, ids: dict[str, str])
     check(read.key == "correctness" and read.score == 1 and read.comment == "right" and str(read.run_id) == ids["chain"],
           f"read_feedback: {read}")
     both = poll("the multipart feedback",
-                lambda: (f := list(client.list_feedback(run_ids=[ids["chain"], ids["llm"]]))) and len(f) == 2 and f)
+                lambda: f if len(f := list(client.list_feedback(run_ids=[ids["chain"], ids["llm"]]))) == 2 else None)
     check(sorted(str(f.id) for f in both) == sorted([str(direct.id), str(batched.id)]), f"list_feedback: {both}")
     models = list(client.list_feedback(run_ids=[ids["llm"]], feedback_source_type=["model"]))
     check(len(models) == 1 and models[0].value == "warm", f"list_feedback by source: {models}")
@@ -88,9 +88,9 @@ def feedback(client: Client, project: str, project_id: str, ids: dict[str, str])
         pass
 
     token = client.create_presigned_feedback_token(ids["chain"], "thumbs", expiration=timedelta(minutes=5))
-    check(token.expires_at is not None and token.expires_at > datetime.now(timezone.utc), f"token: {token}")
+    check(token.expires_at is not None and token.expires_at > datetime.now(UTC), f"token: {token}")
     # Used without an API key, as a browser would.
-    use = requests.get(str(token.url), params={"score": 1, "comment": "great"}, timeout=10)
+    use = requests.get(str(token.url), params={"score": "1", "comment": "great"}, timeout=10)
     check(use.status_code == 200, f"presigned url: {use.status_code} {use.text}")
     thumbs = list(client.list_feedback(run_ids=[ids["chain"]], feedback_key=["thumbs"]))
     check(len(thumbs) == 1 and thumbs[0].comment == "great" and thumbs[0].score == 1, f"presigned feedback: {thumbs}")

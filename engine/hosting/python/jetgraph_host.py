@@ -435,17 +435,22 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         # A checkpoint this saver neither read nor put yet is one it is about to put: after it.
         try:
             await asyncio.wait_for(asyncio.shield(self._known(ref["checkpoint_id"])), PUT_WAIT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # jetgraph answers with the reason if the checkpoint does not exist
         await self.conn.call(self.req, "checkpoint.put_writes", {"ref": ref, "writes": out})
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return _blocking(self.loop, self.aget_tuple(config))  # type: ignore[no-any-return]
 
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+    def put(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         return _blocking(self.loop, self.aput(config, checkpoint, metadata, new_versions))  # type: ignore[no-any-return]
 
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+    def put_writes(
+        self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         _blocking(self.loop, self.aput_writes(config, writes, task_id, task_path))
 
 
@@ -592,7 +597,7 @@ def _state_jsonschema(g: Graph) -> dict[str, Any]:
     cannot draw it)."""
     fields: dict[str, Any] = {}
     for k in g.stream_channels_list:
-        kind = g.channels[k].UpdateType
+        kind = g.channels[k].UpdateType  # type: ignore[union-attr]  # stream channels are never managed values
         try:
             TypeAdapter(kind).json_schema()
         except Exception:  # noqa: BLE001 - an undrawable channel type is Any
@@ -610,7 +615,8 @@ def _configurable_jsonschema(g: Graph) -> dict[str, Any]:
     fields = getattr(g.config_schema(), "model_fields", None) or {}
     if "configurable" not in fields:
         return {}
-    out = cast(dict[str, Any], TypeAdapter(fields["configurable"].annotation).json_schema())
+    annotation = fields["configurable"].annotation  # a variable: mypy reads a string in the call as a type
+    out = TypeAdapter(annotation).json_schema()
     for key in _SERVER_CONFIGURABLE:
         out.get("properties", {}).pop(key, None)
     name = getattr(getattr(g, "config_type", None), "__name__", None)
@@ -714,7 +720,8 @@ class Host:
         else:
             print(f"jetgraph host: unknown frame {t!r}", file=sys.stderr)
             if "id" in frame:  # a request this host does not know still gets its answer
-                self.conn.send({"t": "done", "id": frame["id"], "error": {"class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
+                self.conn.send({"t": "done", "id": frame["id"], "error": {
+                    "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
 
     async def serve(self, frame: dict[str, Any]) -> None:
         rid = frame["id"]
@@ -732,7 +739,8 @@ class Host:
             result = await handler(rid, g, frame, config)
             self.conn.send({"t": "done", "id": rid, "result": result})
         except asyncio.CancelledError:
-            self.conn.send({"t": "done", "id": rid, "result": {"cancelled": True, "interrupted": False, "values": None, "interrupts": []}})
+            self.conn.send({"t": "done", "id": rid, "result": {
+                "cancelled": True, "interrupted": False, "values": None, "interrupts": []}})
         except Exception as e:  # noqa: BLE001 - every failure is the request's answer
             self.conn.send({"t": "done", "id": rid, "error": _error(e)})
         finally:
@@ -756,7 +764,8 @@ class Host:
             async for ns, mode, chunk in g.astream(
                 run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
                 durability=frame.get("durability") or None,
-                interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
+                interrupt_before=_nodes(frame.get("interrupt_before")),
+                interrupt_after=_nodes(frame.get("interrupt_after")),
             ):
                 if isinstance(chunk, dict) and INTERRUPT in chunk:
                     # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
@@ -778,14 +787,18 @@ class Host:
             interrupts = to_api(snap.interrupts)
         return {"values": to_api(values), "interrupts": interrupts, "interrupted": bool(snap.next), "cancelled": False}
 
-    async def do_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any] | None:
+    async def do_state(
+        self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig
+    ) -> dict[str, Any] | None:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
         s = await g.aget_state(_newest(cfg), subgraphs=bool(frame.get("subgraphs")))
         if s.config is None or not s.created_at:
             return None
         return _snapshot(s)
 
-    async def do_history(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> list[dict[str, Any]]:
+    async def do_history(
+        self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig
+    ) -> list[dict[str, Any]]:
         cfg: RunnableConfig = {**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}}
         before = frame.get("before")
         out = []
@@ -796,12 +809,16 @@ class Host:
             out.append(_snapshot(s))
         return out
 
-    async def do_update_state(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def do_update_state(
+        self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig
+    ) -> dict[str, Any]:
         cfg = _newest({**config, "configurable": {**(config.get("configurable") or {}), **frame["checkpoint"]}})
         if frame.get("supersteps"):
-            # Several updates: one checkpoint per superstep, its updates applied together.
+            # Several updates: one checkpoint per superstep, its updates applied together. StateUpdate
+            # is typed for values only, but the library applies a Command too (hosted_python_runs.py sends one).
             out = await g.abulk_update_state(cfg, [
-                [StateUpdate(_command(u["command"]) if u.get("command") else u.get("values"), u.get("as_node") or None)
+                [StateUpdate(cast(Any, _command(u["command"])) if u.get("command") else u.get("values"),
+                             u.get("as_node") or None)
                  for u in step] for step in frame["supersteps"]])
         else:
             out = await g.aupdate_state(cfg, frame.get("values"), as_node=frame.get("as_node") or None)
@@ -827,7 +844,8 @@ class Host:
     async def do_subgraphs(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """The schemas of the graph's subgraphs by namespace (under `namespace`, all levels when
         `recurse`), in the order the library yields them."""
-        return {ns: _graph_schemas(sub) async for ns, sub in g.aget_subgraphs(
+        # A Pregel's subgraphs are Pregel (the library types them as the protocol).
+        return {ns: _graph_schemas(cast(Graph, sub)) async for ns, sub in g.aget_subgraphs(
             namespace=frame.get("namespace") or None, recurse=bool(frame.get("recurse")))}
 
 
