@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The hosted-graph benchmark: the same small graph (src/echo.ts, echo.py) served by jetgraph and
+# by the reference dev servers, and the Go echo beside them, measured side by side by
+# `jetgraph bench compare` (README, Performance). Arguments go to `jetgraph bench compare`
+# (-n 400 -c 16 unless given). Run from anywhere: `task bench:hosted -- -n 400`.
+#
+#   JETGRAPH_BENCH_DIR  work folder: binary, logs, data (default ~/.cache/jetgraph/bench)
+#   JETGRAPH_BENCH_PYREF  a virtual environment with langgraph-cli[inmem] (the Python reference
+#                       and the Python jetgraph's host uses); made there if missing
+#   JETGRAPH_BENCH_PORT  first of the three ports (default 18123: jetgraph, +1 JS, +2 Python)
+#   JETGRAPH_BENCH_SERVE_FLAGS  more flags of `jetgraph serve` (--pprof, --hosts 2, ...)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+work=${JETGRAPH_BENCH_DIR:-$HOME/.cache/jetgraph/bench}
+pyref=${JETGRAPH_BENCH_PYREF:-$work/pyref}
+port=${JETGRAPH_BENCH_PORT:-18123}
+jg_port=$port js_port=$((port + 1)) py_port=$((port + 2))
+mkdir -p "$work"
+
+echo "building jetgraph" >&2
+(cd "$repo" && go build -o "$work/jetgraph" ./cmd/jetgraph)
+if [[ ! -d "$here/node_modules" ]]; then
+  (cd "$here" && npm ci --no-audit --no-fund)
+fi
+if [[ ! -x "$pyref/bin/langgraph" ]]; then
+  python3 -m venv "$pyref"
+  "$pyref/bin/pip" install --quiet 'langgraph-cli[inmem]==0.4.40'
+fi
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# Each server in its own process group, so that its children go with it; its pid in $started.
+start() { # name, command...
+  local name=$1
+  shift
+  setsid "$@" >"$work/$name.log" 2>&1 &
+  started=$!
+  pids+=("$started")
+}
+ready() { # name, port, pid
+  for _ in $(seq 1 240); do
+    if curl -fsS "http://127.0.0.1:$2/ok" >/dev/null 2>&1; then return 0; fi
+    if ! kill -0 "$3" 2>/dev/null; then break; fi
+    sleep 0.5
+  done
+  echo "$1 did not start: see $work/$1.log" >&2
+  tail -n 20 "$work/$1.log" >&2
+  return 1
+}
+
+rm -rf "$work/data"
+cd "$here"
+start jetgraph "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$jg_port" \
+  --data "$work/data" --python "$pyref/bin/python" ${JETGRAPH_BENCH_SERVE_FLAGS:-}
+jg=$started
+start langgraphjs ./node_modules/.bin/langgraphjs dev --config langgraph.js.json \
+  --host 127.0.0.1 --port "$js_port" --no-browser
+js=$started
+start langgraph-py "$pyref/bin/langgraph" dev --config langgraph.py.json \
+  --host 127.0.0.1 --port "$py_port" --no-browser
+py=$started
+ready jetgraph "$jg_port" "$jg"
+ready langgraphjs "$js_port" "$js"
+ready langgraph-py "$py_port" "$py"
+
+args=("$@")
+if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
+"$work/jetgraph" bench compare "${args[@]}" \
+  --target "name=jetgraph-ts,url=http://127.0.0.1:$jg_port,assistant=ts_echo,pid=$jg" \
+  --target "name=langgraphjs-dev,url=http://127.0.0.1:$js_port,assistant=ts_echo,pid=$js" \
+  --target "name=jetgraph-py,url=http://127.0.0.1:$jg_port,assistant=py_echo,pid=$jg" \
+  --target "name=langgraph-dev,url=http://127.0.0.1:$py_port,assistant=py_echo,pid=$py" \
+  --target "name=jetgraph-go,url=http://127.0.0.1:$jg_port,assistant=echo,pid=$jg"
