@@ -89,7 +89,10 @@ type targetReport struct {
 	CPUSeconds  *float64 `json:"cpu_seconds,omitempty"`
 	CPUMsPerRun *float64 `json:"cpu_ms_per_run,omitempty"`
 	CPUPercent  *float64 `json:"cpu_percent,omitempty"`
-	Procs       int      `json:"processes,omitempty"` // processes in the tree at the end
+	// RootMsPerRun is the part of CPUMsPerRun the pid's own process used (a supervisor
+	// without its hosts, a dev server without its workers).
+	RootMsPerRun *float64 `json:"root_cpu_ms_per_run,omitempty"`
+	Procs        int      `json:"processes,omitempty"` // processes in the tree at the end
 }
 
 // compareReport is the outcome of `jetgraph bench compare`, and its --json form.
@@ -116,7 +119,8 @@ cycles each, in bursts of --burst cycles at concurrency C, the targets taking tu
 rotates every round) so that whatever else loads the machine loads them alike. Per target it
 prints runs/s (successful cycles over the wall time of its own bursts), the p50/p95 latency of
 the whole cycle and of the runs/wait call, and, for a target given a pid, the CPU time that
-process and all its descendants used during its bursts, per successful run.
+process and all its descendants used during its bursts, per successful run (and the part of it
+the pid's own process used).
 
 A target is --target name=NAME,url=URL[,assistant=ID][,pid=PID] (the assistant defaults to
 --assistant). The CPU is read from /proc on Linux: utime+stime of every live process of the
@@ -143,6 +147,7 @@ type comparer struct {
 	results []cycleResult
 	elapsed time.Duration
 	cpu     time.Duration
+	rootCPU time.Duration
 	cpuErr  error
 	procs   int
 }
@@ -263,6 +268,7 @@ func (x *comparer) burst(ctx context.Context, n int, readCPU bool) {
 			x.cpuErr = fmt.Errorf("reading the CPU of its process tree (did the server exit?): %w", err)
 		} else {
 			x.cpu += max(after.CPU-before.CPU, 0) // a child that exited unreaped takes its time with it
+			x.rootCPU += max(after.Root-before.Root, 0)
 			x.procs = len(after.Procs)
 		}
 	}
@@ -278,8 +284,8 @@ func (x *comparer) report(interrupted bool) targetReport {
 		secs := round3(x.cpu.Seconds())
 		r.CPUSeconds = &secs
 		if r.OK > 0 {
-			ms := round3(x.cpu.Seconds() * 1e3 / float64(r.OK))
-			r.CPUMsPerRun = &ms
+			ms, root := round3(x.cpu.Seconds()*1e3/float64(r.OK)), round3(x.rootCPU.Seconds()*1e3/float64(r.OK))
+			r.CPUMsPerRun, r.RootMsPerRun = &ms, &root
 		}
 		if x.elapsed > 0 {
 			pct := math.Round(x.cpu.Seconds() / x.elapsed.Seconds() * 100)
@@ -309,8 +315,8 @@ func (r compareReport) writeTable(w io.Writer) error {
 	for _, t := range r.Targets {
 		width = max(width, len(t.Name))
 	}
-	fmt.Fprintf(&b, "%-*s %9s %9s %9s %9s %9s %11s %7s %6s %7s\n", width, "target", "runs/s", "p50 ms", "p95 ms",
-		"wait p50", "wait p95", "cpu ms/run", "cpu %", "ok", "errors")
+	fmt.Fprintf(&b, "%-*s %9s %9s %9s %9s %9s %11s %12s %7s %6s %7s\n", width, "target", "runs/s", "p50 ms", "p95 ms",
+		"wait p50", "wait p95", "cpu ms/run", "(root pid)", "cpu %", "ok", "errors")
 	opt := func(v *float64, format string) string {
 		if v == nil {
 			return "-"
@@ -318,8 +324,9 @@ func (r compareReport) writeTable(w io.Writer) error {
 		return fmt.Sprintf(format, *v)
 	}
 	for _, t := range r.Targets {
-		fmt.Fprintf(&b, "%-*s %9.1f %9.2f %9.2f %9.2f %9.2f %11s %7s %6d %7d\n", width, t.Name, t.RunsPerSecond,
-			t.Cycle.P50, t.Cycle.P95, t.Wait.P50, t.Wait.P95, opt(t.CPUMsPerRun, "%.2f"), opt(t.CPUPercent, "%.0f"), t.OK, t.Errors)
+		fmt.Fprintf(&b, "%-*s %9.1f %9.2f %9.2f %9.2f %9.2f %11s %12s %7s %6d %7d\n", width, t.Name, t.RunsPerSecond,
+			t.Cycle.P50, t.Cycle.P95, t.Wait.P50, t.Wait.P95, opt(t.CPUMsPerRun, "%.2f"), opt(t.RootMsPerRun, "%.2f"),
+			opt(t.CPUPercent, "%.0f"), t.OK, t.Errors)
 	}
 	b.WriteString("\n")
 	for _, t := range r.Targets {

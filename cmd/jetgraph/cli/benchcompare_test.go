@@ -98,10 +98,11 @@ func TestBenchCompareInterleavesAndReadsCPU(t *testing.T) {
 	if got := strings.Join(log.turns(), ""); got != "ababab" {
 		t.Errorf("the servers took turns %q, want %q", got, "ababab")
 	}
-	if ra.PID != os.Getpid() || ra.CPUSeconds == nil || ra.CPUMsPerRun == nil || *ra.CPUMsPerRun <= 0 || ra.CPUPercent == nil || ra.Procs < 1 {
+	if ra.PID != os.Getpid() || ra.CPUSeconds == nil || ra.CPUMsPerRun == nil || *ra.CPUMsPerRun <= 0 || ra.CPUPercent == nil || ra.Procs < 1 ||
+		ra.RootMsPerRun == nil || *ra.RootMsPerRun <= 0 || *ra.RootMsPerRun > *ra.CPUMsPerRun {
 		t.Errorf("target a's CPU: %+v", ra)
 	}
-	if rb.PID != 0 || rb.CPUSeconds != nil || rb.CPUMsPerRun != nil {
+	if rb.PID != 0 || rb.CPUSeconds != nil || rb.CPUMsPerRun != nil || rb.RootMsPerRun != nil {
 		t.Errorf("target b has no pid but a CPU: %+v", rb)
 	}
 }
@@ -119,7 +120,7 @@ func TestBenchCompareTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 targets, 8 cycles each (+1 warm-up), concurrency 2, bursts of 3 over 3 rounds",
-		"runs/s", "p50 ms", "p95 ms", "cpu ms/run", "first ", "second ", "first errors of second:", "boom",
+		"runs/s", "p50 ms", "p95 ms", "cpu ms/run", "(root pid)", "first ", "second ", "first errors of second:", "boom",
 		"first  " + srvA.URL + ", assistant echo",
 	} {
 		if !strings.Contains(out, want) {

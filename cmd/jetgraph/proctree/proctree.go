@@ -26,6 +26,7 @@ const clockTick = 10 * time.Millisecond
 // Usage is the CPU time of a process tree at one moment.
 type Usage struct {
 	CPU   time.Duration // user + system, the reaped children's included
+	Root  time.Duration // of which the root process's own (and its reaped children's)
 	Procs []int         // the live processes counted, the root first
 }
 
@@ -96,5 +97,6 @@ func sumTree(root int, stats []stat) (Usage, bool) {
 		queue = append(queue, children[pid]...)
 	}
 	u.CPU = time.Duration(ticks) * clockTick
+	u.Root = time.Duration(byPID[root].ticks) * clockTick
 	return u, true
 }

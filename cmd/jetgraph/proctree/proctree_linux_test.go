@@ -120,6 +120,9 @@ func TestReadRealTree(t *testing.T) {
 	if u.Procs[0] != cmd.Process.Pid || !slices.Contains(u.Procs, stayed) || len(u.Procs) != 2 {
 		t.Fatalf("the tree of %d is %v, want it and its live child %d", cmd.Process.Pid, u.Procs, stayed)
 	}
+	if u.Root < spinCPU || u.Root >= u.CPU { // the reaped child's time is the parent's own
+		t.Fatalf("the parent's own CPU is %v of the tree's %v, want at least the reaped child's %v", u.Root, u.CPU, spinCPU)
+	}
 	if u.CPU < 2*spinCPU {
 		t.Fatalf("the tree used %v, want at least %v (a live child's and a reaped child's %v each)", u.CPU, 2*spinCPU, spinCPU)
 	}

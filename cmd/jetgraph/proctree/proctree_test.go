@@ -55,12 +55,13 @@ func TestSumTree(t *testing.T) {
 		name  string
 		root  int
 		cpu   time.Duration
+		own   time.Duration
 		procs []int
 		ok    bool
 	}{
-		{name: "a tree three deep", root: 10, cpu: 1540 * time.Millisecond, procs: []int{10, 11, 12, 13}, ok: true},
-		{name: "a subtree", root: 11, cpu: 240 * time.Millisecond, procs: []int{11, 13}, ok: true},
-		{name: "a leaf", root: 21, cpu: 700 * time.Millisecond, procs: []int{21}, ok: true},
+		{name: "a tree three deep", root: 10, cpu: 1540 * time.Millisecond, own: time.Second, procs: []int{10, 11, 12, 13}, ok: true},
+		{name: "a subtree", root: 11, cpu: 240 * time.Millisecond, own: 200 * time.Millisecond, procs: []int{11, 13}, ok: true},
+		{name: "a leaf", root: 21, cpu: 700 * time.Millisecond, own: 700 * time.Millisecond, procs: []int{21}, ok: true},
 		{name: "no such process", root: 99},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,8 +69,8 @@ func TestSumTree(t *testing.T) {
 			if ok != tc.ok {
 				t.Fatalf("sumTree(%d) ok = %v, want %v", tc.root, ok, tc.ok)
 			}
-			if u.CPU != tc.cpu || !equalSets(u.Procs, tc.procs) {
-				t.Fatalf("sumTree(%d) = %v over %v, want %v over %v", tc.root, u.CPU, u.Procs, tc.cpu, tc.procs)
+			if u.CPU != tc.cpu || u.Root != tc.own || !equalSets(u.Procs, tc.procs) {
+				t.Fatalf("sumTree(%d) = %v (own %v) over %v, want %v (own %v) over %v", tc.root, u.CPU, u.Root, u.Procs, tc.cpu, tc.own, tc.procs)
 			}
 			if ok && u.Procs[0] != tc.root {
 				t.Fatalf("sumTree(%d): the root is not first: %v", tc.root, u.Procs)
