@@ -787,4 +787,16 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # A debugging aid for where a host's time goes: JETGRAPH_HOST_PROFILE=<path> writes the
+    # event loop thread's cProfile statistics to <path>.<pid> when the host stops.
+    profile_to = os.environ.get("JETGRAPH_HOST_PROFILE")
+    if profile_to:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        try:
+            profiler.runcall(asyncio.run, main())
+        finally:
+            profiler.dump_stats(f"{profile_to}.{os.getpid()}")
+    else:
+        asyncio.run(main())
