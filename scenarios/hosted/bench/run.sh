@@ -55,6 +55,12 @@ ready() { # name, port, pid
   return 1
 }
 
+for p in "$jg_port" "$js_port" "$py_port"; do
+  if curl -s -o /dev/null "http://127.0.0.1:$p/"; then
+    echo "port $p is in use: set JETGRAPH_BENCH_PORT to the first of three free ports" >&2
+    exit 1
+  fi
+done
 rm -rf "$work/data"
 cd "$here"
 start jetgraph "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$jg_port" \
