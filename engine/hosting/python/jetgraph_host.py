@@ -684,6 +684,7 @@ class Host:
         wanted = set(frame.get("stream_modes") or [])
         modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
+        interrupted_at_root = False
         interrupts: list[dict[str, Any]] = []
         async for ns, mode, chunk in g.astream(
             run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
@@ -692,12 +693,18 @@ class Host:
             if isinstance(chunk, dict) and INTERRUPT in chunk:
                 # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
                 if not ns and mode == "updates":
+                    interrupted_at_root = True
                     interrupts.extend(to_api(chunk[INTERRUPT]))
                 continue
             if mode == "values" and not ns:
                 values = chunk
             if mode in wanted:
                 self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        # The library streams each interrupt of a run at the root (a static one as an empty
+        # tuple): a run without one, nor interrupt nodes, ended with nothing next. Reading its
+        # state would make jetgraph append the run's checkpoints apart instead of with its end.
+        if not interrupted_at_root and values is not None and not frame.get("interrupt_before") and not frame.get("interrupt_after"):
+            return {"values": to_api(values), "interrupts": [], "interrupted": False, "cancelled": False}
         snap = await g.aget_state(config)
         if values is None:
             values = snap.values
