@@ -30,6 +30,7 @@ type compareTarget struct {
 type compareConfig struct {
 	benchConfig
 	Targets []string // name=...,url=...,assistant=...,pid=...
+	Ratios  []string // a/b: target names
 	Burst   int
 }
 
@@ -106,6 +107,29 @@ type compareReport struct {
 	Interrupted bool           `json:"interrupted,omitempty"`
 	CPUNote     string         `json:"cpu_note,omitempty"`
 	Targets     []targetReport `json:"targets"`
+	Ratios      []ratio        `json:"ratios,omitempty"`
+}
+
+// ratio compares two targets: A's runs/s over B's, and A's CPU per run over B's (absent when
+// either was not measured or B's is zero).
+type ratio struct {
+	A             string   `json:"a"`
+	B             string   `json:"b"`
+	RunsPerSecond float64  `json:"runs_per_second"`
+	CPUPerRun     *float64 `json:"cpu_per_run,omitempty"`
+}
+
+// ratioOf compares a and b.
+func ratioOf(a, b targetReport) ratio {
+	r := ratio{A: a.Name, B: b.Name}
+	if b.RunsPerSecond > 0 {
+		r.RunsPerSecond = math.Round(a.RunsPerSecond/b.RunsPerSecond*100) / 100
+	}
+	if a.CPUMsPerRun != nil && b.CPUMsPerRun != nil && *b.CPUMsPerRun > 0 {
+		v := math.Round(*a.CPUMsPerRun / *b.CPUMsPerRun * 100) / 100
+		r.CPUPerRun = &v
+	}
+	return r
 }
 
 // benchCompareCommand is `jetgraph bench compare`.
@@ -135,6 +159,7 @@ the report says why. Exits non-zero when any measured cycle failed.`,
 	f := cmd.Flags()
 	f.StringArrayVar(&c.Targets, "target", nil, "a server to measure: name=NAME,url=URL[,assistant=ID][,pid=PID] (repeat for each)")
 	f.IntVar(&c.Burst, "burst", 100, "cycles a target runs before the next takes its turn")
+	f.StringArrayVar(&c.Ratios, "ratio", nil, "also report A's runs/s and CPU per run over B's: A/B, two target names (repeatable)")
 	f.StringVar(&c.Assistant, "assistant", "echo", "assistant id or graph id of targets that name none")
 	cycleFlags(f, &c.benchConfig, 400, 10) // per target
 	return cmd
@@ -179,6 +204,14 @@ func runCompare(ctx context.Context, c compareConfig, w io.Writer) error {
 		defer b.client.CloseIdleConnections()
 		cs = append(cs, &comparer{target: t, b: b})
 	}
+	var pairs [][2]string
+	for _, spec := range c.Ratios {
+		a, b, ok := strings.Cut(spec, "/")
+		if !ok || !names[a] || !names[b] {
+			return fmt.Errorf("--ratio %q: want A/B, two of the targets' names", spec)
+		}
+		pairs = append(pairs, [2]string{a, b})
+	}
 	rep := compareReport{Mode: "threads", N: c.N, Concurrency: c.Concurrency, Warmup: c.Warmup, Burst: c.Burst}
 	if c.Stateless {
 		rep.Mode = "stateless"
@@ -216,11 +249,16 @@ func runCompare(ctx context.Context, c compareConfig, w io.Writer) error {
 		}
 	}
 	rep.Interrupted = ctx.Err() != nil
+	byName := map[string]targetReport{}
 	for _, x := range cs {
-		rep.Targets = append(rep.Targets, x.report(rep.Interrupted))
+		t := x.report(rep.Interrupted)
+		rep.Targets, byName[t.Name] = append(rep.Targets, t), t
 		if x.cpuErr != nil {
 			return fmt.Errorf("--target %s: %w", x.target.Name, x.cpuErr)
 		}
+	}
+	for _, p := range pairs {
+		rep.Ratios = append(rep.Ratios, ratioOf(byName[p[0]], byName[p[1]]))
 	}
 	if err := writeReport(w, rep, c.JSON); err != nil {
 		return err
@@ -335,6 +373,16 @@ func (r compareReport) writeTable(w io.Writer) error {
 			fmt.Fprintf(&b, ", CPU of pid %d and its descendants (%d processes)", t.PID, t.Procs)
 		}
 		b.WriteString("\n")
+	}
+	if len(r.Ratios) > 0 {
+		b.WriteString("\n")
+		for _, q := range r.Ratios {
+			fmt.Fprintf(&b, "%s / %s: %.2fx the runs/s", q.A, q.B, q.RunsPerSecond)
+			if q.CPUPerRun != nil {
+				fmt.Fprintf(&b, ", %.2fx the CPU per run", *q.CPUPerRun)
+			}
+			b.WriteString("\n")
+		}
 	}
 	if r.CPUNote != "" {
 		fmt.Fprintf(&b, "\n%s\n", r.CPUNote)

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,8 +70,10 @@ func TestBenchCompareInterleavesAndReadsCPU(t *testing.T) {
 	// Server a runs in this process and spins on every request: its tree is this process (the
 	// client included); b has no pid.
 	pid := strconv.Itoa(os.Getpid())
+	nameB := "echo@" + strings.TrimPrefix(srvB.URL, "http://")
 	out, err := compare(t, "-n", "30", "-c", "3", "--burst", "10", "--warmup", "2", "--json",
-		"--target", "name=a,url="+srvA.URL+",pid="+pid, "--target", "url="+srvB.URL+",assistant=echo")
+		"--target", "name=a,url="+srvA.URL+",pid="+pid, "--target", "url="+srvB.URL+",assistant=echo",
+		"--ratio", "a/"+nameB, "--ratio", nameB+"/a")
 	if err != nil {
 		t.Fatalf("compare: %v\n%s", err, out)
 	}
@@ -98,9 +102,19 @@ func TestBenchCompareInterleavesAndReadsCPU(t *testing.T) {
 	if got := strings.Join(log.turns(), ""); got != "ababab" {
 		t.Errorf("the servers took turns %q, want %q", got, "ababab")
 	}
-	if ra.PID != os.Getpid() || ra.CPUSeconds == nil || ra.CPUMsPerRun == nil || *ra.CPUMsPerRun <= 0 || ra.CPUPercent == nil || ra.Procs < 1 ||
-		ra.RootMsPerRun == nil || *ra.RootMsPerRun <= 0 || *ra.RootMsPerRun > *ra.CPUMsPerRun {
+	switch {
+	case runtime.GOOS != "linux": // no /proc: no CPU, and the report says why
+		if ra.CPUSeconds != nil || !strings.Contains(rep.CPUNote, "CPU not measured") {
+			t.Errorf("target a's CPU without /proc: %+v, note %q", ra, rep.CPUNote)
+		}
+	case ra.PID != os.Getpid() || ra.CPUSeconds == nil || ra.CPUMsPerRun == nil || *ra.CPUMsPerRun <= 0 || ra.CPUPercent == nil || ra.Procs < 1 ||
+		ra.RootMsPerRun == nil || *ra.RootMsPerRun <= 0 || *ra.RootMsPerRun > *ra.CPUMsPerRun || rep.CPUNote != "":
 		t.Errorf("target a's CPU: %+v", ra)
+	}
+	if len(rep.Ratios) != 2 || rep.Ratios[0].A != "a" || rep.Ratios[0].B != nameB || rep.Ratios[1].A != nameB ||
+		rep.Ratios[0].RunsPerSecond != math.Round(ra.RunsPerSecond/rb.RunsPerSecond*100)/100 ||
+		rep.Ratios[0].CPUPerRun != nil || rep.Ratios[1].CPUPerRun != nil {
+		t.Errorf("ratios %+v (b has no CPU, so neither has a CPU ratio)", rep.Ratios)
 	}
 	if rb.PID != 0 || rb.CPUSeconds != nil || rb.CPUMsPerRun != nil || rb.RootMsPerRun != nil {
 		t.Errorf("target b has no pid but a CPU: %+v", rb)
@@ -109,23 +123,27 @@ func TestBenchCompareInterleavesAndReadsCPU(t *testing.T) {
 
 func TestBenchCompareTable(t *testing.T) {
 	fail := &fakeLangGraph{t: t, failWith: map[int]string{4: "500"}}
-	srvA := httptest.NewServer(&fakeLangGraph{t: t})
+	srvA := httptest.NewServer(busy(&fakeLangGraph{t: t}))
 	defer srvA.Close()
-	srvB := httptest.NewServer(fail)
+	srvB := httptest.NewServer(busy(fail))
 	defer srvB.Close()
-	out, err := compare(t, "-n", "8", "-c", "2", "--burst", "3", "--warmup", "1",
-		"--target", "name=first,url="+srvA.URL, "--target", "name=second,url="+srvB.URL)
+	pid := strconv.Itoa(os.Getpid())
+	out, err := compare(t, "-n", "8", "-c", "2", "--burst", "3", "--warmup", "1", "--ratio", "first/second",
+		"--target", "name=first,url="+srvA.URL+",pid="+pid, "--target", "name=second,url="+srvB.URL+",pid="+pid)
 	if err == nil || !strings.Contains(err.Error(), "1 of 16 cycles failed") {
 		t.Errorf("error %v, want 1 of 16 cycles failed", err)
 	}
 	for _, want := range []string{
 		"2 targets, 8 cycles each (+1 warm-up), concurrency 2, bursts of 3 over 3 rounds",
 		"runs/s", "p50 ms", "p95 ms", "cpu ms/run", "(root pid)", "first ", "second ", "first errors of second:", "boom",
-		"first  " + srvA.URL + ", assistant echo",
+		"first  " + srvA.URL + ", assistant echo, CPU of pid " + pid, "first / second: ", "x the runs/s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if runtime.GOOS == "linux" && (!strings.Contains(out, "x the runs/s, ") || !strings.Contains(out, "x the CPU per run")) {
+		t.Errorf("the ratio lacks the CPU per run:\n%s", out)
 	}
 	t.Logf("\n%s", out)
 }
@@ -175,6 +193,8 @@ func TestBenchCompareRejects(t *testing.T) {
 		{args: []string{"--target", "name=a,url=" + srv.URL, "--target", "name=a,url=" + srv.URL}, err: "two targets are named a"},
 		{args: []string{"--target", "url=localhost:1"}, err: "want an absolute http(s) URL"},
 		{args: []string{"--target", "url=" + srv.URL + ",pid=" + strconv.Itoa(1<<30)}, err: "no process"},
+		{args: []string{"--target", "name=a,url=" + srv.URL, "--ratio", "a/b"}, err: `--ratio "a/b": want A/B, two of the targets' names`},
+		{args: []string{"--target", "name=a,url=" + srv.URL, "--ratio", "a"}, err: "want A/B"},
 	} {
 		if out, err := compare(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("compare %v: error %v, want %q\n%s", tc.args, err, tc.err, out)

@@ -76,6 +76,9 @@ ready jetgraph "$jg_port" "$jg"
 ready langgraphjs "$js_port" "$js"
 ready langgraph-py "$py_port" "$py"
 
+# What each target's CPU column adds up: the three process trees.
+ps -o pid,ppid,rss,args --forest -g "$jg,$js,$py" | cut -c1-160 >&2
+
 args=("$@")
 if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
 "$work/jetgraph" bench compare "${args[@]}" \
@@ -83,4 +86,6 @@ if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
   --target "name=langgraphjs-dev,url=http://127.0.0.1:$js_port,assistant=ts_echo,pid=$js" \
   --target "name=jetgraph-py,url=http://127.0.0.1:$jg_port,assistant=py_echo,pid=$jg" \
   --target "name=langgraph-dev,url=http://127.0.0.1:$py_port,assistant=py_echo,pid=$py" \
-  --target "name=jetgraph-go,url=http://127.0.0.1:$jg_port,assistant=echo,pid=$jg"
+  --target "name=jetgraph-go,url=http://127.0.0.1:$jg_port,assistant=echo,pid=$jg" \
+  --ratio jetgraph-ts/langgraphjs-dev --ratio jetgraph-py/langgraph-dev \
+  --ratio jetgraph-ts/jetgraph-go --ratio jetgraph-py/jetgraph-go
