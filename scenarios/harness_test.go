@@ -80,14 +80,7 @@ var (
 // the test is skipped locally but fails under CI.
 func ensureNodeModules(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "" {
-				t.Skipf("%s not on PATH; scenario tests need it", tool)
-			}
-			t.Fatalf("%s not on PATH, and CI must run the scenario tests", tool)
-		}
-	}
+	needTools(t, "the scenario tests", "node", "npm")
 	npmOnce.Do(func() {
 		if installed("@langchain/langgraph-sdk", "1.15.0") && installed("langsmith", "0.12.0") && installed("@a2a-js/sdk", "0.3.14") &&
 			installed("@a2a-js/sdk-1", "1.3.0") {
@@ -100,6 +93,20 @@ func ensureNodeModules(t *testing.T) {
 	})
 	if npmErr != nil {
 		t.Fatal(npmErr)
+	}
+}
+
+// needTools skips the test when a tool that what needs is not on PATH, but fails it under CI,
+// which must run every test.
+func needTools(t *testing.T, what string, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "" {
+				t.Skipf("%s not on PATH; %s need it", tool, what)
+			}
+			t.Fatalf("%s not on PATH, and CI must run %s", tool, what)
+		}
 	}
 }
 
@@ -162,6 +169,13 @@ func startServerArgs(t *testing.T, dataDir string, extra ...string) *server {
 // its deployments' custom_url was made from.
 func startServerAt(t *testing.T, dataDir, addr string, extra ...string) *server {
 	t.Helper()
+	return startServerIn(t, "", dataDir, addr, extra...)
+}
+
+// startServerIn is startServerAt with dir as the server's working directory ("": this one), for
+// a project served from its own folder as its user would.
+func startServerIn(t *testing.T, dir, dataDir, addr string, extra ...string) *server {
+	t.Helper()
 	bin := buildBinary(t)
 	s := &server{
 		URL:  "http://" + addr,
@@ -171,6 +185,7 @@ func startServerAt(t *testing.T, dataDir, addr string, extra ...string) *server 
 		done: make(chan struct{}),
 	}
 	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--data", dataDir, "--log-format", "text"}, extra...)...)
+	s.cmd.Dir = dir
 	s.cmd.Stdout = s.logs
 	s.cmd.Stderr = s.logs
 	if err := s.cmd.Start(); err != nil {

@@ -57,7 +57,7 @@ assert.deepEqual(contents(out), ["Bo", "Howdy, Bo"]);
 out = await client.runs.wait(null, "greeter", { input: { messages: [{ role: "user", content: "Cy" }] } });
 assert.deepEqual(contents(out), ["Cy", "Hello, Cy"]);
 
-// The graph's drawing comes from the library; schemas are not drawn for TypeScript graphs yet.
+// The graph's drawing comes from the library (schemas and xray: hosted_typescript_surfaces.mjs).
 const visitsId = (await client.assistants.search({ graphId: "visits" }))[0].assistant_id;
 const drawn = await client.assistants.getGraph(visitsId);
 assert.deepEqual(drawn.nodes.map((n) => n.id), ["__start__", "greet", "ask", "__end__"]);
@@ -68,10 +68,11 @@ assert.deepEqual(await client.assistants.getGraph(visitsId, { xray: true }), dra
 
 // A subgraph: a run streamed with subgraphs names the subgraph's events by the parent's node and task.
 const nested = (await client.assistants.search({ graphId: "nested" }))[0].assistant_id;
-// Left open: the JS library's getGraphAsync does not expand this subgraph with xray here (it
-// draws "child" as one node), unlike the Python library; the drawing is asserted without xray.
+// The JS library draws a subgraph of one node as that node, also with xray (as the JS
+// reference server answers).
 const flat = await client.assistants.getGraph(nested);
 assert.deepEqual(flat.nodes.map((n) => n.id), ["__start__", "child", "outer_word", "__end__"]);
+assert.deepEqual(await client.assistants.getGraph(nested, { xray: true }), flat);
 const parts = [];
 for await (const p of client.runs.stream(null, "nested", { input: { words: [] }, streamMode: "updates", streamSubgraphs: true })) {
   if (p.event !== "metadata" && p.event !== "end") parts.push([p.event, p.data]);

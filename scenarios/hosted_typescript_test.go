@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,34 +14,37 @@ import (
 // with its own @langchain/langgraph pinned by its package-lock.json, and nothing for jetgraph.
 const hostedTypeScriptConfig = "hosted/typescript/langgraph.json"
 
-var (
-	tsProjectOnce sync.Once
-	tsProjectErr  error
-)
+// npmProjects are the TypeScript projects whose dependencies this test process installed, by folder.
+var npmProjects sync.Map // string → *npmProject
+
+type npmProject struct {
+	once sync.Once
+	err  error
+}
 
 // ensureTypeScriptProject installs the scenario project's dependencies from its lock file once.
 func ensureTypeScriptProject(t *testing.T) {
 	t.Helper()
+	ensureNpmProject(t, filepath.Dir(hostedTypeScriptConfig))
+}
+
+// ensureNpmProject installs the dependencies of the project in dir from its lock file (npm ci,
+// as its user would) once per test process.
+func ensureNpmProject(t *testing.T, dir string) {
+	t.Helper()
 	ensureNodeModules(t) // node and npm are there, and the SDK the script drives jetgraph with
-	tsProjectOnce.Do(func() {
+	p, _ := npmProjects.LoadOrStore(dir, &npmProject{})
+	project := p.(*npmProject)
+	project.once.Do(func() {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = filepath.Dir(hostedTypeScriptConfig)
+		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			tsProjectErr = &npmError{err: err, out: string(out)}
+			project.err = fmt.Errorf("npm ci in %s: %w\n%s", dir, err, out)
 		}
 	})
-	if tsProjectErr != nil {
-		t.Fatal(tsProjectErr)
+	if project.err != nil {
+		t.Fatal(project.err)
 	}
-}
-
-type npmError struct {
-	err error
-	out string
-}
-
-func (e *npmError) Error() string {
-	return "npm ci in the TypeScript project: " + e.err.Error() + "\n" + e.out
 }
 
 // TestHostedTypeScript serves LangGraph.js graphs as written (a langgraph.json naming
@@ -48,15 +52,20 @@ func (e *npmError) Error() string {
 // TypeScript host with the project's own @langchain/langgraph (TypeScript compiled by the esbuild
 // inside jetgraph), driven by the official JS SDK: a waited run to an interrupt, state, a resumed
 // streamed run, history, the store, a factory graph with an assistant's config, a stateless run,
-// and a Go graph beside them.
+// and a Go graph beside them. hosted_typescript_surfaces.mjs then holds the graphs' schemas,
+// subgraphs and xray drawings to the JS reference server's, and the run surfaces: cancel, the
+// four multitask strategies, parallel interrupts resumed by id, Commands, custom events,
+// context, the recursion limit, and tasks, checkpoints, debug and events with subgraphs.
 func TestHostedTypeScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
 	}
 	ensureTypeScriptProject(t)
 	srv := startServerArgs(t, t.TempDir(), "--config", hostedTypeScriptConfig)
-	if got := lastLine(runNode(t, srv, "hosted_typescript.mjs")); got != "ok" {
-		t.Fatalf("hosted_typescript.mjs printed %q, want ok", got)
+	for _, script := range []string{"hosted_typescript.mjs", "hosted_typescript_surfaces.mjs"} {
+		if got := lastLine(runNode(t, srv, script)); got != "ok" {
+			t.Fatalf("%s printed %q, want ok", script, got)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,6 +25,19 @@ func TestReadme(t *testing.T) {
 	for _, l := range doc.links {
 		if !doc.anchors[l.anchor] {
 			t.Errorf("line %d: the link #%s names no heading", l.line, l.anchor)
+		}
+	}
+	// The example projects the README walks through are where its steps go (the scenarios
+	// TestExample*Agent serve them and run its curl steps).
+	examples := regexp.MustCompile(`(?m)^cd (scenarios/examples/[\w-]+)$`).FindAllStringSubmatch(string(raw), -1)
+	if len(examples) < 2 {
+		t.Errorf("the README walks through %d example projects, want the Python and the TypeScript one", len(examples))
+	}
+	for _, m := range examples {
+		for _, f := range []string{"langgraph.json", "README.md"} {
+			if _, err := os.Stat(filepath.Join("..", "..", m[1], f)); err != nil {
+				t.Errorf("the README's `cd %s`: %v", m[1], err)
+			}
 		}
 	}
 }

@@ -22,7 +22,23 @@ const (
 	TraceLLMEnd    graph.Kind = graph.TraceModePrefix + "llm_end"    // LLMEnd
 	TraceToolStart graph.Kind = graph.TraceModePrefix + "tool_start" // ToolStart
 	TraceToolEnd   graph.Kind = graph.TraceModePrefix + "tool_end"   // ToolEnd
+	// TraceDelegate is emitted by a graph whose steps and model calls another tracer traces
+	// (a graph host's langsmith client, posting to jetgraph's tracing API): the run's tracer
+	// keeps only the run's root span, so that no step is traced twice, and says in the event's
+	// *TraceParent where the other tracer's spans go.
+	TraceDelegate graph.Kind = graph.TraceModePrefix + "delegate" // *TraceParent
 )
+
+// TraceParent is a TraceDelegate event's data, filled in by the run's tracer while the sink
+// handles the event (sinks are called synchronously); left empty when the run is not traced.
+type TraceParent struct {
+	// DottedOrder is the dotted_order of the run's root span: the langsmith-trace header of the
+	// langsmith clients' distributed tracing (the trace id is its first segment's id, the
+	// root's id its last).
+	DottedOrder string
+	// Project is the tracing project of the run's trace.
+	Project string
+}
 
 // LLMStart is a TraceLLMStart event's data: a model call with what it was sent.
 type LLMStart struct {

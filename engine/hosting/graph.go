@@ -94,6 +94,11 @@ func (g *Graph) Run(ctx context.Context, o graph.RunOptions) (graph.Result, erro
 		"config": config, "context": o.Context, "interrupt_before": o.InterruptBefore,
 		"interrupt_after": o.InterruptAfter, "stream_modes": libraryModes(o.StreamModes),
 	}
+	if g.pool.traced {
+		if h := traceHeaders(o.Sink); h != nil {
+			fields["trace"] = h
+		}
+	}
 	req := &request{
 		onEvent: func(mode string, ns []string, data json.RawMessage) {
 			if o.Sink == nil {

@@ -14,6 +14,9 @@ import (
 // core. A request goes to the running host with the fewest requests in flight.
 type Pool struct {
 	hosts []*Host
+	// traced: the hosts' langsmith library posts to jetgraph's tracing API (Options.Tracing),
+	// so each run is given its trace's parent.
+	traced bool
 }
 
 // NewPool returns a pool of started hosts (at least one).

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
@@ -80,7 +81,12 @@ type Options struct {
 	PoolSize int
 	// CacheDir is where the host's source is written; "" is the user's cache folder.
 	CacheDir string
-	Logger   *slog.Logger
+	// Tracing, when set, sends the hosted graphs' model calls (and whatever else LangChain and
+	// langsmith trace in a run) into the run's trace in jetgraph, unless the user configured
+	// LangSmith tracing themselves (userTracingVars), in jetgraph's environment or the config
+	// file's env: then the hosts trace as those settings say, as the reference servers do.
+	Tracing *Tracing
+	Logger  *slog.Logger
 }
 
 // Attach starts a host for the hosted graphs of reg (one per language and project folder) and
@@ -112,12 +118,24 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		}
 		size := max(o.PoolSize, 1)
 		pool := &Pool{}
+		configEnv := groups[k][0].Code.Env
+		if o.Tracing != nil {
+			if name := userTracing(configEnv, os.Getenv); name != "" {
+				logger(o).Info("hosted graphs trace as your LangSmith settings say, not into jetgraph's /tracing",
+					"host", k.language, "graphs", strings.Join(ids, ","), "variable", name)
+			} else {
+				pool.traced = true
+			}
+		}
 		for range size {
-			extra := maps.Clone(groups[k][0].Code.Env) // the config file's env, over jetgraph's
+			extra := maps.Clone(configEnv) // the config file's env, over jetgraph's
 			if extra == nil {
 				extra = map[string]string{}
 			}
 			extra["PYTHONUNBUFFERED"] = "1"
+			if pool.traced {
+				o.Tracing.tracingEnv(extra)
+			}
 			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger, Env: env(extra)})
 			pool.hosts = append(pool.hosts, h)
 			hosts = append(hosts, h)
@@ -129,6 +147,13 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		}
 	}
 	return hosts, nil
+}
+
+func logger(o Options) *slog.Logger {
+	if o.Logger == nil {
+		return slog.Default()
+	}
+	return o.Logger
 }
 
 // hostCommand is the command that starts the host of a language for entries of one project.

@@ -50,7 +50,11 @@ type Config struct {
 	// APIKeys maps accepted x-api-key values to tenants. Empty (the single-user setup): every
 	// key, or none, is the default tenant, but the keys of UseKeys (see Tenant).
 	APIKeys map[string]string
-	Logger  *slog.Logger
+	// ProcessKeys maps the keys jetgraph gives the processes it starts (its graph hosts'
+	// langsmith library) to their tenants: accepted whatever else is, without making the
+	// service refuse other keys as APIKeys does.
+	ProcessKeys map[string]string
+	Logger      *slog.Logger
 }
 
 // Service is the tracing service.
@@ -180,7 +184,7 @@ func (s *Service) UseKeys(r KeyResolver) {
 // Tenant returns the tenant an x-api-key value (and the X-Tenant-Id header, for the keys of
 // UseKeys) stands for, or an Unauthorized error. A missing key, an empty one, or "undefined"
 // (what the JS client sends when none is configured) is the default tenant. A key of
-// Config.APIKeys is its tenant, a key the KeyResolver knows its tenant. Any other key is refused
+// Config.APIKeys or Config.ProcessKeys is its tenant, a key the KeyResolver knows its tenant. Any other key is refused
 // when Config.APIKeys is set (or the resolver claims it), else it is the default tenant: the
 // single-user setup, where every client's key is accepted.
 func (s *Service) Tenant(ctx context.Context, key, tenantHeader string) (string, error) {
@@ -189,6 +193,9 @@ func (s *Service) Tenant(ctx context.Context, key, tenantHeader string) (string,
 		return engine.DefaultTenant, nil
 	}
 	if t, ok := s.cfg.APIKeys[key]; ok {
+		return t, nil
+	}
+	if t, ok := s.cfg.ProcessKeys[key]; ok {
 		return t, nil
 	}
 	if r := s.keys.Load(); r != nil {

@@ -159,7 +159,8 @@ func TestIngestBadBodies(t *testing.T) {
 }
 
 func TestTracingAPIKeys(t *testing.T) {
-	s := startTracing(t, platform.TracingConfig{Service: tracing.Config{APIKeys: map[string]string{"ka": "acme", "kb": "bravo"}}})
+	s := startTracing(t, platform.TracingConfig{Service: tracing.Config{APIKeys: map[string]string{"ka": "acme", "kb": "bravo"},
+		ProcessKeys: map[string]string{"kh": engine.DefaultTenant}}})
 	run := newTracedRun(nil, "secret", "chain", time.Now())
 	id := run["id"].(string)
 	s.Key = "ka"
@@ -167,7 +168,8 @@ func TestTracingAPIKeys(t *testing.T) {
 		t.Fatalf("%d %v", code, v)
 	}
 	s.run(t, id)
-	for key, want := range map[string]int{"kb": 404, "": 404, "undefined": 404, "wrong": 401, "ka": 200} {
+	// A graph host's key (ProcessKeys) acts for its tenant, the default one, beside APIKeys.
+	for key, want := range map[string]int{"kb": 404, "": 404, "undefined": 404, "wrong": 401, "ka": 200, "kh": 404} {
 		code, _ := s.send(t, "GET", "/runs/"+id, nil, map[string]string{"X-Api-Key": key})
 		if code != want {
 			t.Errorf("key %q: GET = %d, want %d", key, code, want)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +60,19 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger})
+	// Listening comes first: the hosts are told where jetgraph's tracing API is.
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	var hostTracing *hosting.Tracing
+	if !o.trace.noSelfTrace {
+		if hostTracing, err = hostTracingOf(ln.Addr()); err != nil {
+			return err
+		}
+	}
+	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
 	if err != nil {
 		return err
 	}
@@ -93,8 +107,12 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
+	tracingConfig := o.trace.platform(version)
+	if hostTracing != nil {
+		tracingConfig.Service.ProcessKeys = map[string]string{hostTracing.Key: engine.DefaultTenant}
+	}
 	p, err := platform.Open(ctx, platform.Config{
-		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: o.trace.platform(version),
+		Data: data, Log: lc, Graphs: reg, Logger: logger, Tracing: tracingConfig,
 		Runs: runs.Config{Concurrency: o.workers, RunTimeout: o.runTimeout, LeaseTTL: o.leaseTTL,
 			AckWait: o.ackWait, Webhooks: hooks, Logger: logger},
 		ShutdownGrace: grace, StoreIndex: storeIndex,
@@ -109,10 +127,6 @@ func serve(ctx context.Context, o *options) error {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
-	}
 	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: hostsHealth(p.Health, hosts), Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
@@ -163,6 +177,28 @@ func serve(ctx context.Context, o *options) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// hostTracingOf is where the graph hosts send their traces: this server's tracing API on the
+// address it listens on (loopback when it listens on every interface), with a key of this
+// process's own.
+func hostTracingOf(addr net.Addr) (*hosting.Tracing, error) {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("hosts' tracing address: %w", err)
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	key := make([]byte, 24)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("hosts' tracing key: %w", err)
+	}
+	return &hosting.Tracing{URL: "http://" + net.JoinHostPort(host, port) + "/tracing",
+		Key: "jgh_" + base64.RawURLEncoding.EncodeToString(key)}, nil
 }
 
 // servedGraphs is the registry the flags ask for: the graphs of --config's graph.json, which

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import datetime
 import decimal
@@ -22,6 +23,7 @@ import json
 import os
 import platform
 import sys
+import threading
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -627,6 +629,43 @@ def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     }
 
 
+def _trace_run(stack: contextlib.ExitStack, headers: dict[str, str] | None) -> None:
+    """Traces a run under its trace in jetgraph: the run frame's `trace` holds the langsmith
+    distributed-tracing headers of the run's root span (langsmith-trace, baggage), and tracing
+    is on for this run only, so that LangChain's tracer posts the run's graph, nodes and model
+    calls as that span's children (to LANGSMITH_ENDPOINT, jetgraph's). Without headers (the
+    user's own LangSmith settings, or tracing off) nothing changes; a langsmith that cannot
+    take the parent leaves the run untraced, never failed."""
+    if not headers:
+        return
+    try:
+        import langsmith  # noqa: PLC0415 - a dependency of langchain-core, imported when used
+
+        stack.enter_context(langsmith.tracing_context(parent=headers, enabled=True))
+    except Exception as e:  # noqa: BLE001 - tracing never fails a run
+        print(f"jetgraph host: run not traced: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+FLUSH_WAIT = 2.0  # seconds the traces still queued at exit may take to be sent
+
+
+def _flush_traces() -> None:
+    """Sends the traces still queued in the langsmith client, for FLUSH_WAIT at most: jetgraph
+    gives a host little time to exit, and a jetgraph that is gone receives nothing."""
+
+    def flush() -> None:
+        try:
+            from langchain_core.tracers.langchain import wait_for_all_tracers  # noqa: PLC0415
+
+            wait_for_all_tracers()
+        except Exception as e:  # noqa: BLE001 - a trace lost at exit never fails the host
+            print(f"jetgraph host: traces not flushed: {e}", file=sys.stderr)
+
+    t = threading.Thread(target=flush, daemon=True)
+    t.start()
+    t.join(FLUSH_WAIT)
+
+
 class Host:
     """Serves jetgraph's requests until stdin closes."""
 
@@ -686,20 +725,22 @@ class Host:
         values: Any = None
         interrupted_at_root = False
         interrupts: list[dict[str, Any]] = []
-        async for ns, mode, chunk in g.astream(
-            run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
-            interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
-        ):
-            if isinstance(chunk, dict) and INTERRUPT in chunk:
-                # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
-                if not ns and mode == "updates":
-                    interrupted_at_root = True
-                    interrupts.extend(to_api(chunk[INTERRUPT]))
-                continue
-            if mode == "values" and not ns:
-                values = chunk
-            if mode in wanted:
-                self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        with contextlib.ExitStack() as traced:
+            _trace_run(traced, frame.get("trace"))
+            async for ns, mode, chunk in g.astream(
+                run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
+                interrupt_before=_nodes(frame.get("interrupt_before")), interrupt_after=_nodes(frame.get("interrupt_after")),
+            ):
+                if isinstance(chunk, dict) and INTERRUPT in chunk:
+                    # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
+                    if not ns and mode == "updates":
+                        interrupted_at_root = True
+                        interrupts.extend(to_api(chunk[INTERRUPT]))
+                    continue
+                if mode == "values" and not ns:
+                    values = chunk
+                if mode in wanted:
+                    self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
         # The library streams each interrupt of a run at the root (a static one as an empty
         # tuple): a run without one, nor interrupt nodes, ended with nothing next. Reading its
         # state would make jetgraph append the run's checkpoints apart instead of with its end.
@@ -807,3 +848,8 @@ if __name__ == "__main__":
             profiler.dump_stats(f"{profile_to}.{os.getpid()}")
     else:
         asyncio.run(main())
+    _flush_traces()
+    # The langsmith client's sender thread is no daemon: with jetgraph gone it would go on
+    # retrying, and a host never outlives its server.
+    sys.stderr.flush()
+    os._exit(0)

@@ -20,7 +20,8 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
-import { BaseCheckpointSaver, BaseStore, Command, Send } from "@langchain/langgraph";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { BaseCheckpointSaver, BaseStore, Command, Send, messagesStateReducer } from "@langchain/langgraph";
 import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
 
 const PROTOCOL = 1;
@@ -147,14 +148,51 @@ const requests = new AsyncLocalStorage<string>();
 const calls = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 let nextCall = 0;
 
+// The calls of each request still waiting for their answer, and how many it made.
+const pending = new Map<string, { open: Set<Promise<unknown>>; made: number }>();
+
 function call(method: string, params: Obj): Promise<unknown> {
   const req = requests.getStore();
   if (req === undefined) return Promise.reject(new Error(`jetgraph: ${method} outside a request`));
   const id = `c${++nextCall}`;
-  return new Promise((resolve, reject) => {
+  const answer = new Promise((resolve, reject) => {
     calls.set(id, { resolve, reject });
     send({ t: "call", id, req, method, params });
   });
+  const p = pending.get(req) ?? { open: new Set(), made: 0 };
+  pending.set(req, p);
+  p.made++;
+  p.open.add(answer);
+  void answer.catch(() => undefined).finally(() => p.open.delete(answer));
+  return answer;
+}
+
+// After a cancel, the library ends the run's stream at once while its nodes' abort handlers and
+// its batched store finish in the background: their calls are waited for until the run has made
+// none for CANCEL_QUIET_MS (at most CANCEL_SETTLE_MS, well inside jetgraph's cancel grace).
+const CANCEL_QUIET_MS = 200;
+const CANCEL_SETTLE_MS = 2000;
+
+// settle waits until the request's calls are answered: jetgraph has then stored every checkpoint,
+// write and store item the library handed over, also those of a cancelled run, before the
+// request's done frame tells it the request ended (its later calls would find no request).
+async function settle(req: string, cancelled: boolean): Promise<void> {
+  const deadline = Date.now() + CANCEL_SETTLE_MS;
+  for (;;) {
+    // A turn of the event loop lets the library issue what it had started (a checkpoint's
+    // writes follow its put).
+    await new Promise((r) => setImmediate(r));
+    const p = pending.get(req);
+    if (p !== undefined && p.open.size > 0) {
+      await Promise.allSettled([...p.open]);
+      continue;
+    }
+    if (!cancelled || Date.now() >= deadline) break;
+    const made = p?.made ?? 0;
+    await new Promise((r) => setTimeout(r, CANCEL_QUIET_MS));
+    if ((pending.get(req)?.made ?? 0) === made) break;
+  }
+  pending.delete(req);
 }
 
 function refOf(config: Config, checkpointId?: string): Ref {
@@ -172,7 +210,8 @@ type WireTuple = { ref: Ref; checkpoint: Obj; metadata: Obj; parent: Ref | null;
 
 // The checkpointer of every graph: jetgraph's, through the calls of the request in context.
 class JetgraphSaver extends BaseCheckpointSaver<number> {
-  // A checkpoint's writes wait for its put (the library puts checkpoints in the background).
+  // A checkpoint's writes wait for its put if it is under way (runs use the library's "sync"
+  // durability, so a step's checkpoint is stored before its tasks write; other requests may not).
   private stored = new Map<string, { done: Promise<void>; resolve: () => void }>();
 
   private known(id: string): { done: Promise<void>; resolve: () => void } {
@@ -252,7 +291,10 @@ class JetgraphSaver extends BaseCheckpointSaver<number> {
 
   async putWrites(config: Config, writes: [string, unknown][], taskId: string): Promise<void> {
     const ref = refOf(config);
-    await Promise.race([this.known(ref.checkpoint_id).done, new Promise((r) => setTimeout(r, 60_000).unref())]);
+    // Writes of a checkpoint being put wait for it; writes of one never put (a Command's update
+    // on a thread without checkpoints goes to the library's empty checkpoint) go at once.
+    const putting = this.stored.get(ref.checkpoint_id);
+    if (putting !== undefined) await Promise.race([putting.done, new Promise((r) => setTimeout(r, 60_000).unref())]);
     const enc = writes.map(([channel, value]) => ({
       task_id: taskId,
       channel,
@@ -383,6 +425,7 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
   const id = frame.id!;
   const abort = new AbortController();
   running.set(id, abort);
+  let done: Obj;
   try {
     const loaded = graphs.get(frame.graph as string);
     if (loaded === undefined) throw new Error(`no graph ${String(frame.graph)} in this host`);
@@ -406,26 +449,32 @@ async function serve(graphs: Map<string, Loaded>, frame: Frame): Promise<void> {
         }
         case "graph":
           return drawing(g, config, frame.xray as number);
+        case "schemas":
+          return apiSchemas(await schemasOf(g));
+        case "subgraphs":
+          return subgraphSchemas(g, (frame.namespace as string) || undefined, Boolean(frame.recurse));
         case "update_state": {
           if (!cp.configurable.checkpoint_id) delete (cp.configurable as Obj).checkpoint_id;
           const c = await g.updateState(cp, frame.values, (frame.as_node as string) || undefined);
           return { checkpoint: refOf(c) };
         }
       }
-      throw new Error(`unknown request ${frame.t}`);
+      throw Object.assign(new Error(`unknown request ${frame.t}`), { name: "UnknownRequest" });
     });
-    send({ t: "done", id, result });
+    done = { t: "done", id, result };
   } catch (e) {
     if (abort.signal.aborted) {
-      send({ t: "done", id, result: { cancelled: true, interrupted: false, values: null, interrupts: [] } });
+      done = { t: "done", id, result: { cancelled: true, interrupted: false, values: null, interrupts: [] } };
     } else {
       const err = e instanceof Error ? e : new Error(String(e));
       console.error(`request ${id} (${frame.t} of ${String(frame.graph)}) failed: ${err.stack ?? err.message}`);
-      send({ t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } });
+      done = { t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } };
     }
   } finally {
     running.delete(id);
   }
+  await settle(id, abort.signal.aborted);
+  send(done);
 }
 
 // The graph's drawing as the library's JSON, without the nodes' class paths (data.id), as the
@@ -439,6 +488,128 @@ async function drawing(g: Runnable, config: Config, xray: number): Promise<unkno
   return out;
 }
 
+// JSON Schemas of a graph, in the JS reference server's names: `null` where none can be drawn.
+type GraphSchema = { state: unknown; input: unknown; output: unknown; config: unknown };
+type Channels = Record<string, { operator?: unknown; initialValueFactory?: () => unknown }>;
+type SchemaLike = { getJsonSchema: () => unknown; getInputJsonSchema: () => unknown };
+type Builder = {
+  _schemaDefinition?: Channels; _inputDefinition?: Channels; _outputDefinition?: Channels;
+  _schemaRuntimeDefinition?: unknown; _inputRuntimeDefinition?: unknown; _outputRuntimeDefinition?: unknown;
+  _configRuntimeSchema?: unknown;
+};
+
+const isSchemaLike = (v: unknown): v is SchemaLike =>
+  typeof v === "object" && v !== null && typeof (v as SchemaLike).getJsonSchema === "function" &&
+  typeof (v as SchemaLike).getInputJsonSchema === "function";
+
+const anyDrawn = (s: GraphSchema): boolean => Object.values(s).some((x) => x !== undefined && x !== null);
+
+// The graph's schemas drawn the way the JS reference server draws them at runtime, with the
+// project's own libraries: a StateSchema draws itself; Zod state through the library's Zod
+// registry (which keeps withLangGraph's JSON Schema extras), else through LangChain's Zod to JSON
+// Schema conversion. Annotation state has no runtime types (the reference server parses the
+// TypeScript source for them): it is drawn from its channels (below).
+async function schemasOf(g: Runnable): Promise<GraphSchema> {
+  const b = (g as unknown as { builder?: Builder }).builder;
+  if (b === undefined) return { state: null, input: null, output: null, config: null };
+  if ([b._schemaRuntimeDefinition, b._inputRuntimeDefinition, b._outputRuntimeDefinition].some(isSchemaLike)) {
+    const st = b._schemaRuntimeDefinition;
+    const inp = b._inputRuntimeDefinition;
+    const s: GraphSchema = {
+      state: isSchemaLike(st) ? st.getJsonSchema() : null,
+      input: isSchemaLike(inp) ? inp.getInputJsonSchema() : typeof inp === "symbol" && isSchemaLike(st) ? st.getInputJsonSchema() : null,
+      output: isSchemaLike(b._outputRuntimeDefinition) ? b._outputRuntimeDefinition.getJsonSchema() : null,
+      config: null,
+    };
+    if (anyDrawn(s)) return s;
+  }
+  const registry = await import("@langchain/langgraph/zod/schema").catch(() => undefined);
+  if (registry !== undefined) {
+    const s: GraphSchema = {
+      state: registry.getUpdateTypeSchema(g), input: registry.getInputTypeSchema(g),
+      output: registry.getOutputTypeSchema(g), config: registry.getConfigTypeSchema(g),
+    };
+    if (anyDrawn(s)) return s;
+  }
+  const zod = await zodSchemas(b);
+  return zod ?? annotationSchemas(b);
+}
+
+// Zod state that the library's registry does not know, converted by LangChain (no extras).
+async function zodSchemas(b: Builder): Promise<GraphSchema | undefined> {
+  const [conv, types] = await Promise.all([
+    import("@langchain/core/utils/json_schema").catch(() => undefined),
+    import("@langchain/core/utils/types").catch(() => undefined),
+  ]);
+  if (conv === undefined || types === undefined) return undefined;
+  const draw = (v: unknown): unknown => {
+    if (!types.isZodSchemaV4(v) && !types.isZodSchemaV3(v)) return null;
+    try {
+      return conv.toJsonSchema(v as never);
+    } catch {
+      return null;
+    }
+  };
+  const state = draw(b._schemaRuntimeDefinition) as Obj | null;
+  const s: GraphSchema = {
+    state,
+    input: draw(b._inputRuntimeDefinition) ?? (state ? { ...state, required: undefined } : null),
+    output: draw(b._outputRuntimeDefinition),
+    config: draw(b._configRuntimeSchema),
+  };
+  return anyDrawn(s) ? s : undefined;
+}
+
+// Annotation state as what its channels tell at runtime: every channel by name; a channel with
+// the library's messages reducer as a list of messages (marked as jetgraph's Go graphs mark
+// theirs); another with a default by its default's JSON type; the rest as any value ({}). The
+// config and context of an Annotation graph are not known at runtime: null.
+function annotationSchemas(b: Builder): GraphSchema {
+  const draw = (channels?: Channels): Obj | null => {
+    if (channels === undefined) return null;
+    const properties: Obj = {};
+    for (const [name, ch] of Object.entries(channels)) properties[name] = channelSchema(ch);
+    return { type: "object", properties };
+  };
+  return { state: draw(b._schemaDefinition), input: draw(b._inputDefinition), output: draw(b._outputDefinition), config: null };
+}
+
+function channelSchema(ch: Channels[string]): Obj {
+  if (ch.operator === messagesStateReducer) return { type: "array", items: { type: "object" }, langgraph_type: "messages" };
+  let v: unknown;
+  try {
+    v = ch.initialValueFactory?.();
+  } catch {
+    return {};
+  }
+  if (Array.isArray(v)) return { type: "array" };
+  if (v === null || v === undefined) return {};
+  if (typeof v === "number" || typeof v === "string" || typeof v === "boolean") return { type: typeof v };
+  return typeof v === "object" ? { type: "object" } : {};
+}
+
+// A graph's schemas in the API's names; JS graphs have one schema for config and context.
+function apiSchemas(s: GraphSchema): Obj {
+  return {
+    input_schema: s.input ?? null, output_schema: s.output ?? null, state_schema: s.state ?? null,
+    config_schema: s.config ?? null, context_schema: s.config ?? null,
+  };
+}
+
+// The schemas of the graph's subgraphs by namespace, in the library's order, under both the API's
+// names and the JS reference server's (state, input, output, config), as jetgraph answers for
+// Go graphs.
+async function subgraphSchemas(g: Runnable, namespace: string | undefined, recurse: boolean): Promise<Obj> {
+  const subs = (g as unknown as { getSubgraphsAsync: (ns?: string, recurse?: boolean) => AsyncIterable<[string, Runnable]> })
+    .getSubgraphsAsync(namespace, recurse);
+  const out: Obj = {};
+  for await (const [ns, sub] of subs) {
+    const s = await schemasOf(sub);
+    out[ns] = { ...apiSchemas(s), state: s.state ?? null, input: s.input ?? null, output: s.output ?? null, config: s.config ?? null };
+  }
+  return out;
+}
+
 // Interrupt nodes as the library takes them: "*" (every node) is a string, not a list.
 function nodes(names: string[] | null): "*" | string[] | undefined {
   if (!names || names.length === 0) return undefined;
@@ -447,7 +618,10 @@ function nodes(names: string[] | null): "*" | string[] | undefined {
 
 async function run(id: string, g: Runnable, frame: Frame, config: Config, signal: AbortSignal): Promise<Obj> {
   const threadId = (frame.thread_id as string) || id;
-  const cfg: Config = { ...config, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
+  // The protocol's config keys are the API's; the JS library spells the recursion limit its way.
+  const { recursion_limit: limit, ...rest } = config as Config & { recursion_limit?: number };
+  const cfg: Config = { ...rest, configurable: { ...(config.configurable ?? {}), thread_id: threadId } };
+  if (limit !== undefined) cfg.recursionLimit = limit;
   if (frame.checkpoint_id) cfg.configurable!.checkpoint_id = frame.checkpoint_id;
   const cmd = frame.command as Obj | null;
   const input = cmd ? new Command({ resume: cmd.resume, update: cmd.update as never, goto: (cmd.goto ?? undefined) as never }) : frame.input;
@@ -458,21 +632,26 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const interrupts: unknown[] = [];
   const interruptBefore = nodes(frame.interrupt_before as string[] | null);
   const interruptAfter = nodes(frame.interrupt_after as string[] | null);
-  const stream = await g.stream(input, {
-    ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined,
-    interruptBefore, interruptAfter,
-  });
-  for await (const [ns, mode, chunk] of stream) {
-    if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
-      if (ns.length === 0 && mode === "updates") {
-        interruptedAtRoot = true;
-        interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+  const iterate = async (): Promise<void> => {
+    const stream = await g.stream(input, {
+      ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
+      interruptBefore, interruptAfter,
+    });
+    for await (const [ns, mode, chunk] of stream) {
+      if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
+        if (ns.length === 0 && mode === "updates") {
+          interruptedAtRoot = true;
+          interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+        }
+        continue;
       }
-      continue;
+      if (mode === "values" && ns.length === 0) values = chunk;
+      if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
     }
-    if (mode === "values" && ns.length === 0) values = chunk;
-    if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
-  }
+  };
+  const parent = await traceParent(frame.trace as Record<string, string> | null | undefined);
+  if (parent === undefined) await iterate();
+  else await AsyncLocalStorageProviderSingleton.getInstance().run(parent, iterate);
   // The library streams each interrupt of a run at the root (a static one as an empty list): a
   // run without one, nor interrupt nodes, ended with nothing next. Reading its state would make
   // jetgraph append the run's checkpoints apart instead of with the run's end.
@@ -486,6 +665,66 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
     interrupted: (snap.next ?? []).length > 0,
     cancelled: false,
   };
+}
+
+// The langsmith library's RunTree class, which LangChain's tracer and traceable functions take
+// as the current run (langsmith is a dependency of @langchain/core): the project's hoisted copy,
+// else the one @langchain/core itself resolves (a strict node_modules layout).
+type RunTreeClass = {
+  fromHeaders(headers: Record<string, string>, inherit?: Obj): object | undefined;
+  getSharedClient?(): { awaitPendingTraceBatches?(): Promise<void> };
+};
+let runTreeClass: Promise<RunTreeClass | undefined> | undefined;
+
+function langsmithRunTree(): Promise<RunTreeClass | undefined> {
+  runTreeClass ??= (async () => {
+    try {
+      return ((await import("langsmith/run_trees")) as { RunTree: RunTreeClass }).RunTree;
+    } catch {
+      try {
+        const require = createRequire(import.meta.url);
+        const where = createRequire(require.resolve("@langchain/core/package.json")).resolve("langsmith/run_trees");
+        return ((await import(pathToFileURL(where).href)) as { RunTree: RunTreeClass }).RunTree;
+      } catch (e) {
+        console.error(`jetgraph host: langsmith not found, runs are not traced: ${String(e)}`);
+        return undefined;
+      }
+    }
+  })();
+  return runTreeClass;
+}
+
+// The parent of a run's trace in jetgraph: the run frame's trace holds the langsmith
+// distributed-tracing headers of the run's root span (langsmith-trace, baggage). Run inside it
+// (the async-local run tree LangChain reads), with tracing on for this run only, the graph, its
+// nodes and its model calls are posted as that span's children to LANGSMITH_ENDPOINT,
+// jetgraph's. Without headers (the user's own LangSmith settings, or tracing off), undefined.
+async function traceParent(headers: Record<string, string> | null | undefined): Promise<object | undefined> {
+  if (!headers) return undefined;
+  try {
+    return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
+  } catch (e) {
+    console.error(`jetgraph host: run not traced: ${String(e)}`); // tracing never fails a run
+    return undefined;
+  }
+}
+
+// How long the traces still queued at exit may take to be sent: jetgraph gives a host little
+// time to exit, and a jetgraph that is gone receives nothing.
+const FLUSH_WAIT_MS = 2000;
+
+// Sends the traces still queued before the host exits, for FLUSH_WAIT_MS at most.
+async function flushTraces(): Promise<void> {
+  const flush = async (): Promise<void> => {
+    try {
+      const { awaitAllCallbacks } = await import("@langchain/core/callbacks/promises");
+      await awaitAllCallbacks();
+      if (runTreeClass !== undefined) await (await runTreeClass)?.getSharedClient?.().awaitPendingTraceBatches?.();
+    } catch (e) {
+      console.error(`jetgraph host: traces not flushed: ${String(e)}`);
+    }
+  };
+  await Promise.race([flush(), new Promise((resolve) => setTimeout(resolve, FLUSH_WAIT_MS).unref())]);
 }
 
 async function load(root: string, spec: string): Promise<Loaded> {
@@ -541,11 +780,13 @@ async function main(): Promise<void> {
       if (err) c.reject(new Error(`${err.class}: ${err.message}`));
       else c.resolve(frame.result);
     } else if (frame.t === "cancel") {
-      running.get(frame.id!)?.abort();
+      // In the run's context: a node's abort listener may still call the store or the saver.
+      requests.run(frame.id!, () => running.get(frame.id!)?.abort());
     } else {
       void serve(graphs, frame);
     }
   }
+  await flushTraces();
   process.exit(0);
 }
 

@@ -43,6 +43,9 @@ type runTrace struct {
 	dotted  map[string]string // span id -> dotted_order, for children
 	tasks   map[string]string // graph task id -> its span id
 	values  any               // the root graph's last values
+	// delegated: another tracer traces the run's steps (graphs.TraceDelegate); only the root
+	// is traced here.
+	delegated bool
 }
 
 // newRunTrace starts the trace of a run attempt with its root chain span.
@@ -84,7 +87,7 @@ func (r *runTrace) child(id string, ns []string, name, runType string, start tim
 // handle folds one graph event into the trace.
 func (r *runTrace) handle(e graph.Event) {
 	switch e.Kind {
-	case graph.KindValues, graph.KindTaskStart, graph.KindTaskResult,
+	case graph.KindValues, graph.KindTaskStart, graph.KindTaskResult, graphs.TraceDelegate,
 		graphs.TraceLLMStart, graphs.TraceLLMEnd, graphs.TraceToolStart, graphs.TraceToolEnd:
 	default:
 		return
@@ -92,6 +95,16 @@ func (r *runTrace) handle(e graph.Event) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if e.Kind == graphs.TraceDelegate {
+		if p, ok := e.Data.(*graphs.TraceParent); ok && p != nil {
+			r.delegated = true
+			p.DottedOrder, p.Project = r.root.dotted, r.project
+		}
+		return
+	}
+	if r.delegated && e.Kind != graph.KindValues {
+		return // the other tracer has the run's steps and calls
+	}
 	switch d := e.Data.(type) {
 	case graph.State:
 		if len(e.NS) == 0 {

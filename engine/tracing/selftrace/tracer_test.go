@@ -3,6 +3,7 @@ package selftrace
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,5 +150,33 @@ func TestTracerSecondAttempt(t *testing.T) {
 	runs := ing.snapshot()
 	if runs["node"].Status != trace.StatusError || runs["as"].Status != trace.StatusSuccess || !runs["as"].StartTime.Equal(started.Truncate(time.Microsecond)) {
 		t.Errorf("runs %+v", runs)
+	}
+}
+
+// A graph whose steps another tracer traces (graphs.TraceDelegate) learns where that tracer's
+// spans go (the root's dotted_order and the project), and its steps are not traced here too: the
+// run's trace has its root alone, with the run's values and end.
+func TestTracerDelegatedRun(t *testing.T) {
+	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	tr := New(ing, Config{Project: "p"})
+	ctx := context.Background()
+	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th",
+		Kwargs: engine.RunKwargs{Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}}}}}
+	sink := tr.Begin(ctx, rec)
+	parent := &graphs.TraceParent{}
+	sink(graph.Event{Kind: graphs.TraceDelegate, Data: parent})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{}}})
+	sink(graph.Event{Kind: graph.KindTaskResult, Data: graph.TaskResult{ID: "t1", Name: "node", Result: map[string]any{}}})
+	sink(graph.Event{Kind: graph.KindValues, Data: graph.State{"a": 1}})
+	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	tr.Wait()
+
+	runs := ing.snapshot()
+	root := runs["g"]
+	if len(runs) != 1 || root.ID != rec.RunID || root.Outputs["a"] != float64(1) || root.Status != trace.StatusSuccess {
+		t.Fatalf("runs %v, root %+v", runs, root)
+	}
+	if parent.DottedOrder != root.DottedOrder || parent.Project != "p" || !strings.HasSuffix(parent.DottedOrder, "Z"+rec.RunID) {
+		t.Errorf("parent %+v, root dotted_order %s", parent, root.DottedOrder)
 	}
 }

@@ -1,0 +1,70 @@
+// The official JS SDK against the TypeScript example project (scenarios/examples/typescript-agent).
+// Run by TestExampleTypeScriptAgent; JETGRAPH_URL names the server. The agent answers about the
+// weather: its model streams tokens and calls get_weather, an interrupt asks before the call, the
+// tool runs in a subgraph, and the user's city comes from the store.
+import assert from "node:assert/strict";
+import { Client } from "@langchain/langgraph-sdk";
+
+const client = new Client({ apiUrl: process.env.JETGRAPH_URL, apiKey: null, callerOptions: { maxRetries: 0 } });
+const ANSWER = "In Paris it is sunny, 21 °C.";
+
+async function stream(tid, opts) {
+  const parts = [];
+  for await (const p of client.runs.stream(tid, "agent", { streamMode: ["messages-tuple", "updates"], streamSubgraphs: true, ...opts })) {
+    assert.notEqual(p.event, "error", JSON.stringify(p.data));
+    parts.push([p.event, p.data]);
+  }
+  return parts;
+}
+// The AI's token chunks of the parent graph's messages events (typed "ai" by the JS reference
+// server, "AIMessageChunk" by the Python one).
+const isAI = (m) => m.type === "ai" || m.type === "AIMessageChunk";
+const tokens = (parts) => parts.filter(([e, d]) => e === "messages" && isAI(d[0]) && d[0].content).map(([, d]) => d[0].content);
+
+assert.deepEqual((await client.assistants.search({ limit: 100 })).map((a) => a.graph_id), ["agent"]);
+
+// The store: what the agent remembers of ada.
+await client.store.putItem(["users", "ada"], "memory", { city: "Paris" });
+const ada = { user_id: "ada" };
+
+// A question without a city: the model calls the tool with ada's city, read from the store, and
+// the run stops before the call.
+let tid = (await client.threads.create()).thread_id;
+let parts = await stream(tid, { input: { messages: [{ role: "user", content: "What is the weather?" }] }, context: ada });
+const calls = parts.filter(([e]) => e === "messages").flatMap(([, d]) => d[0].tool_calls ?? []);
+assert.deepEqual(calls.map((c) => [c.name, c.args]), [["get_weather", { city: "Paris" }]], JSON.stringify(parts));
+const asked = parts.filter(([e, d]) => e === "updates" && "__interrupt__" in d).map(([, d]) => d.__interrupt__);
+assert.equal(asked.length, 1, JSON.stringify(parts));
+assert.deepEqual(asked[0][0].value.tool_calls[0].args, { city: "Paris" });
+let state = await client.threads.getState(tid);
+assert.deepEqual(state.next, ["approve"]);
+assert.equal(state.tasks[0].interrupts[0].id, asked[0][0].id);
+assert.equal((await client.threads.get(tid)).status, "interrupted");
+
+// Approved: the tool runs in the subgraph, then the answer streams token by token.
+parts = await stream(tid, { command: { resume: "yes" }, context: ada });
+const inner = parts.filter(([e]) => e.startsWith("updates|tools:"));
+assert.equal(inner.length, 1, JSON.stringify(parts));
+assert.ok("run_tools" in inner[0][1], JSON.stringify(inner));
+const tool = parts.filter(([e]) => e.startsWith("messages|tools:")).map(([, d]) => d[0].content);
+assert.deepEqual(tool, ["sunny, 21 °C"], JSON.stringify(parts));
+const got = tokens(parts);
+assert.ok(got.length >= 5 && got.join("") === ANSWER, JSON.stringify(got));
+state = await client.threads.getState(tid);
+assert.deepEqual(state.values.messages.map((m) => m.type), ["human", "ai", "tool", "ai"], JSON.stringify(state.values));
+assert.equal(state.values.messages.at(-1).content, ANSWER);
+assert.equal((await client.threads.get(tid)).status, "idle");
+
+// Declined: no tool runs, the model says so.
+tid = (await client.threads.create()).thread_id;
+let out = await client.runs.wait(tid, "agent", { input: { messages: [{ role: "user", content: "Weather in Tokyo?" }] } });
+assert.deepEqual(out.__interrupt__[0].value.tool_calls[0].args, { city: "Tokyo" }, JSON.stringify(out));
+out = await client.runs.wait(tid, "agent", { command: { resume: "no" } });
+assert.equal(out.messages.at(-1).content, "Alright, I did not look it up.", JSON.stringify(out.messages));
+assert.equal(out.messages.at(-2).type, "tool");
+assert.equal(out.messages.at(-2).status, "error");
+
+// Another user, nothing remembered: the model asks for the city and calls nothing.
+out = await client.runs.wait(null, "agent", { input: { messages: [{ role: "user", content: "What is the weather?" }] }, context: { user_id: "bo" } });
+assert.ok(!("__interrupt__" in out) && out.messages.at(-1).content.startsWith("Which city?"), JSON.stringify(out));
+console.log("ok");

@@ -1,0 +1,1 @@
+"""A weather chat agent on LangGraph: a tool, an approval interrupt, a subgraph and a store read."""
