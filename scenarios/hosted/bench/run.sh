@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The hosted-graph benchmark: the same small graph (src/echo.ts, echo.py) served by jetgraph and
-# by the reference dev servers, and the Go echo beside them, measured side by side by
-# `jetgraph bench compare` (README, Performance). Arguments go to `jetgraph bench compare`
+# The hosted-graph benchmark: the same small graph (src/echo.ts, echo.py) served by jetgraph
+# (as it starts by default, tracing every run, and with --no-self-trace, tracing none as the
+# references do) and by the reference dev servers, and the Go echo beside them, measured side by
+# side by `jetgraph bench compare` (README, Performance). Arguments go to `jetgraph bench compare`
 # (-n 400 -c 16 unless given). Run from anywhere: `task bench:hosted -- -n 400`.
 #
 #   JETGRAPH_BENCH_DIR  work folder: binary, logs, data (default ~/.cache/jetgraph/bench)
 #   JETGRAPH_BENCH_PYREF  a virtual environment with langgraph-cli[inmem] (the Python reference
 #                       and the Python jetgraph's host uses); made there if missing
-#   JETGRAPH_BENCH_PORT  first of the three ports (default 18123: jetgraph, +1 JS, +2 Python)
+#   JETGRAPH_BENCH_PORT  first of the four ports (default 18123: jetgraph, +1 JS, +2 Python,
+#                       +3 jetgraph --no-self-trace)
 #   JETGRAPH_BENCH_SERVE_FLAGS  more flags of `jetgraph serve` (--pprof, --hosts 2, ...)
 set -euo pipefail
 
@@ -16,7 +18,7 @@ repo=$(cd "$here/../../.." && pwd)
 work=${JETGRAPH_BENCH_DIR:-$HOME/.cache/jetgraph/bench}
 pyref=${JETGRAPH_BENCH_PYREF:-$work/pyref}
 port=${JETGRAPH_BENCH_PORT:-18123}
-jg_port=$port js_port=$((port + 1)) py_port=$((port + 2))
+jg_port=$port js_port=$((port + 1)) py_port=$((port + 2)) nt_port=$((port + 3))
 mkdir -p "$work"
 
 echo "building jetgraph" >&2
@@ -55,13 +57,13 @@ ready() { # name, port, pid
   return 1
 }
 
-for p in "$jg_port" "$js_port" "$py_port"; do
+for p in "$jg_port" "$js_port" "$py_port" "$nt_port"; do
   if curl -s -o /dev/null "http://127.0.0.1:$p/"; then
-    echo "port $p is in use: set JETGRAPH_BENCH_PORT to the first of three free ports" >&2
+    echo "port $p is in use: set JETGRAPH_BENCH_PORT to the first of four free ports" >&2
     exit 1
   fi
 done
-rm -rf "$work/data"
+rm -rf "$work/data" "$work/data-untraced"
 cd "$here"
 start jetgraph "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$jg_port" \
   --data "$work/data" --python "$pyref/bin/python" ${JETGRAPH_BENCH_SERVE_FLAGS:-}
@@ -73,19 +75,29 @@ start langgraph-py "$pyref/bin/langgraph" dev --config langgraph.py.json \
   --host 127.0.0.1 --port "$py_port" --no-browser
 py=$started
 ready jetgraph "$jg_port" "$jg"
+# The second jetgraph once the first has bundled the graph into node_modules/.cache.
+start jetgraph-untraced "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$nt_port" \
+  --data "$work/data-untraced" --python "$pyref/bin/python" --no-self-trace ${JETGRAPH_BENCH_SERVE_FLAGS:-}
+nt=$started
 ready langgraphjs "$js_port" "$js"
 ready langgraph-py "$py_port" "$py"
+ready jetgraph-untraced "$nt_port" "$nt"
 
-# What each target's CPU column adds up: the three process trees.
-ps -o pid,ppid,rss,args --forest -g "$jg,$js,$py" | cut -c1-160 >&2
+# What each target's CPU column adds up: the four process trees.
+ps -o pid,ppid,rss,args --forest -g "$jg,$nt,$js,$py" | cut -c1-160 >&2
 
 args=("$@")
 if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
 "$work/jetgraph" bench compare "${args[@]}" \
   --target "name=jetgraph-ts,url=http://127.0.0.1:$jg_port,assistant=ts_echo,pid=$jg" \
+  --target "name=jetgraph-ts-untraced,url=http://127.0.0.1:$nt_port,assistant=ts_echo,pid=$nt" \
   --target "name=langgraphjs-dev,url=http://127.0.0.1:$js_port,assistant=ts_echo,pid=$js" \
   --target "name=jetgraph-py,url=http://127.0.0.1:$jg_port,assistant=py_echo,pid=$jg" \
+  --target "name=jetgraph-py-untraced,url=http://127.0.0.1:$nt_port,assistant=py_echo,pid=$nt" \
   --target "name=langgraph-dev,url=http://127.0.0.1:$py_port,assistant=py_echo,pid=$py" \
   --target "name=jetgraph-go,url=http://127.0.0.1:$jg_port,assistant=echo,pid=$jg" \
-  --ratio jetgraph-ts/langgraphjs-dev --ratio jetgraph-py/langgraph-dev \
-  --ratio jetgraph-ts/jetgraph-go --ratio jetgraph-py/jetgraph-go
+  --target "name=jetgraph-go-untraced,url=http://127.0.0.1:$nt_port,assistant=echo,pid=$nt" \
+  --ratio jetgraph-ts/langgraphjs-dev --ratio jetgraph-ts-untraced/langgraphjs-dev \
+  --ratio jetgraph-py/langgraph-dev --ratio jetgraph-py-untraced/langgraph-dev \
+  --ratio jetgraph-ts/jetgraph-go --ratio jetgraph-py/jetgraph-go \
+  --ratio jetgraph-ts-untraced/jetgraph-go-untraced --ratio jetgraph-py-untraced/jetgraph-go-untraced
