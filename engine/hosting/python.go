@@ -134,7 +134,7 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 			}
 			extra["PYTHONUNBUFFERED"] = "1"
 			if pool.traced {
-				o.Tracing.tracingEnv(extra)
+				o.Tracing.tracingEnv(extra, k.language)
 			}
 			h := Start(Config{Language: k.language, Command: cmd, Dir: k.root, Graphs: ids, Logger: o.Logger, Env: env(extra)})
 			pool.hosts = append(pool.hosts, h)

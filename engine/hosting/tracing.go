@@ -44,8 +44,15 @@ func userTracing(configEnv map[string]string, getenv func(string) string) string
 // is not turned on for the whole process (no LANGSMITH_TRACING): each run turns it on for
 // itself, under the run's trace (see traceParent), so that nothing else a host does is traced
 // on its own.
-func (t *Tracing) tracingEnv(env map[string]string) {
+func (t *Tracing) tracingEnv(env map[string]string, language string) {
 	env["LANGSMITH_ENDPOINT"], env["LANGSMITH_API_KEY"] = t.URL, t.Key
+	// The traces go to this process over loopback: the Python library's compression costs both
+	// sides CPU for no bandwidth saved (7.30 -> 6.77 and 7.47 -> 6.50 ms of CPU a traced run
+	// without it). The JavaScript library's uncompressed path sends smaller batches, which cost
+	// more (11.47 -> 14.93 ms): it keeps its compression.
+	if language == graphs.LanguagePython {
+		env["LANGSMITH_DISABLE_RUN_COMPRESSION"] = "true"
+	}
 }
 
 // traceHeaders asks the run's tracer (through the run's sink) where the host's spans of a run

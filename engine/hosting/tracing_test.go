@@ -49,3 +49,25 @@ func TestTraceHeaders(t *testing.T) {
 		t.Errorf("headers %v", h)
 	}
 }
+
+// A host's environment points its langsmith at jetgraph; the Python library sends its traces
+// uncompressed over that loopback hop, the JavaScript one keeps its compression.
+func TestTracingEnv(t *testing.T) {
+	tr := &Tracing{URL: "http://127.0.0.1:8123/tracing", Key: "k"}
+	for _, tt := range []struct {
+		language     string
+		uncompressed bool
+	}{
+		{graphs.LanguagePython, true},
+		{graphs.LanguageTypeScript, false},
+	} {
+		env := map[string]string{}
+		tr.tracingEnv(env, tt.language)
+		if env["LANGSMITH_ENDPOINT"] != tr.URL || env["LANGSMITH_API_KEY"] != "k" {
+			t.Errorf("%s: %v", tt.language, env)
+		}
+		if got := env["LANGSMITH_DISABLE_RUN_COMPRESSION"] == "true"; got != tt.uncompressed {
+			t.Errorf("%s: compression disabled %v, want %v", tt.language, got, tt.uncompressed)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // benchConfig is what `jetgraph bench runs` is asked to do.
@@ -61,25 +62,47 @@ JETGRAPH_<FLAG> (JETGRAPH_URL, JETGRAPH_API_KEY, ...).`,
 		Example: `  jetgraph bench runs --url http://localhost:8123 --n 1000 --concurrency 16 --assistant echo
   jetgraph bench runs --stateless --json --n 200`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return runBench(ctx, c, stdout)
-		},
+		RunE: untilInterrupted(func(ctx context.Context) error { return runBench(ctx, c, stdout) }),
 	}
 	f := runs.Flags()
 	f.StringVar(&c.URL, "url", "http://localhost:8123", "base URL of the server")
-	f.IntVar(&c.N, "n", 1000, "measured cycles")
-	f.IntVarP(&c.Concurrency, "concurrency", "c", 16, "cycles in flight at once")
-	f.IntVar(&c.Warmup, "warmup", 5, "warm-up cycles run first and not counted")
 	f.StringVar(&c.Assistant, "assistant", "echo", "assistant id or graph id to run")
+	cycleFlags(f, &c, 1000, 5)
+	bench.AddCommand(runs, benchCompareCommand(stdout))
+	return bench
+}
+
+// writeReport prints a report as indented JSON or as its table.
+func writeReport(w io.Writer, rep interface{ writeTable(io.Writer) error }, asJSON bool) error {
+	if !asJSON {
+		return rep.writeTable(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// untilInterrupted runs a load whose context ends at Ctrl-C or SIGTERM, so that it reports
+// what it measured so far.
+func untilInterrupted(load func(context.Context) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return load(ctx)
+	}
+}
+
+// cycleFlags defines the flags of the cycle and its load, which `bench runs` and `bench
+// compare` share.
+func cycleFlags(f *pflag.FlagSet, c *benchConfig, n, warmup int) {
+	f.IntVarP(&c.N, "n", "n", n, "measured cycles")
+	f.IntVarP(&c.Concurrency, "concurrency", "c", 16, "cycles in flight at once")
+	f.IntVar(&c.Warmup, "warmup", warmup, "warm-up cycles run first and not counted")
 	f.StringVar(&c.Input, "input", defaultBenchInput, "run input, as JSON")
 	f.StringVar(&c.APIKey, "api-key", "", "value of the x-api-key header")
 	f.BoolVar(&c.Stateless, "stateless", false, "use POST /runs/wait without threads")
 	f.BoolVar(&c.JSON, "json", false, "print the report as JSON")
 	f.DurationVar(&c.Timeout, "timeout", time.Minute, "timeout of each request")
-	bench.AddCommand(runs)
-	return bench
 }
 
 // benchReport is the outcome of a bench, and its --json form. Latencies are in milliseconds over
@@ -109,6 +132,7 @@ type latencyStats struct {
 	Mean  float64 `json:"mean_ms"`
 	P50   float64 `json:"p50_ms"`
 	P90   float64 `json:"p90_ms"`
+	P95   float64 `json:"p95_ms"`
 	P99   float64 `json:"p99_ms"`
 	Max   float64 `json:"max_ms"`
 }
@@ -139,31 +163,16 @@ func runBench(ctx context.Context, c benchConfig, w io.Writer) error {
 	defer b.client.CloseIdleConnections()
 	if c.Warmup > 0 {
 		warm, _ := b.phase(ctx, c.Warmup)
-		failed, first := 0, ""
-		for _, r := range warm {
-			if r.err != "" {
-				if failed == 0 {
-					first = r.err
-				}
-				failed++
-			}
-		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if failed == len(warm) {
-			return fmt.Errorf("bench: every warm-up cycle failed (%d); first error: %s", failed, first)
+		if err := warmupFailed(warm); err != nil {
+			return err
 		}
 	}
 	results, elapsed := b.phase(ctx, c.N)
 	rep := b.report(results, elapsed, ctx.Err() != nil)
-	if c.JSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-	} else if err := rep.writeTable(w); err != nil {
+	if err := writeReport(w, rep, c.JSON); err != nil {
 		return err
 	}
 	if rep.Errors > 0 {
@@ -375,7 +384,7 @@ func summarise(ds []time.Duration) latencyStats {
 		return msOf(ds[max(i, 0)])
 	}
 	s.Mean = msOf(sum / time.Duration(len(ds)))
-	s.P50, s.P90, s.P99, s.Max = rank(50), rank(90), rank(99), msOf(ds[len(ds)-1])
+	s.P50, s.P90, s.P95, s.P99, s.Max = rank(50), rank(90), rank(95), rank(99), msOf(ds[len(ds)-1])
 	return s
 }
 

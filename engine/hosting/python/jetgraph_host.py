@@ -758,6 +758,7 @@ class Host:
         wanted = set(frame.get("stream_modes") or [])
         modes = cast(list[StreamMode], sorted(wanted | {"values", "updates"}))
         values: Any = None
+        interrupted_at_root = False
         interrupts: list[dict[str, Any]] = []
         with contextlib.ExitStack() as traced:
             _trace_run(traced, frame.get("trace"))
@@ -770,6 +771,7 @@ class Host:
                 if isinstance(chunk, dict) and INTERRUPT in chunk:
                     # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
                     if not ns and mode == "updates":
+                        interrupted_at_root = True
                         interrupts.extend(to_api(chunk[INTERRUPT]))
                     continue
                 if mode == "values" and not ns:
@@ -778,6 +780,12 @@ class Host:
                     await g.checkpointer.settled()
                 if mode in wanted:
                     self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        # The library streams each interrupt of a run at the root (a static one as an empty
+        # tuple): a run without one, nor interrupt nodes, ended with nothing next. Reading its
+        # state would make jetgraph append the run's checkpoints apart instead of with its end.
+        if (not interrupted_at_root and values is not None
+                and not frame.get("interrupt_before") and not frame.get("interrupt_after")):
+            return {"values": to_api(values), "interrupts": [], "interrupted": False, "cancelled": False}
         # The thread's state now (not that of the checkpoint the run started from), as the
         # library reads it live: tasks finished in a step that an interrupt left open count.
         snap = await g.aget_state(_newest(config, drop=True))
@@ -885,7 +893,19 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    # A debugging aid for where a host's time goes: JETGRAPH_HOST_PROFILE=<path> writes the
+    # event loop thread's cProfile statistics to <path>.<pid> when the host stops.
+    profile_to = os.environ.get("JETGRAPH_HOST_PROFILE")
+    if profile_to:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        try:
+            profiler.runcall(asyncio.run, main())
+        finally:
+            profiler.dump_stats(f"{profile_to}.{os.getpid()}")
+    else:
+        asyncio.run(main())
     _flush_traces()
     # The langsmith client's sender thread is no daemon: with jetgraph gone it would go on
     # retrying, and a host never outlives its server.

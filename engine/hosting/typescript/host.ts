@@ -635,16 +635,21 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const wanted = new Set((frame.stream_modes as string[]) ?? []);
   const modes = [...new Set([...wanted, "values", "updates"])];
   let values: unknown = undefined;
+  let interruptedAtRoot = false;
   const interrupts: unknown[] = [];
+  const interruptBefore = nodes(frame.interrupt_before as string[] | null);
+  const interruptAfter = nodes(frame.interrupt_after as string[] | null);
   const iterate = async (): Promise<void> => {
     const stream = await g.stream(input, {
       ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
-      interruptBefore: nodes(frame.interrupt_before as string[] | null),
-      interruptAfter: nodes(frame.interrupt_after as string[] | null),
+      interruptBefore, interruptAfter,
     });
     for await (const [ns, mode, chunk] of stream) {
       if (chunk !== null && typeof chunk === "object" && INTERRUPT in (chunk as Obj)) {
-        if (ns.length === 0 && mode === "updates") interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+        if (ns.length === 0 && mode === "updates") {
+          interruptedAtRoot = true;
+          interrupts.push(...((toApi((chunk as Obj)[INTERRUPT]) as unknown[]) ?? []));
+        }
         continue;
       }
       if (mode === "values" && ns.length === 0) values = chunk;
@@ -654,6 +659,12 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const parent = await traceParent(frame.trace as Record<string, string> | null | undefined);
   if (parent === undefined) await iterate();
   else await AsyncLocalStorageProviderSingleton.getInstance().run(parent, iterate);
+  // The library streams each interrupt of a run at the root (a static one as an empty list): a
+  // run without one, nor interrupt nodes, ended with nothing next. Reading its state would make
+  // jetgraph append the run's checkpoints apart instead of with the run's end.
+  if (!interruptedAtRoot && values !== undefined && interruptBefore === undefined && interruptAfter === undefined) {
+    return { values: toApi(values), interrupts: [], interrupted: false, cancelled: false };
+  }
   const snap = await g.getState(cfg);
   return {
     values: toApi(values ?? snap.values),
