@@ -8,8 +8,9 @@
 #   JETGRAPH_BENCH_DIR  work folder: binary, logs, data (default ~/.cache/jetgraph/bench)
 #   JETGRAPH_BENCH_PYREF  a virtual environment with langgraph-cli[inmem] (the Python reference
 #                       and the Python jetgraph's host uses); made there if missing
-#   JETGRAPH_BENCH_PORT  first of the four ports (default 18123: jetgraph, +1 JS, +2 Python,
-#                       +3 jetgraph --no-self-trace)
+#   JETGRAPH_BENCH_PORT  first of the seven ports (default 18123: jetgraph, +1 JS, +2 Python,
+#                       +3 jetgraph --no-self-trace, +4 the traced references' trace sink, +5 JS
+#                       traced, +6 Python traced)
 #   JETGRAPH_BENCH_SERVE_FLAGS  more flags of `jetgraph serve` (--pprof, --hosts 2, ...)
 set -euo pipefail
 
@@ -19,6 +20,7 @@ work=${JETGRAPH_BENCH_DIR:-$HOME/.cache/jetgraph/bench}
 pyref=${JETGRAPH_BENCH_PYREF:-$work/pyref}
 port=${JETGRAPH_BENCH_PORT:-18123}
 jg_port=$port js_port=$((port + 1)) py_port=$((port + 2)) nt_port=$((port + 3))
+sink_port=$((port + 4)) jst_port=$((port + 5)) pyt_port=$((port + 6))
 mkdir -p "$work"
 
 echo "building jetgraph" >&2
@@ -57,13 +59,13 @@ ready() { # name, port, pid
   return 1
 }
 
-for p in "$jg_port" "$js_port" "$py_port" "$nt_port"; do
+for p in "$jg_port" "$js_port" "$py_port" "$nt_port" "$sink_port" "$jst_port" "$pyt_port"; do
   if curl -s -o /dev/null "http://127.0.0.1:$p/"; then
-    echo "port $p is in use: set JETGRAPH_BENCH_PORT to the first of four free ports" >&2
+    echo "port $p is in use: set JETGRAPH_BENCH_PORT to the first of seven free ports" >&2
     exit 1
   fi
 done
-rm -rf "$work/data" "$work/data-untraced"
+rm -rf "$work/data" "$work/data-untraced" "$work/data-sink"
 cd "$here"
 start jetgraph "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$jg_port" \
   --data "$work/data" --python "$pyref/bin/python" ${JETGRAPH_BENCH_SERVE_FLAGS:-}
@@ -79,12 +81,27 @@ ready jetgraph "$jg_port" "$jg"
 start jetgraph-untraced "$work/jetgraph" serve --config langgraph.json --addr "127.0.0.1:$nt_port" \
   --data "$work/data-untraced" --python "$pyref/bin/python" --no-self-trace ${JETGRAPH_BENCH_SERVE_FLAGS:-}
 nt=$started
+# The references traced as jetgraph traces by default: their LangSmith client sends every run to
+# a third jetgraph (a sink, not measured) as it would send them to LangSmith.
+start jetgraph-sink "$work/jetgraph" serve --addr "127.0.0.1:$sink_port" \
+  --data "$work/data-sink" --no-self-trace
+sink=$started
+traced=(env LANGSMITH_TRACING=true "LANGSMITH_ENDPOINT=http://127.0.0.1:$sink_port/tracing" LANGSMITH_API_KEY=bench)
+start langgraphjs-traced "${traced[@]}" ./node_modules/.bin/langgraphjs dev --config langgraph.js.json \
+  --host 127.0.0.1 --port "$jst_port" --no-browser
+jst=$started
+start langgraph-py-traced "${traced[@]}" "$pyref/bin/langgraph" dev --config langgraph.py.json \
+  --host 127.0.0.1 --port "$pyt_port" --no-browser
+pyt=$started
 ready langgraphjs "$js_port" "$js"
 ready langgraph-py "$py_port" "$py"
 ready jetgraph-untraced "$nt_port" "$nt"
+ready jetgraph-sink "$sink_port" "$sink"
+ready langgraphjs-traced "$jst_port" "$jst"
+ready langgraph-py-traced "$pyt_port" "$pyt"
 
-# What each target's CPU column adds up: the four process trees.
-ps -o pid,ppid,rss,args --forest -g "$jg,$nt,$js,$py" | cut -c1-160 >&2
+# What each target's CPU column adds up: the six process trees.
+ps -o pid,ppid,rss,args --forest -g "$jg,$nt,$js,$py,$jst,$pyt" | cut -c1-160 >&2
 
 args=("$@")
 if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
@@ -95,9 +112,12 @@ if [[ ${#args[@]} -eq 0 ]]; then args=(-n 400 -c 16); fi
   --target "name=jetgraph-py,url=http://127.0.0.1:$jg_port,assistant=py_echo,pid=$jg" \
   --target "name=jetgraph-py-untraced,url=http://127.0.0.1:$nt_port,assistant=py_echo,pid=$nt" \
   --target "name=langgraph-dev,url=http://127.0.0.1:$py_port,assistant=py_echo,pid=$py" \
+  --target "name=langgraphjs-dev-traced,url=http://127.0.0.1:$jst_port,assistant=ts_echo,pid=$jst" \
+  --target "name=langgraph-dev-traced,url=http://127.0.0.1:$pyt_port,assistant=py_echo,pid=$pyt" \
   --target "name=jetgraph-go,url=http://127.0.0.1:$jg_port,assistant=echo,pid=$jg" \
   --target "name=jetgraph-go-untraced,url=http://127.0.0.1:$nt_port,assistant=echo,pid=$nt" \
   --ratio jetgraph-ts/langgraphjs-dev --ratio jetgraph-ts-untraced/langgraphjs-dev \
   --ratio jetgraph-py/langgraph-dev --ratio jetgraph-py-untraced/langgraph-dev \
+  --ratio jetgraph-ts/langgraphjs-dev-traced --ratio jetgraph-py/langgraph-dev-traced \
   --ratio jetgraph-ts/jetgraph-go --ratio jetgraph-py/jetgraph-go \
   --ratio jetgraph-ts-untraced/jetgraph-go-untraced --ratio jetgraph-py-untraced/jetgraph-go-untraced
