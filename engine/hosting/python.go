@@ -2,7 +2,7 @@ package hosting
 
 import (
 	"crypto/sha256"
-	_ "embed" // the Python host ships in the binary
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,35 +16,80 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
-//go:embed python/jetgraph_host.py
-var pythonHost []byte
+// pythonHostFS is the Python host, which ships in the binary: jetgraph_host.py (the program)
+// and the modules beside it that it imports.
+//
+//go:embed python/*.py
+var pythonHostFS embed.FS
 
-// PythonHostFile writes the Python host into cacheDir (once per version of its source) and
-// returns its path: users install nothing for jetgraph, the host comes with the binary.
+// pythonHostMain is the file the host is started as.
+const pythonHostMain = "jetgraph_host.py"
+
+// PythonHostFile writes the Python host into cacheDir (once per version of its source: the
+// folder is named by the hash of every file) and returns the path of its program: users install
+// nothing for jetgraph, the host comes with the binary.
 func PythonHostFile(cacheDir string) (string, error) {
-	sum := sha256.Sum256(pythonHost)
-	dir := filepath.Join(cacheDir, "hosts", "python-"+hex.EncodeToString(sum[:6]))
-	path := filepath.Join(dir, "jetgraph_host.py")
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(pythonHost) {
-		return path, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("hosting: write the python host: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "host-*.py")
+	files, err := pythonHostFiles()
 	if err != nil {
 		return "", fmt.Errorf("hosting: write the python host: %w", err)
 	}
-	_, werr := tmp.Write(pythonHost)
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	dir := filepath.Join(cacheDir, "hosts", "python-"+hex.EncodeToString(h.Sum(nil)[:6]))
+	for _, f := range files {
+		if err := writeOnce(dir, f.name, f.data); err != nil {
+			return "", fmt.Errorf("hosting: write the python host: %w", err)
+		}
+	}
+	return filepath.Join(dir, pythonHostMain), nil
+}
+
+type hostFile struct {
+	name string
+	data []byte
+}
+
+// pythonHostFiles are the host's files in name order.
+func pythonHostFiles() ([]hostFile, error) {
+	entries, err := pythonHostFS.ReadDir("python")
+	if err != nil {
+		return nil, err
+	}
+	var files []hostFile
+	for _, e := range entries { // ReadDir sorts by name
+		b, err := pythonHostFS.ReadFile("python/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, hostFile{e.Name(), b})
+	}
+	return files, nil
+}
+
+// writeOnce writes data to dir/name unless the file already holds it, through a temporary file
+// renamed into place, so that a host started meanwhile never reads half a file.
+func writeOnce(dir, name string, data []byte) error {
+	path := filepath.Join(dir, name)
+	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "host-*.tmp")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		_ = os.Remove(tmp.Name())
-		return "", fmt.Errorf("hosting: write the python host: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("hosting: write the python host: %w", err)
-	}
-	return path, nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // FindPython returns the Python that runs the user's graphs, as users expect it found: the
