@@ -1,14 +1,16 @@
 """The run surfaces of hosted Python graphs (scenarios/hosted/python/visits/long.py) through the
 official Python SDK: a long node cancelled promptly (both cancel actions), the four multitask
 strategies, the events, checkpoints, tasks, custom and debug stream modes with subgraph
-namespaces, two interrupts at once resumed by id, Command update and goto, several state updates
-at once, context, durability, the recursion limit and the thread-centric protocol.
+namespaces (three levels of subgraphs in the reference's order), two interrupts at once resumed
+by id, Command update and goto, several state updates at once, context, durability, the
+recursion limit and the thread-centric protocol.
 
 Run by TestHostedPythonRuns; JETGRAPH_URL names the server.
 """
 
 import asyncio
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -16,7 +18,7 @@ from typing import Any
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError
-from langgraph_sdk.schema import Command
+from langgraph_sdk.schema import Command, StreamMode
 
 import checks
 from checks import check, texts, until_async
@@ -258,6 +260,38 @@ async def subgraph_streams(client: LangGraphClient) -> None:
     check(tasks == [(0, "inner"), (1, "prep"), (1, "wait"), (0, "after")], f"tasks with namespaces: {tasks}")
 
 
+async def subgraph_order(client: LangGraphClient) -> None:
+    """generations nests three levels of subgraphs: with stream_subgraphs, each level's tasks,
+    checkpoints and debug events come in the reference's order, with the reference's steps."""
+    async def streamed(mode: StreamMode) -> list[tuple[int, Any]]:
+        tid = (await client.threads.create())["thread_id"]
+        parts = [p async for p in client.runs.stream(
+            tid, "generations", input={"words": []}, stream_mode=mode, stream_subgraphs=True)]
+        check(all(p.event != "error" for p in parts), f"the streamed run failed: {parts}")
+        ours = [p for p in parts if p.event.split("|")[0] == mode]
+        names = {p.event for p in ours}
+        uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+        check(len(names) == 3 and all(re.fullmatch(f"{mode}(\\|gp_two:{uuid}(\\|p_two:{uuid})?)?", n) for n in names),
+              f"{mode}: the namespaces {sorted(names)}")
+        return [(p.event.count("|"), p.data) for p in ours]
+
+    debug = [f"{n} {d['type']} {d['step']}" for n, d in await streamed("debug")]
+    check(debug == ["0 checkpoint -1", "0 checkpoint 0", "0 task 1", "0 task_result 1", "0 checkpoint 1", "0 task 2",
+                    "1 checkpoint -1", "1 checkpoint 0", "1 task 1", "1 task_result 1", "1 checkpoint 1", "1 task 2",
+                    "2 checkpoint -1", "2 checkpoint 0", "2 task 1", "2 task_result 1", "2 checkpoint 1", "2 task 2",
+                    "2 task_result 2", "2 checkpoint 2", "1 task_result 2", "1 checkpoint 2",
+                    "0 task_result 2", "0 checkpoint 2"], f"debug events of the subgraphs: {debug}")
+    cps = [f"{n} {d['metadata']['step']} {','.join(d['next'])} {len(d['values'].get('words', []))}"
+           for n, d in await streamed("checkpoints")]
+    check(cps == ["0 -1 __start__ 0", "0 0 gp_one 0", "0 1 gp_two 1", "1 -1 __start__ 0", "1 0 p_one 1", "1 1 p_two 2",
+                  "2 -1 __start__ 0", "2 0 c_one 2", "2 1 c_two 3", "2 2  4", "1 2  4", "0 2  4"],
+          f"checkpoints of the subgraphs: {cps}")
+    tasks = [f"{n} {d['name']} {'start' if 'input' in d else 'result'}" for n, d in await streamed("tasks")]
+    check(tasks == ["0 gp_one start", "0 gp_one result", "0 gp_two start", "1 p_one start", "1 p_one result",
+                    "1 p_two start", "2 c_one start", "2 c_one result", "2 c_two start", "2 c_two result",
+                    "1 p_two result", "0 gp_two result"], f"tasks of the subgraphs: {tasks}")
+
+
 async def thread_stream(client: LangGraphClient) -> None:
     """The thread-centric protocol on a hosted graph: pair's two interrupts seen through the SDK,
     each answered by its id, and the run's values to the end."""
@@ -287,7 +321,7 @@ async def thread_stream(client: LangGraphClient) -> None:
 
 
 SECTIONS = (cancel, reject, interrupt, rollback, enqueue, stream_modes, context_limits, interrupts_at_once,
-            command_goto, supersteps, subgraph_streams, thread_stream)
+            command_goto, supersteps, subgraph_streams, subgraph_order, thread_stream)
 
 
 async def main() -> None:

@@ -28,6 +28,10 @@ PROTOCOL = 1
 INTERRUPT = "__interrupt__"
 ERROR = "__error__"
 PUT_WAIT = 60.0  # seconds writes wait for their checkpoint's put
+# Turns of the event loop a checkpoint's put lets go first, so that the stream events a subgraph
+# queued before it reach jetgraph before the checkpoint (the library's hand-over takes 4: its
+# queue, its waiter task, asyncio.wait and the run's reader).
+EVENT_TURNS = 8
 
 # The protocol owns stdout: whatever the user's code prints goes to stderr, jetgraph's log.
 _OUT: IO[bytes] = sys.stdout.buffer
@@ -56,12 +60,20 @@ from langgraph.store.base import (  # noqa: E402
     SearchItem,
     SearchOp,
 )
-from langgraph.types import Command, Interrupt, StateSnapshot, StateUpdate, StreamMode  # noqa: E402
+from langgraph.types import (  # noqa: E402
+    Command,
+    Durability,
+    Interrupt,
+    StateSnapshot,
+    StateUpdate,
+    StreamMode,
+)
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
+
 
 class CallError(Exception):
     """jetgraph refused a checkpointer or store call."""
@@ -134,19 +146,11 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         super().__init__()
         self.conn, self.req = conn, req
         self.loop = asyncio.get_running_loop()
-        # The library puts a checkpoint in the background (durability "async") and may put the
-        # writes of the next step before it: jetgraph keeps writes only on a stored checkpoint,
-        # so writes wait for their checkpoint when this saver is putting it.
+        # A checkpoint may be put in the background (runs use the library's "sync" durability,
+        # other requests may not) and the writes of the next step come before it: jetgraph keeps
+        # writes only on a stored checkpoint, so writes wait for their checkpoint when this saver
+        # is putting it.
         self._stored: dict[str, asyncio.Future[None]] = {}
-        self._putting: set[asyncio.Future[None]] = set()  # puts not answered yet
-
-    async def settled(self) -> None:
-        """Waits for the checkpoints being put (the library puts them in the background): a
-        step's task events then follow the checkpoint of the step before, as on the reference
-        servers, and the stream's step numbers (counted from checkpoints) are right."""
-        await asyncio.sleep(0)  # let a put the library has just submitted begin
-        while self._putting:
-            await asyncio.wait(list(self._putting))
 
     def _known(self, checkpoint_id: str) -> asyncio.Future[None]:
         fut = self._stored.get(checkpoint_id)
@@ -231,16 +235,18 @@ class JetgraphSaver(BaseCheckpointSaver[int]):
         # The run's metadata and config scalars join the checkpoint's, as the library's savers do.
         md = get_checkpoint_metadata(config, metadata)
         params = {"ref": ref, "checkpoint": cp, "metadata": encode(dict(md)), "parent": parent}
+        # A subgraph hands its stream's events to the run's queue and goes on to put its step's
+        # checkpoint at once: a few turns of the loop let the run's reader send those events
+        # first, since jetgraph emits the checkpoint's event (and counts steps) as it stores it.
+        for _ in range(EVENT_TURNS):
+            await asyncio.sleep(0)
         fut = self._known(checkpoint["id"])
-        self._putting.add(fut)
         try:
             await self.conn.call(self.req, "checkpoint.put", params)
         except BaseException as e:
             if not fut.done():
                 fut.set_exception(e)
             raise
-        finally:
-            self._putting.discard(fut)
         if not fut.done():
             fut.set_result(None)
         return _config_of(ref)
@@ -391,6 +397,14 @@ def load(root: str, spec: str) -> Loaded:
     if not hasattr(module, attr):
         raise AttributeError(f"{where} has no attribute {attr!r}")
     return Loaded(getattr(module, attr))
+
+
+def _library_durability(asked: str | None) -> Durability:
+    """The library's durability for a run's: "sync" unless the run keeps only its last checkpoint.
+    The library then stores each step's checkpoint, and emits its checkpoint event, before the
+    next step's tasks start, in subgraphs too: tasks, checkpoints and debug stream in its order.
+    jetgraph's own durability ("async" included) decides when the checkpoints reach the log."""
+    return "exit" if asked == "exit" else "sync"
 
 
 def _nodes(names: list[str] | None) -> Any:
@@ -592,7 +606,7 @@ class Host:
             _trace_run(traced, frame.get("trace"))
             async for ns, mode, chunk in g.astream(
                 run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
-                durability=frame.get("durability") or None,
+                durability=_library_durability(frame.get("durability")),
                 interrupt_before=_nodes(frame.get("interrupt_before")),
                 interrupt_after=_nodes(frame.get("interrupt_after")),
             ):
@@ -604,8 +618,6 @@ class Host:
                     continue
                 if mode == "values" and not ns:
                     values = chunk
-                if mode == "tasks" and isinstance(g.checkpointer, JetgraphSaver):
-                    await g.checkpointer.settled()
                 if mode in wanted:
                     self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
         # The library streams each interrupt of a run at the root (a static one as an empty

@@ -208,27 +208,21 @@ const configOf = (r: Ref): Config => ({ configurable: { ...r } });
 
 type WireTuple = { ref: Ref; checkpoint: Obj; metadata: Obj; parent: Ref | null; pending_writes: { task_id: string; channel: string; value: unknown }[] | null };
 
+// How long a checkpoint's writes wait for its put at most.
+const PUT_WAIT_MS = 60_000;
+
 // The checkpointer of every graph: jetgraph's, through the calls of the request in context.
 class JetgraphSaver extends BaseCheckpointSaver<number> {
   // A checkpoint's writes wait for its put if it is under way (runs use the library's "sync"
   // durability, so a step's checkpoint is stored before its tasks write; other requests may not).
-  private stored = new Map<string, { done: Promise<void>; resolve: () => void }>();
-
-  private known(id: string): { done: Promise<void>; resolve: () => void } {
-    let k = this.stored.get(id);
-    if (k === undefined) {
-      let resolve = (): void => {};
-      const done = new Promise<void>((r) => (resolve = r));
-      k = { done, resolve };
-      this.stored.set(id, k);
-      setTimeout(() => this.stored.delete(id), 600_000).unref();
-    }
-    return k;
-  }
+  // Only puts under way are here: a checkpoint is forgotten once its put is answered, so the
+  // map stays as small as the puts in flight however many runs the host serves.
+  private putting = new Map<string, { done: Promise<void>; resolve: () => void }>();
 
   private tuple(t: WireTuple): never {
     const cp = t.checkpoint;
-    this.known(cp.id as string).resolve();
+    // A checkpoint read back is stored: writes waiting for its put may go.
+    this.putting.get(cp.id as string)?.resolve();
     const values: Obj = {};
     for (const [k, x] of Object.entries((cp.channel_values as Obj) ?? {})) values[k] = decode(x);
     const writes = (t.pending_writes ?? []).map((w) => {
@@ -277,15 +271,23 @@ class JetgraphSaver extends BaseCheckpointSaver<number> {
       if (k === TASKS && Array.isArray(x) && x.length === 0) continue;
       values[k] = encode(x);
     }
-    const k = this.known(checkpoint.id as string);
-    await call("checkpoint.put", {
-      ref,
-      checkpoint: { v: checkpoint.v, id: checkpoint.id, ts: checkpoint.ts, channel_values: values,
-        channel_versions: checkpoint.channel_versions, versions_seen: checkpoint.versions_seen },
-      metadata: encode(md),
-      parent: parentId ? { ...ref, checkpoint_id: parentId } : null,
-    });
-    k.resolve();
+    const id = checkpoint.id as string;
+    let resolve = (): void => {};
+    const done = new Promise<void>((r) => (resolve = r));
+    this.putting.set(id, { done, resolve });
+    try {
+      await call("checkpoint.put", {
+        ref,
+        checkpoint: { v: checkpoint.v, id: checkpoint.id, ts: checkpoint.ts, channel_values: values,
+          channel_versions: checkpoint.channel_versions, versions_seen: checkpoint.versions_seen },
+        metadata: encode(md),
+        parent: parentId ? { ...ref, checkpoint_id: parentId } : null,
+      });
+    } finally {
+      // Writes waiting for it go now (after a failed put jetgraph answers them with the reason).
+      resolve();
+      if (this.putting.get(id)?.done === done) this.putting.delete(id);
+    }
     return configOf(ref) as never;
   }
 
@@ -293,8 +295,13 @@ class JetgraphSaver extends BaseCheckpointSaver<number> {
     const ref = refOf(config);
     // Writes of a checkpoint being put wait for it; writes of one never put (a Command's update
     // on a thread without checkpoints goes to the library's empty checkpoint) go at once.
-    const putting = this.stored.get(ref.checkpoint_id);
-    if (putting !== undefined) await Promise.race([putting.done, new Promise((r) => setTimeout(r, 60_000).unref())]);
+    const putting = this.putting.get(ref.checkpoint_id);
+    if (putting !== undefined) {
+      // The timer goes with the wait: a pending one would hold the run (its async context) for a minute.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([putting.done, new Promise((r) => (timer = setTimeout(r, PUT_WAIT_MS).unref()))]);
+      clearTimeout(timer);
+    }
     const enc = writes.map(([channel, value]) => ({
       task_id: taskId,
       channel,
