@@ -54,25 +54,18 @@ func newAPI(t *testing.T) *api {
 	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival}
 }
 
-// do sends a request with key (and tenant, when not empty) and returns the status and body.
-func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
+// send sends a request with exactly the headers given and returns the status and body.
+func (a *api) send(method, path string, header map[string]string, body string) (int, []byte) {
 	a.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.url+path, r)
+	req, err := http.NewRequest(method, a.url+path, strings.NewReader(body))
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	if tenant != "" {
-		req.Header.Set("X-Tenant-Id", tenant)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -81,6 +74,19 @@ func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, out
+}
+
+// do sends a request with key (and tenant, when not empty) and returns the status and body.
+func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
+	a.t.Helper()
+	header := map[string]string{}
+	if key != "" {
+		header["X-Api-Key"] = key
+	}
+	if tenant != "" {
+		header["X-Tenant-Id"] = tenant
+	}
+	return a.send(method, path, header, body)
 }
 
 func (a *api) want(status int, method, path, key, body string, v any) {
@@ -130,8 +136,8 @@ func TestAuthAndTenants(t *testing.T) {
 	if code, body := a.do("GET", "/v2/deployments/"+d.ID, a.admin, d.TenantID, ""); code != 200 {
 		t.Errorf("admin for acme: %d %s", code, body)
 	}
-	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.rival, d.TenantID, ""); code != 401 {
-		t.Errorf("rival naming acme's tenant: %d, want 401", code)
+	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.rival, d.TenantID, ""); code != 403 {
+		t.Errorf("rival naming acme's tenant: %d, want 403", code)
 	}
 	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.acme, d.TenantID, ""); code != 200 {
 		t.Errorf("acme naming its own tenant: %d", code)
