@@ -16,6 +16,7 @@ import (
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/controlapi"
 	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
+	"github.com/jetgraph/jetgraph/projections/deployments"
 	"github.com/jetgraph/jetgraph/projections/deployments/deploymentstest"
 )
 
@@ -25,6 +26,7 @@ type api struct {
 	t                  *testing.T
 	url                string
 	admin, acme, rival string
+	view               *deployments.View // what the projection holds, secrets in clear
 }
 
 func newAPI(t *testing.T) *api {
@@ -51,7 +53,7 @@ func newAPI(t *testing.T) *api {
 	svc := controlplane.NewService(l, proj, view, nil, nil)
 	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), ControlPlane: controlapi.New(svc, ks, l, nil)})
 	ts := httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
-	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival}
+	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival, view: view}
 }
 
 // send sends a request with exactly the headers given and returns the status and body.
