@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -31,6 +32,12 @@ type api struct {
 
 func newAPI(t *testing.T) *api {
 	t.Helper()
+	return newAPIWithProxy(t, nil)
+}
+
+// newAPIWithProxy is newAPI with proxy serving the deployments' custom_url.
+func newAPIWithProxy(t *testing.T, proxy http.Handler) *api {
+	t.Helper()
 	l := eventlogtest.Open(t)
 	view, proj := deploymentstest.Open(t, l)
 	ks := keys.New(l, proj, view)
@@ -51,8 +58,15 @@ func newAPI(t *testing.T) *api {
 		t.Fatal(err)
 	}
 	svc := controlplane.NewService(l, proj, view, nil, nil)
-	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), ControlPlane: controlapi.New(svc, ks, l, nil)})
-	ts := httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
+	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), ControlPlane: controlapi.New(svc, ks, l, proxy)})
+	var ts *httptest.Server
+	if proxy == nil {
+		ts = httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
+	} else {
+		// custom_url passes the runtime's API on: it is no operation of the document.
+		ts = httptest.NewServer(srv.Handler())
+		t.Cleanup(ts.Close)
+	}
 	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival, view: view}
 }
 

@@ -2,11 +2,13 @@ package controlapi_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/keys"
+	"github.com/jetgraph/jetgraph/httpapi/controlapi"
 )
 
 // TestCredentialSchemes checks the spec's three schemes over real HTTP: a key as a bearer token
@@ -72,5 +74,31 @@ func TestCredentialSchemes(t *testing.T) {
 	}
 	if code, body := a.send("GET", "/v2/deployments/"+made.ID, map[string]string{"Authorization": bearer(a.acme)}, ""); code != 404 {
 		t.Errorf("acme reads rival's deployment: %d %s", code, body)
+	}
+}
+
+// TestBearerNotPassedOn checks what a deployment's runtime gets behind custom_url: a bearer
+// token that was the control plane's key is dropped, while an Authorization header sent beside
+// X-Api-Key is the runtime's own (its custom auth may read it) and goes on. The handler behind
+// the routes answers the headers it was handed.
+func TestBearerNotPassedOn(t *testing.T) {
+	a := newAPIWithProxy(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"authorization": r.Header.Get("Authorization")})
+	}))
+	var d controlplane.Deployment
+	a.want(201, "POST", "/v2/deployments", a.acme, createBody, &d)
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   string
+	}{
+		{"the key as a bearer", map[string]string{"Authorization": "Bearer " + a.acme}, ""},
+		{"the runtime's own token beside X-Api-Key", map[string]string{"X-Api-Key": a.acme, "Authorization": "Bearer user-token"}, "Bearer user-token"},
+	} {
+		code, body := a.send("GET", controlapi.ProxyPrefix+d.ID+"/ok", c.header, "")
+		var got map[string]string
+		if code != 200 || json.Unmarshal(body, &got) != nil || got["authorization"] != c.want {
+			t.Errorf("%s: %d %s, want authorization %q", c.name, code, body, c.want)
+		}
 	}
 }
