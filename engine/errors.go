@@ -25,6 +25,7 @@ const (
 	Unavailable              // a dependency (log, projection) is not ready: 503
 	BadRequest               // the request cannot be understood at all: 400
 	Unauthorized             // the caller did not prove who it is (no or a wrong credential): 401
+	Forbidden                // the caller is known but may not do this (act for another tenant): 403
 )
 
 func (k Kind) String() string {
@@ -45,6 +46,8 @@ func (k Kind) String() string {
 		return "bad request"
 	case Unauthorized:
 		return "unauthorized"
+	case Forbidden:
+		return "forbidden"
 	}
 	return "internal error"
 }

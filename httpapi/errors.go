@@ -26,6 +26,8 @@ func status(k engine.Kind) int {
 		return http.StatusBadRequest
 	case engine.Unauthorized:
 		return http.StatusUnauthorized
+	case engine.Forbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -2,14 +2,18 @@
 // custom_url with the tenant's key as apiKey, runs a graph there, waited for and streamed (SSE
 // through the proxy). With "run" it creates a thread and runs the graph on it, printing the
 // thread id; with "check <thread_id>" it reads that thread back (it must have survived the new
-// revision) and runs the graph again.
+// revision) and runs the graph again. With JG_AUTH_SCHEME=bearer the key goes as
+// "Authorization: Bearer <key>" (the control plane's Bearer scheme) instead of x-api-key.
 //
 //   node controlplane.mjs <custom_url> <api_key> <graph_id> run|check [thread_id]
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
 
 const [url, key, graph, mode, threadId] = process.argv.slice(2);
-const client = new Client({ apiUrl: url, apiKey: key });
+const client =
+  process.env.JG_AUTH_SCHEME === "bearer"
+    ? new Client({ apiUrl: url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${key}` } })
+    : new Client({ apiUrl: url, apiKey: key });
 
 let thread;
 if (mode === "check") {

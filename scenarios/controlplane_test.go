@@ -267,6 +267,26 @@ func TestControlPlaneScenario(t *testing.T) {
 		t.Fatal("jetgraph keys create printed no key")
 	}
 	runNode(t, srv, "controlplane_traces.mjs", "config-app", scenarioAdminKey, otherKey)
+	// The Bearer scheme and X-Tenant-Id: the admin key as a bearer token reads its deployment;
+	// the other tenant's key naming the admin's tenant is a 403.
+	for _, c := range []struct {
+		key, tenant string
+		want        int
+	}{{scenarioAdminKey, "", 200}, {scenarioAdminKey, d["tenant_id"].(string), 200}, {otherKey, "", 404}, {otherKey, d["tenant_id"].(string), 403}} {
+		req, _ := http.NewRequest("GET", srv.URL+"/v2/deployments/"+dep, nil)
+		req.Header.Set("Authorization", "Bearer "+c.key)
+		if c.tenant != "" {
+			req.Header.Set("X-Tenant-Id", c.tenant)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("bearer %.8s... for tenant %q: %d, want %d", c.key, c.tenant, resp.StatusCode, c.want)
+		}
+	}
 
 	// A new branch: a new revision, active moves, the thread is still there; a /runs/wait loop
 	// through custom_url sees no failure across this rollout and the redeploy below.
@@ -296,7 +316,9 @@ func TestControlPlaneScenario(t *testing.T) {
 	} else {
 		t.Logf("/runs/wait through custom_url across a rollout and a redeploy: 0 of %d failed", n)
 	}
-	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
+	// The same key as a bearer token (the spec's Bearer scheme), through the official SDK.
+	ensureNodeModules(t)
+	runClient(t, []string{"JETGRAPH_URL=" + srv.URL, "JG_AUTH_SCHEME=bearer"}, "node", "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
 	// A broken graph.json: BUILD_FAILED with the reason; the active revision keeps serving.
 	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "broken"}}`)

@@ -61,7 +61,7 @@ func ParseCreate(body map[string]any) (Deployment, error) {
 	src, _ := c.object(body, "source_revision_config", root)
 	d.SourceConfig = c.sourceConfig(orEmptyMap(sc), at(root, "source_config"), d.Source, true)
 	d.SourceRevisionConfig = c.revisionConfig(orEmptyMap(src), at(root, "source_revision_config"), d.Source, true)
-	d.Secrets = c.secrets(body, root)
+	d.Secrets = c.secrets(body, root, nil)
 	d.ImageVersion = c.optString(body, "image_version", root)
 	c.buildOnPush(d, root)
 	if err := c.v.Err("controlplane.create_deployment"); err != nil {
@@ -129,7 +129,7 @@ func ParsePatch(body map[string]any, cur Deployment) (Deployment, bool, error) {
 		}
 	}
 	if v, ok := body["secrets"]; ok && v != nil {
-		d.Secrets = c.secrets(body, root)
+		d.Secrets = c.secrets(body, root, cur.Secrets)
 		newRevision = true
 	}
 	if v := c.optString(body, "image_version", root); v != nil {
@@ -239,7 +239,12 @@ func (c *checker) revisionConfig(src map[string]any, loc []any, source Source, c
 	return out
 }
 
-func (c *checker) secrets(body map[string]any, root []any) []Secret {
+// secrets reads the body's secrets list, the whole set the deployment will have: a secret left
+// out is removed, and a value equal to SecretMask (what every answer shows) keeps the value of the
+// secret of that name in cur, so a deployment read and sent back changes no secret. A mask with
+// no value to keep (a new name, or on create, where cur is nil) is refused: stored, the mask
+// would replace a credential with eight asterisks.
+func (c *checker) secrets(body map[string]any, root []any, cur []Secret) []Secret {
 	list, _ := c.list(body, "secrets", root)
 	out := []Secret{}
 	seen := map[string]bool{}
@@ -266,6 +271,14 @@ func (c *checker) secrets(body map[string]any, root []any) []Secret {
 			c.add("value_error", "Secret "+name+" is given twice", at(l, "name"))
 		}
 		seen[name] = true
+		if value == SecretMask {
+			i := slices.IndexFunc(cur, func(s Secret) bool { return s.Name == name })
+			if i < 0 {
+				c.add("value_error", "Secret "+name+" has no value to keep: "+SecretMask+" stands for an unchanged value, give the value itself", at(l, "value"))
+				continue
+			}
+			value = cur[i].Value
+		}
 		out = append(out, Secret{Name: name, Value: value})
 	}
 	return out

@@ -180,6 +180,7 @@ func TestParsePatch(t *testing.T) {
 		{"build_on_push alone makes no revision", `{"source_config": {"build_on_push": true}}`, false, nil},
 		{"a new branch makes a revision", `{"source_revision_config": {"repo_ref": "dev"}}`, true, nil},
 		{"secrets make a revision", `{"secrets": [{"name": "A", "value": "b"}]}`, true, nil},
+		{"a mask with nothing to keep", `{"secrets": [{"name": "NOPE", "value": "********"}]}`, false, []string{"body.secrets.0.value:value_error"}},
 		{"null fields change nothing", `{"secrets": null, "source_revision_config": {"repo_ref": null}}`, false, nil},
 		{"the same immutable values are accepted", `{"name": "app", "source": "git_host", "source_config": {"repo_url": "/repo", "deployment_type": "dev"}}`, false, nil},
 		{"immutable fields", `{"name": "other", "source": "external_container", "source_config": {"repo_url": "/else", "deployment_type": "prod", "integration_id": "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01"}}`, false,

@@ -92,17 +92,39 @@ func (h *Handlers) Mount(e *echo.Echo) {
 }
 
 // authenticate puts the tenant of the request's key in its context; no key or an unknown one
-// is 401.
+// is 401, a key naming a tenant it may not act for 403.
 func (h *Handlers) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		tenant, err := h.auth.Authenticate(req.Context(), req.Header.Get("X-Api-Key"), req.Header.Get("X-Tenant-Id"))
+		key, bearer := credential(req.Header)
+		tenant, err := h.auth.Authenticate(req.Context(), key, req.Header.Get("X-Tenant-Id"))
 		if err != nil {
 			return err
+		}
+		if bearer {
+			// The bearer token was the control plane's key: a deployment's runtime, behind
+			// custom_url, runs the user's code and must not see it (the proxy drops X-Api-Key).
+			req.Header.Del("Authorization")
 		}
 		c.SetRequest(req.WithContext(engine.WithTenant(req.Context(), tenant)))
 		return next(c)
 	}
+}
+
+// credential is the request's API key: X-Api-Key, or without it the token of an
+// "Authorization: Bearer <key>" header (the spec's Bearer Auth scheme; the scheme's name is
+// case-insensitive), bearer telling which. With X-Api-Key present, Authorization is not the
+// control plane's: it goes on to a deployment's runtime, whose own auth may read it.
+func credential(h http.Header) (key string, bearer bool) {
+	if k := h.Get("X-Api-Key"); k != "" {
+		return k, false
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 // serveDeployment hands a request for a deployment's custom_url to its runtime, once its key

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/controlapi"
 	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
+	"github.com/jetgraph/jetgraph/projections/deployments"
 	"github.com/jetgraph/jetgraph/projections/deployments/deploymentstest"
 )
 
@@ -25,9 +27,16 @@ type api struct {
 	t                  *testing.T
 	url                string
 	admin, acme, rival string
+	view               *deployments.View // what the projection holds, secrets in clear
 }
 
 func newAPI(t *testing.T) *api {
+	t.Helper()
+	return newAPIWithProxy(t, nil)
+}
+
+// newAPIWithProxy is newAPI with proxy serving the deployments' custom_url.
+func newAPIWithProxy(t *testing.T, proxy http.Handler) *api {
 	t.Helper()
 	l := eventlogtest.Open(t)
 	view, proj := deploymentstest.Open(t, l)
@@ -49,30 +58,30 @@ func newAPI(t *testing.T) *api {
 		t.Fatal(err)
 	}
 	svc := controlplane.NewService(l, proj, view, nil, nil)
-	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), ControlPlane: controlapi.New(svc, ks, l, nil)})
-	ts := httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
-	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival}
+	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), ControlPlane: controlapi.New(svc, ks, l, proxy)})
+	var ts *httptest.Server
+	if proxy == nil {
+		ts = httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
+	} else {
+		// custom_url passes the runtime's API on: it is no operation of the document.
+		ts = httptest.NewServer(srv.Handler())
+		t.Cleanup(ts.Close)
+	}
+	return &api{t: t, url: ts.URL, admin: admin, acme: acme, rival: rival, view: view}
 }
 
-// do sends a request with key (and tenant, when not empty) and returns the status and body.
-func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
+// send sends a request with exactly the headers given and returns the status and body.
+func (a *api) send(method, path string, header map[string]string, body string) (int, []byte) {
 	a.t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, a.url+path, r)
+	req, err := http.NewRequest(method, a.url+path, strings.NewReader(body))
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	if tenant != "" {
-		req.Header.Set("X-Tenant-Id", tenant)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -81,6 +90,19 @@ func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, out
+}
+
+// do sends a request with key (and tenant, when not empty) and returns the status and body.
+func (a *api) do(method, path, key, tenant, body string) (int, []byte) {
+	a.t.Helper()
+	header := map[string]string{}
+	if key != "" {
+		header["X-Api-Key"] = key
+	}
+	if tenant != "" {
+		header["X-Tenant-Id"] = tenant
+	}
+	return a.send(method, path, header, body)
 }
 
 func (a *api) want(status int, method, path, key, body string, v any) {
@@ -130,8 +152,8 @@ func TestAuthAndTenants(t *testing.T) {
 	if code, body := a.do("GET", "/v2/deployments/"+d.ID, a.admin, d.TenantID, ""); code != 200 {
 		t.Errorf("admin for acme: %d %s", code, body)
 	}
-	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.rival, d.TenantID, ""); code != 401 {
-		t.Errorf("rival naming acme's tenant: %d, want 401", code)
+	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.rival, d.TenantID, ""); code != 403 {
+		t.Errorf("rival naming acme's tenant: %d, want 403", code)
 	}
 	if code, _ := a.do("GET", "/v2/deployments/"+d.ID, a.acme, d.TenantID, ""); code != 200 {
 		t.Errorf("acme naming its own tenant: %d", code)

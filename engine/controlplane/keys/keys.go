@@ -131,11 +131,12 @@ func (s *Service) catchUp(ctx context.Context) error {
 
 // Authenticate returns the tenant a request acts for: its key's, or with tenantHeader
 // (X-Tenant-Id) the one it names, which only an admin key may choose freely. A missing,
-// unknown or revoked key is Unauthorized.
+// unknown or revoked key is Unauthorized; a key naming a tenant it may not act for is
+// Forbidden; a tenant header that is no UUID is Invalid.
 func (s *Service) Authenticate(ctx context.Context, key, tenantHeader string) (string, error) {
 	const op = "keys.authenticate"
 	if key == "" {
-		return "", engine.E(engine.Op(op), engine.Unauthorized, "Missing X-Api-Key header.")
+		return "", engine.E(engine.Op(op), engine.Unauthorized, "Missing API key: send it as X-Api-Key or as Authorization: Bearer <key>.")
 	}
 	rec, ok, err := s.lookup(ctx, op, key, true)
 	if err != nil {
@@ -151,19 +152,23 @@ func (s *Service) Authenticate(ctx context.Context, key, tenantHeader string) (s
 }
 
 // actFor is the tenant a valid key acts for: its own, or with tenantHeader the one it names,
-// which only an admin key may choose freely.
+// which only an admin key may choose freely. The header is parsed whatever the key, and the
+// tenant returned is always the UUID's canonical form: it names NATS subjects and bbolt keys,
+// so nothing of the header's own spelling goes further.
 func actFor(op string, rec cp.KeyRecord, tenantHeader string) (string, error) {
-	if tenantHeader == "" || tenantHeader == rec.TenantID {
+	if tenantHeader == "" {
 		return rec.TenantID, nil
 	}
 	u, err := uuid.Parse(tenantHeader)
-	if err != nil {
+	if err != nil || len(tenantHeader) != len(u.String()) {
 		return "", engine.E(engine.Op(op), engine.Invalid, []engine.FieldError{{Loc: []any{"header", "x-tenant-id"}, Msg: "Input should be a valid UUID", Type: "uuid_parsing"}})
 	}
-	if !rec.Admin {
-		return "", engine.E(engine.Op(op), engine.Unauthorized, fmt.Sprintf("This API key may not act for tenant %s.", u))
+	tenant := u.String()
+	if tenant == rec.TenantID || rec.Admin {
+		return tenant, nil
 	}
-	return u.String(), nil
+	return "", engine.E(engine.Op(op), engine.Forbidden,
+		fmt.Sprintf("This API key belongs to tenant %s and may not act for tenant %s (X-Tenant-Id): only an admin key may.", rec.TenantID, tenant))
 }
 
 // lookup finds a key's record by its hash; when it is not in the projection and again is set,

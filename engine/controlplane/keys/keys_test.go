@@ -2,6 +2,7 @@ package keys_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -82,22 +83,24 @@ func TestDeploymentKeys(t *testing.T) {
 		tenant            string
 		known             bool
 		unauthorized      bool
+		forbidden         bool // a valid key naming a tenant it may not act for
 	}{
-		{"a tenant's key", acme, "", acmeRec.TenantID, true, false},
-		{"a deployment's key", kept, "", acmeRec.TenantID, true, false},
-		{"a deployment's key revoked but the one kept", other, "", "", false, true},
-		{"a revoked deployment key", dep, "", "", false, true},
-		{"the admin key", admin, "", adminTenant, true, false},
-		{"the admin key for another tenant", admin, acmeRec.TenantID, acmeRec.TenantID, true, false},
-		{"a tenant's key for another tenant", acme, adminTenant, "", false, true},
-		{"an unknown key of jetgraph's form", "jgk_unknown", "", "", false, true},
-		{"a single-user client's key", "anything", "", "", false, false},
+		{"a tenant's key", acme, "", acmeRec.TenantID, true, false, false},
+		{"a deployment's key", kept, "", acmeRec.TenantID, true, false, false},
+		{"a deployment's key revoked but the one kept", other, "", "", false, true, false},
+		{"a revoked deployment key", dep, "", "", false, true, false},
+		{"the admin key", admin, "", adminTenant, true, false, false},
+		{"the admin key for another tenant", admin, acmeRec.TenantID, acmeRec.TenantID, true, false, false},
+		{"a tenant's key for another tenant", acme, adminTenant, "", false, false, true},
+		{"a tenant's key for its own tenant in upper case", acme, strings.ToUpper(acmeRec.TenantID), acmeRec.TenantID, true, false, false},
+		{"an unknown key of jetgraph's form", "jgk_unknown", "", "", false, true, false},
+		{"a single-user client's key", "anything", "", "", false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tenant, known, err := ks.ResolveKey(ctx, c.key, c.header)
 			if tenant != c.tenant || known != c.known || engine.Is(engine.Unauthorized, err) != c.unauthorized ||
-				(err != nil) != c.unauthorized {
-				t.Errorf("ResolveKey = %q %v %v, want %q %v unauthorized %v", tenant, known, err, c.tenant, c.known, c.unauthorized)
+				engine.Is(engine.Forbidden, err) != c.forbidden || (err != nil) != (c.unauthorized || c.forbidden) {
+				t.Errorf("ResolveKey = %q %v %v, want %q %v unauthorized %v forbidden %v", tenant, known, err, c.tenant, c.known, c.unauthorized, c.forbidden)
 			}
 		})
 	}
