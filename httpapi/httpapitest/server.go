@@ -25,6 +25,22 @@ func NewServer(t testing.TB, document []byte, h http.Handler) *httptest.Server {
 	return ts
 }
 
+// NewServerPassing is NewServer, but the requests whose path starts with prefix reach h
+// unchecked: a route the document leaves out by design, as a proxy's passing another API on.
+func NewServerPassing(t testing.TB, document []byte, h http.Handler, prefix string) *httptest.Server {
+	t.Helper()
+	checked := Handler(t, document, h)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, prefix) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		checked.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 // Handler wraps h so that each exchange is checked against document once h has answered; a
 // departure fails t with the method, path, status and what departs. The request reaches h as
 // sent, and the response reaches the client as h writes it (flushes included): event streams
