@@ -206,7 +206,7 @@ func (g *Graph) UpdateState(ctx context.Context, saver graph.Saver, ref graph.Re
 	fields := map[string]any{"checkpoint": ref, "metadata": metadata}
 	if len(supersteps) == 1 && len(supersteps[0]) == 1 && supersteps[0][0].Command == nil {
 		fields["values"], fields["as_node"] = supersteps[0][0].Values, supersteps[0][0].AsNode
-	} else if lang := g.pool.hosts[0].cfg.Language; lang == "python" || !hasCommand(supersteps) {
+	} else if lang := g.pool.hosts[0].cfg.Language; lang == graphs.LanguagePython || !hasCommand(supersteps) {
 		fields["supersteps"] = supersteps
 	} else {
 		return graph.Ref{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("A graph in the %s host takes no command in a state update: its library applies values only", lang))
