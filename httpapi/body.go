@@ -137,8 +137,11 @@ func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 // Fields reads a JSON object (a request body, or the query string) one field at a time and
 // collects every problem, so that a 422 lists all of them with their location.
 type Fields struct {
-	loc  string // "body" or "query"
-	raw  map[string]json.RawMessage
+	loc string // "body" or "query"
+	raw map[string]json.RawMessage
+	// text is a query value as sent: a string field takes it whole even where it reads as JSON
+	// (name_contains=8088e062 is a string, not a number).
+	text map[string]string
 	errs *engine.Violations
 }
 
@@ -159,12 +162,15 @@ func ReadBody(c echo.Context, errs *engine.Violations) (*Fields, error) {
 // QueryFields exposes the query string through the same checks. Values that are JSON are parsed
 // as such (limit=10, include=["ttl"]); anything else is a string.
 func QueryFields(c echo.Context, errs *engine.Violations) *Fields {
-	f := &Fields{loc: "query", raw: map[string]json.RawMessage{}, errs: errs}
+	f := &Fields{loc: "query", raw: map[string]json.RawMessage{}, text: map[string]string{}, errs: errs}
 	for k, vs := range c.QueryParams() {
 		if len(vs) == 0 {
 			continue
 		}
 		v := vs[len(vs)-1]
+		if len(vs) == 1 {
+			f.text[k] = v
+		}
 		if json.Valid([]byte(v)) && !strings.HasPrefix(v, "\"") {
 			f.raw[k] = json.RawMessage(v)
 		} else {
@@ -204,11 +210,23 @@ func (f *Fields) String(name string) string {
 	if !f.Present(name) {
 		return ""
 	}
-	var s string
-	if !f.decode(name, &s) {
+	s, ok := f.str(name)
+	if !ok {
 		f.Add("string_type", "Input should be a valid string", name)
 	}
 	return s
+}
+
+// str is the string at name: a JSON string, or a query value as sent.
+func (f *Fields) str(name string) (string, bool) {
+	var s string
+	if f.decode(name, &s) {
+		return s, true
+	}
+	if t, ok := f.text[name]; ok {
+		return t, true
+	}
+	return "", false
 }
 
 // Enum returns the string at name, which must be one of allowed; def when absent.
@@ -216,8 +234,8 @@ func (f *Fields) Enum(name, def string, allowed ...string) string {
 	if !f.Present(name) {
 		return def
 	}
-	var s string
-	if !f.decode(name, &s) {
+	s, ok := f.str(name)
+	if !ok {
 		f.Add("string_type", "Input should be a valid string", name)
 		return def
 	}
