@@ -41,6 +41,8 @@ def projects(client: Client, project: str, suffix: str) -> str:
     listed = [p.name for p in client.list_projects(name_contains=suffix)]
     check(sorted(listed) == sorted([project, name]), f"list_projects(name_contains): {listed}")
     check([p.name for p in client.list_projects(name=name)] == [name], "list_projects(name)")
+    # A query value that reads as JSON (a number here) is still the string it was sent as.
+    check(list(client.list_projects(name_contains="8088e062")) == [], "list_projects(name_contains=<a number in JSON>)")
     check([str(p.id) for p in client.list_projects(project_ids=[made.id])] == [str(made.id)], "list_projects(ids)")
     again = client.create_project(name, upsert=True)
     check(str(again.id) == str(made.id), f"create_project(upsert) gave another project: {again.id} {made.id}")
