@@ -39,8 +39,11 @@ func PythonHostFile(cacheDir string) (string, error) {
 		h.Write(f.data)
 	}
 	dir := filepath.Join(cacheDir, "hosts", "python-"+hex.EncodeToString(h.Sum(nil)[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("hosting: write the python host: %w", err)
+	}
 	for _, f := range files {
-		if err := writeOnce(dir, f.name, f.data); err != nil {
+		if err := writeIfChanged(filepath.Join(dir, f.name), f.data); err != nil {
 			return "", fmt.Errorf("hosting: write the python host: %w", err)
 		}
 	}
@@ -67,29 +70,6 @@ func pythonHostFiles() ([]hostFile, error) {
 		files = append(files, hostFile{e.Name(), b})
 	}
 	return files, nil
-}
-
-// writeOnce writes data to dir/name unless the file already holds it, through a temporary file
-// renamed into place, so that a host started meanwhile never reads half a file.
-func writeOnce(dir, name string, data []byte) error {
-	path := filepath.Join(dir, name)
-	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "host-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		_ = os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // FindPython returns the Python that runs the user's graphs, as users expect it found: the

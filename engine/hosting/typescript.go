@@ -83,15 +83,28 @@ func nodeProject(configDir string, deps []string) (string, error) {
 	return "", fmt.Errorf("no node_modules in %s: install the project's dependencies (npm ci) first", where)
 }
 
+// writeIfChanged writes data to path unless the file already holds it, through a temporary file
+// of its own renamed into place, so that a host started meanwhile (or another jetgraph writing the
+// same file) never reads half a file.
 func writeIfChanged(path string, data []byte) error {
 	if b, err := os.ReadFile(path); err == nil && string(b) == string(data) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+"-*.tmp")
+	if err != nil {
 		return fmt.Errorf("hosting: %w", err)
 	}
-	return os.Rename(tmp, path)
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("hosting: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("hosting: %w", err)
+	}
+	return nil
 }
 
 // FindNode returns the Node that runs TypeScript graphs: the given one (a flag), else node on
