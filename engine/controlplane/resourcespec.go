@@ -1,389 +1,323 @@
 package controlplane
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
-	"regexp"
-	"slices"
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/jetgraph/jetgraph/engine"
 )
 
-// The bounds of the spec's CPU values, in cores.
+// ResourceSpec is a deployment's source_config.resource_spec. Every field is optional; the
+// Kubernetes-shaped members use the official types, so what the user wrote is what the cluster
+// gets. The orchestrator_*, executor_*, cache_* and db_* members are accepted and not rendered:
+// a jetgraph runtime keeps its state in NATS, with no cache or database deployment of its own.
+//
+// It lives here, not with the renderer (manifests), so that the command that accepts a
+// resource_spec and the renderer that turns it into objects run the same checks: the renderer
+// cannot find a problem the command let through. The price is that the control plane's
+// packages link k8s.io/api/core/v1 (about 1.5 s more per test binary; the server binary
+// already linked it for the renderer).
+type ResourceSpec struct {
+	MinScale           *int     `json:"min_scale"`
+	MaxScale           *int     `json:"max_scale"`
+	CPU                *float64 `json:"cpu"`
+	CPULimit           *float64 `json:"cpu_limit"`
+	MemoryMB           *int     `json:"memory_mb"`
+	MemoryLimitMB      *int     `json:"memory_limit_mb"`
+	QueueMinScale      *int     `json:"queue_min_scale"`
+	QueueMaxScale      *int     `json:"queue_max_scale"`
+	QueueCPU           *float64 `json:"queue_cpu"`
+	QueueCPULimit      *float64 `json:"queue_cpu_limit"`
+	QueueMemoryMB      *int     `json:"queue_memory_mb"`
+	QueueMemoryLimitMB *int     `json:"queue_memory_limit_mb"`
+
+	OrchestratorCPU           *float64 `json:"orchestrator_cpu"`
+	OrchestratorCPULimit      *float64 `json:"orchestrator_cpu_limit"`
+	OrchestratorMemoryMB      *int     `json:"orchestrator_memory_mb"`
+	OrchestratorMemoryLimitMB *int     `json:"orchestrator_memory_limit_mb"`
+	OrchestratorMinScale      *int     `json:"orchestrator_min_scale"`
+	OrchestratorMaxScale      *int     `json:"orchestrator_max_scale"`
+	ExecutorCPU               *float64 `json:"executor_cpu"`
+	ExecutorCPULimit          *float64 `json:"executor_cpu_limit"`
+	ExecutorMemoryMB          *int     `json:"executor_memory_mb"`
+	ExecutorMemoryLimitMB     *int     `json:"executor_memory_limit_mb"`
+	CacheCPU                  *float64 `json:"cache_cpu"`
+	CacheCPULimit             *float64 `json:"cache_cpu_limit"`
+	CacheMemoryMB             *int     `json:"cache_memory_mb"`
+	DBCPU                     *float64 `json:"db_cpu"`
+	DBCPULimit                *float64 `json:"db_cpu_limit"`
+	DBMemoryMB                *int     `json:"db_memory_mb"`
+	DBMemoryLimitMB           *int     `json:"db_memory_limit_mb"`
+	DBStorageGi               *int     `json:"db_storage_gi"`
+	DBMaxConnections          *int     `json:"db_max_connections"`
+
+	Labels             map[string]string             `json:"labels"`
+	Annotations        map[string]string             `json:"annotations"`
+	ServiceAccountName *string                       `json:"service_account_name"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"image_pull_secrets"`
+	Volumes            []corev1.Volume               `json:"volumes"`
+	VolumeMounts       []corev1.VolumeMount          `json:"volume_mounts"`
+	InitContainers     []corev1.Container            `json:"init_containers"`
+	Sidecars           []corev1.Container            `json:"sidecars"`
+}
+
+// The bounds of the spec's values. Scales become int32 replica counts; memory becomes bytes in
+// an int64.
 const (
 	minCPU      = 0.1
 	maxCPU      = 8
 	maxCPULimit = 16
+	maxScale    = math.MaxInt32
+	maxMemoryMB = math.MaxInt64 >> 20
 )
 
-// dnsLabel is a Kubernetes DNS label (RFC 1123): what volume and container names must be.
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-// cIdentifier is an environment variable name the way Kubernetes and shells take it.
-var cIdentifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// checker collects every violation of one request body, each at its loc.
-type checker struct {
-	v engine.Violations
+// Pod is the resolved size of one of the rendered Deployments: every default applied, CPU
+// rounded. A nil member is not set (Kubernetes' own default applies).
+type Pod struct {
+	MinScale, MaxScale      *int
+	CPU, CPULimit           *float64
+	MemoryMB, MemoryLimitMB *int
 }
 
-func (c *checker) add(typ, msg string, loc []any) { c.v.Add(typ, msg, loc...) }
-
-func at(loc []any, more ...any) []any { return append(slices.Clip(loc), more...) }
-
-// object returns m[key] as an object; absent or null is (nil, false) without a violation.
-func (c *checker) object(m map[string]any, key string, loc []any) (map[string]any, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, false
-	}
-	o, ok := v.(map[string]any)
-	if !ok {
-		c.add("dict_type", "Input should be a valid dictionary", at(loc, key))
-	}
-	return o, ok
+// Sizes are the API server's and the queue's resolved sizes.
+type Sizes struct {
+	API, Queue Pod
 }
 
-// str returns m[key] as a string; absent or null is ("", false) without a violation.
-func (c *checker) str(m map[string]any, key string, loc []any) (string, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return "", false
-	}
-	s, ok := v.(string)
-	if !ok {
-		c.add("string_type", "Input should be a valid string", at(loc, key))
-	}
-	return s, ok
+// ParseResourceSpec decodes and checks a resource_spec: every problem is reported at once, each
+// with its loc under prefix (e.g. "body", "source_config", "resource_spec"), so that the API
+// refuses a spec before a revision is created and the renderer never meets one the cluster
+// would refuse. A null or empty input is the empty spec.
+func ParseResourceSpec(raw []byte, prefix ...any) (ResourceSpec, error) {
+	var v engine.Violations
+	rs, _ := checkResourceSpec(&v, raw, prefix)
+	return rs, v.Err("controlplane.resource_spec")
 }
 
-// required reports key missing (absent or null) as a violation.
-func (c *checker) required(m map[string]any, key string, loc []any) bool {
-	if v, ok := m[key]; ok && v != nil {
-		return true
+// checkResourceSpec is ParseResourceSpec adding to v; it also returns the spec as stored (what
+// the user wrote, CPU rounded and the spec's defaults applied).
+func checkResourceSpec(v *engine.Violations, raw []byte, prefix []any) (ResourceSpec, json.RawMessage) {
+	var rs ResourceSpec
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return rs, nil
 	}
-	c.add("missing", "Field required", at(loc, key))
-	return false
-}
-
-func (c *checker) boolean(m map[string]any, key string, loc []any) (bool, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return false, false
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil || dec.More() {
+		v.Add("json_invalid", "resource_spec is not valid JSON", prefix...)
+		return rs, nil
 	}
-	b, ok := v.(bool)
-	if !ok {
-		c.add("bool_type", "Input should be a valid boolean", at(loc, key))
+	var mine engine.Violations
+	s := &shape{v: &mine}
+	fitted := s.conform(doc, reflect.TypeFor[ResourceSpec](), prefix)
+	if fitted == nil {
+		*v = append(*v, mine...)
+		return rs, nil
 	}
-	return b, ok
-}
-
-func (c *checker) number(m map[string]any, key string, loc []any) (float64, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return 0, false
+	clean, _ := json.Marshal(fitted)
+	if err := json.Unmarshal(clean, &rs); err != nil { // conform let through what does not decode
+		mine.Add("value_error", "not a valid resource_spec: "+err.Error(), prefix...)
+		*v = append(*v, mine...)
+		return rs, nil
 	}
-	f, ok := v.(float64)
-	if !ok {
-		c.add("float_type", "Input should be a valid number", at(loc, key))
-	}
-	return f, ok
-}
-
-func (c *checker) integer(m map[string]any, key string, loc []any) (float64, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return 0, false
-	}
-	f, ok := v.(float64)
-	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		c.add("int_type", "Input should be a valid integer", at(loc, key))
-		return 0, false
-	}
-	if f < 0 {
-		c.add("greater_than_equal", "Input should be greater than or equal to 0", at(loc, key))
-		return 0, false
-	}
-	return f, true
-}
-
-func (c *checker) list(m map[string]any, key string, loc []any) ([]any, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		return nil, false
-	}
-	l, ok := v.([]any)
-	if !ok {
-		c.add("list_type", "Input should be a valid list", at(loc, key))
-	}
-	return l, ok
-}
-
-func (c *checker) stringMap(m map[string]any, key string, loc []any) {
-	o, ok := c.object(m, key, loc)
-	if !ok {
-		return
-	}
-	for k, v := range o {
-		if _, ok := v.(string); !ok {
-			c.add("string_type", "Input should be a valid string", at(loc, key, k))
+	var rules engine.Violations
+	rs.check(&rules, prefix)
+	for _, f := range rules {
+		if !s.reported(f.Loc) {
+			mine = append(mine, f)
 		}
 	}
+	*v = append(*v, mine...)
+	return rs, rs.stored(fitted.(map[string]any))
 }
 
-func (c *checker) stringList(m map[string]any, key string, loc []any) {
-	l, _ := c.list(m, key, loc)
-	for i, v := range l {
-		if _, ok := v.(string); !ok {
-			c.add("string_type", "Input should be a valid string", at(loc, key, i))
-		}
-	}
-}
-
-func (c *checker) enum(m map[string]any, key string, loc []any, values ...string) {
-	if s, ok := c.str(m, key, loc); ok && !slices.Contains(values, s) {
-		c.add("enum", "Input should be "+quoteList(values), at(loc, key))
-	}
-}
-
-func (c *checker) dnsName(m map[string]any, key string, loc []any) (string, bool) {
-	if !c.required(m, key, loc) {
-		return "", false
-	}
-	s, ok := c.str(m, key, loc)
-	if ok && (len(s) > 63 || !dnsLabel.MatchString(s)) {
-		c.add("string_pattern_mismatch", "String should be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters", at(loc, key))
-		return s, false
-	}
-	return s, ok
-}
-
-func quoteList(values []string) string {
-	out := ""
-	for i, v := range values {
-		switch {
-		case i == 0:
-		case i == len(values)-1:
-			out += " or "
-		default:
-			out += ", "
-		}
-		out += "'" + v + "'"
-	}
-	return out
-}
-
-// cpuFields are the CPU values with their upper bound and the request a limit doubles.
-var cpuFields = []struct {
-	name, request string
-	max           float64
-}{
-	{"cpu", "", maxCPU}, {"cpu_limit", "cpu", maxCPULimit},
-	{"queue_cpu", "", maxCPU}, {"queue_cpu_limit", "queue_cpu", maxCPULimit},
-	{"cache_cpu", "", maxCPU}, {"cache_cpu_limit", "cache_cpu", maxCPULimit},
-	{"db_cpu", "", math.Inf(1)}, {"db_cpu_limit", "db_cpu", math.Inf(1)},
-	{"orchestrator_cpu", "", math.Inf(1)}, {"orchestrator_cpu_limit", "", math.Inf(1)},
-	{"executor_cpu", "", math.Inf(1)}, {"executor_cpu_limit", "", math.Inf(1)},
-}
-
-// intFields are the integer values; those with a request default to twice it.
-var intFields = []struct{ name, request string }{
-	{"min_scale", ""}, {"max_scale", ""}, {"memory_mb", ""}, {"memory_limit_mb", "memory_mb"},
-	{"queue_min_scale", ""}, {"queue_max_scale", ""}, {"queue_memory_mb", ""},
-	{"queue_memory_limit_mb", "queue_memory_mb"}, {"cache_memory_mb", ""},
-	{"db_memory_mb", ""}, {"db_memory_limit_mb", "db_memory_mb"}, {"db_storage_gi", ""},
-	{"db_max_connections", ""}, {"orchestrator_memory_mb", ""}, {"orchestrator_memory_limit_mb", ""},
-	{"orchestrator_min_scale", ""}, {"orchestrator_max_scale", ""}, {"executor_memory_mb", ""},
-	{"executor_memory_limit_mb", ""},
-}
-
-// queueDefaults are the queue's values that default to the API server's.
-var queueDefaults = [][2]string{{"queue_min_scale", "min_scale"}, {"queue_max_scale", "max_scale"},
-	{"queue_cpu", "cpu"}, {"queue_memory_mb", "memory_mb"}}
-
-// resourceSpec checks a resource_spec and returns it normalised: CPU values rounded to one
-// decimal, the queue's values defaulted to the API server's, each limit left unset twice its
-// request. Unknown members are dropped.
-func (c *checker) resourceSpec(rs map[string]any, loc []any) json.RawMessage {
-	out := map[string]any{}
-	for _, f := range cpuFields {
-		v, ok := c.number(rs, f.name, loc)
-		if !ok {
+// stored is doc with the numbers of the spec's defaults: what GET shows.
+func (s ResourceSpec) stored(doc map[string]any) json.RawMessage {
+	d := reflect.ValueOf(s.withDefaults())
+	t := d.Type()
+	for i := range t.NumField() {
+		f := d.Field(i)
+		if f.Kind() != reflect.Pointer || f.IsNil() || f.Elem().Kind() == reflect.String {
 			continue
 		}
-		v = math.Round(v*10) / 10
-		switch {
-		case v < minCPU:
-			c.add("greater_than_equal", "Input should be greater than or equal to 0.1", at(loc, f.name))
-		case v > f.max:
-			c.add("less_than_equal", "Input should be less than or equal to "+formatFloat(f.max), at(loc, f.name))
-		}
-		out[f.name] = v
+		doc[jsonName(t.Field(i))] = f.Elem().Interface()
 	}
-	for _, f := range intFields {
-		if v, ok := c.integer(rs, f.name, loc); ok {
-			out[f.name] = v
-		}
-	}
-	for _, d := range queueDefaults {
-		if _, ok := out[d[0]]; !ok {
-			if v, ok := out[d[1]]; ok {
-				out[d[0]] = v
-			}
-		}
-	}
-	for _, f := range cpuFields {
-		if _, ok := out[f.name]; !ok && f.request != "" {
-			if r, ok := out[f.request].(float64); ok {
-				out[f.name] = math.Round(r*20) / 10
-			}
-		}
-	}
-	for _, f := range intFields {
-		if _, ok := out[f.name]; !ok && f.request != "" {
-			if r, ok := out[f.request].(float64); ok {
-				out[f.name] = 2 * r
-			}
-		}
-	}
-	for _, k := range []string{"labels", "annotations"} {
-		c.stringMap(rs, k, loc)
-		copyPresent(out, rs, k)
-	}
-	c.str(rs, "service_account_name", loc)
-	copyPresent(out, rs, "service_account_name")
-	secrets, _ := c.list(rs, "image_pull_secrets", loc)
-	for i, s := range secrets {
-		l := at(loc, "image_pull_secrets", i)
-		if o, ok := s.(map[string]any); !ok {
-			c.add("dict_type", "Input should be a valid dictionary", l)
-		} else if c.required(o, "name", l) {
-			c.str(o, "name", l)
-		}
-	}
-	copyPresent(out, rs, "image_pull_secrets")
-	volumes := c.volumes(rs, loc)
-	copyPresent(out, rs, "volumes")
-	c.mounts(rs, "volume_mounts", loc, volumes)
-	copyPresent(out, rs, "volume_mounts")
-	for _, k := range []string{"init_containers", "sidecars"} {
-		list, _ := c.list(rs, k, loc)
-		for i, ct := range list {
-			c.container(ct, at(loc, k, i), volumes)
-		}
-		copyPresent(out, rs, k)
-	}
-	raw, _ := json.Marshal(out)
+	raw, _ := json.Marshal(doc)
 	return raw
 }
 
-func copyPresent(out, in map[string]any, key string) {
-	if v, ok := in[key]; ok && v != nil {
-		out[key] = v
+func jsonName(f reflect.StructField) string {
+	name, _, _ := bytes.Cut([]byte(f.Tag.Get("json")), []byte(","))
+	return string(name)
+}
+
+// round1 rounds a CPU value to one decimal, as the spec says.
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
+
+func ptr[T any](v T) *T { return &v }
+
+// cpuValues are the spec's CPU values, with the request each limit defaults to twice of ("" for
+// none) and the upper bound.
+func (s *ResourceSpec) cpuValues() []struct {
+	name, request string
+	p             **float64
+	max           float64
+} {
+	type f = struct {
+		name, request string
+		p             **float64
+		max           float64
+	}
+	inf := math.Inf(1)
+	return []f{
+		{"cpu", "", &s.CPU, maxCPU}, {"cpu_limit", "cpu", &s.CPULimit, maxCPULimit},
+		{"queue_cpu", "", &s.QueueCPU, maxCPU}, {"queue_cpu_limit", "queue_cpu", &s.QueueCPULimit, maxCPULimit},
+		{"cache_cpu", "", &s.CacheCPU, maxCPU}, {"cache_cpu_limit", "cache_cpu", &s.CacheCPULimit, maxCPULimit},
+		{"db_cpu", "", &s.DBCPU, inf}, {"db_cpu_limit", "db_cpu", &s.DBCPULimit, inf},
+		{"orchestrator_cpu", "", &s.OrchestratorCPU, inf}, {"orchestrator_cpu_limit", "", &s.OrchestratorCPULimit, inf},
+		{"executor_cpu", "", &s.ExecutorCPU, inf}, {"executor_cpu_limit", "", &s.ExecutorCPULimit, inf},
 	}
 }
 
-func formatFloat(f float64) string {
-	raw, _ := json.Marshal(f)
-	return string(raw)
+// intValues are the spec's integer values, with their request and bounds.
+func (s *ResourceSpec) intValues() []struct {
+	name, request string
+	p             **int
+	min, max      int
+} {
+	type f = struct {
+		name, request string
+		p             **int
+		min, max      int
+	}
+	return []f{
+		{"min_scale", "", &s.MinScale, 0, maxScale}, {"max_scale", "", &s.MaxScale, 1, maxScale},
+		{"memory_mb", "", &s.MemoryMB, 1, maxMemoryMB}, {"memory_limit_mb", "memory_mb", &s.MemoryLimitMB, 1, maxMemoryMB},
+		{"queue_min_scale", "", &s.QueueMinScale, 0, maxScale}, {"queue_max_scale", "", &s.QueueMaxScale, 1, maxScale},
+		{"queue_memory_mb", "", &s.QueueMemoryMB, 1, maxMemoryMB}, {"queue_memory_limit_mb", "queue_memory_mb", &s.QueueMemoryLimitMB, 1, maxMemoryMB},
+		{"cache_memory_mb", "", &s.CacheMemoryMB, 0, maxMemoryMB},
+		{"db_memory_mb", "", &s.DBMemoryMB, 0, maxMemoryMB}, {"db_memory_limit_mb", "db_memory_mb", &s.DBMemoryLimitMB, 0, maxMemoryMB},
+		{"db_storage_gi", "", &s.DBStorageGi, 0, math.MaxInt32}, {"db_max_connections", "", &s.DBMaxConnections, 0, math.MaxInt32},
+		{"orchestrator_memory_mb", "", &s.OrchestratorMemoryMB, 0, maxMemoryMB}, {"orchestrator_memory_limit_mb", "", &s.OrchestratorMemoryLimitMB, 0, maxMemoryMB},
+		{"orchestrator_min_scale", "", &s.OrchestratorMinScale, 0, maxScale}, {"orchestrator_max_scale", "", &s.OrchestratorMaxScale, 0, maxScale},
+		{"executor_memory_mb", "", &s.ExecutorMemoryMB, 0, maxMemoryMB}, {"executor_memory_limit_mb", "", &s.ExecutorMemoryLimitMB, 0, maxMemoryMB},
+	}
 }
 
-// volumeSources are the optional members of a Volume, each a free-form object or null.
-var volumeSources = []string{"configMap", "secret", "emptyDir", "persistentVolumeClaim", "nfs", "projected", "downwardAPI", "csi"}
+// queueDefaults are the queue's values that default to the API server's.
+func (s *ResourceSpec) queueDefaults() {
+	for _, d := range []struct{ to, from **int }{{&s.QueueMinScale, &s.MinScale}, {&s.QueueMaxScale, &s.MaxScale}, {&s.QueueMemoryMB, &s.MemoryMB}} {
+		if *d.to == nil {
+			*d.to = *d.from
+		}
+	}
+	if s.QueueCPU == nil {
+		s.QueueCPU = s.CPU
+	}
+}
 
-// volumes checks resource_spec.volumes and returns the names they define.
-func (c *checker) volumes(rs map[string]any, loc []any) map[string]bool {
-	names := map[string]bool{}
-	list, _ := c.list(rs, "volumes", loc)
-	for i, v := range list {
-		l := at(loc, "volumes", i)
-		o, ok := v.(map[string]any)
-		if !ok {
-			c.add("dict_type", "Input should be a valid dictionary", l)
+// withDefaults applies the spec's defaults: CPU rounded to one decimal, the queue's values
+// default to the API server's, and a limit left unset is twice its request.
+func (s ResourceSpec) withDefaults() ResourceSpec {
+	for _, f := range s.cpuValues() {
+		if *f.p != nil {
+			*f.p = ptr(round1(**f.p))
+		}
+	}
+	s.queueDefaults()
+	byName := map[string]**float64{}
+	for _, f := range s.cpuValues() {
+		byName[f.name] = f.p
+		if r := byName[f.request]; f.request != "" && *f.p == nil && *r != nil {
+			*f.p = ptr(round1(2 * **r))
+		}
+	}
+	ints := map[string]**int{}
+	for _, f := range s.intValues() {
+		ints[f.name] = f.p
+		if r := ints[f.request]; f.request != "" && *f.p == nil && *r != nil {
+			*f.p = ptr(2 * **r)
+		}
+	}
+	return s
+}
+
+// Sizes are the API server's and the queue's sizes, the spec's defaults applied.
+func (s ResourceSpec) Sizes() Sizes {
+	d := s.withDefaults()
+	return Sizes{
+		API:   Pod{MinScale: d.MinScale, MaxScale: d.MaxScale, CPU: d.CPU, CPULimit: d.CPULimit, MemoryMB: d.MemoryMB, MemoryLimitMB: d.MemoryLimitMB},
+		Queue: Pod{MinScale: d.QueueMinScale, MaxScale: d.QueueMaxScale, CPU: d.QueueCPU, CPULimit: d.QueueCPULimit, MemoryMB: d.QueueMemoryMB, MemoryLimitMB: d.QueueMemoryLimitMB},
+	}
+}
+
+// check applies every rule to a decoded spec.
+func (s *ResourceSpec) check(v *engine.Violations, prefix []any) {
+	n := len(*v)
+	for _, f := range s.cpuValues() {
+		switch p := *f.p; {
+		case p == nil:
+		case round1(*p) < minCPU:
+			v.Add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %g", minCPU), at(prefix, f.name)...)
+		case round1(*p) > f.max:
+			v.Add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %g", f.max), at(prefix, f.name)...)
+		}
+	}
+	for _, f := range s.intValues() {
+		switch p := *f.p; {
+		case p == nil:
+		case *p < f.min:
+			v.Add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", f.min), at(prefix, f.name)...)
+		case *p > f.max:
+			v.Add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", f.max), at(prefix, f.name)...)
+		}
+	}
+	if len(*v) == n { // the sizes compare values already found out of bounds otherwise
+		s.checkSizes(v, prefix)
+	}
+	s.checkPod(v, prefix)
+}
+
+// checkSizes refuses sizes the cluster would refuse once the defaults are applied. A queue value
+// inherited from the API server's is not reported again at the queue's name.
+func (s *ResourceSpec) checkSizes(v *engine.Violations, prefix []any) {
+	sizes := s.Sizes()
+	for _, p := range []struct {
+		prefix string
+		pod    Pod
+		given  func(...any) bool
+	}{
+		{"", sizes.API, func(...any) bool { return true }},
+		{"queue_", sizes.Queue, func(ps ...any) bool {
+			for _, p := range ps {
+				if !reflect.ValueOf(p).IsNil() {
+					return true
+				}
+			}
+			return false
+		}},
+	} {
+		pod, pre := p.pod, p.prefix
+		if pod.CPU != nil && pod.CPULimit != nil && *pod.CPULimit < *pod.CPU && p.given(s.QueueCPU, s.QueueCPULimit) {
+			v.Add("value_error", fmt.Sprintf("%scpu_limit %g is below the request %scpu %g: Kubernetes refuses a limit under its request", pre, *pod.CPULimit, pre, *pod.CPU), at(prefix, pre+"cpu_limit")...)
+		}
+		if pod.MemoryMB != nil && pod.MemoryLimitMB != nil && *pod.MemoryLimitMB < *pod.MemoryMB && p.given(s.QueueMemoryMB, s.QueueMemoryLimitMB) {
+			v.Add("value_error", fmt.Sprintf("%smemory_limit_mb %d is below the request %smemory_mb %d: Kubernetes refuses a limit under its request", pre, *pod.MemoryLimitMB, pre, *pod.MemoryMB), at(prefix, pre+"memory_limit_mb")...)
+		}
+		if pod.MaxScale == nil || pod.MinScale == nil || !p.given(s.QueueMinScale, s.QueueMaxScale) {
 			continue
 		}
-		if name, ok := c.dnsName(o, "name", l); ok {
-			if names[name] {
-				c.add("value_error", "Volume names must be unique within the pod: "+name+" is repeated", at(l, "name"))
-			}
-			names[name] = true
-		}
-		for _, k := range volumeSources {
-			c.object(o, k, l)
-		}
-	}
-	return names
-}
-
-// mounts checks a list of VolumeMount: each names one of volumes.
-func (c *checker) mounts(m map[string]any, key string, loc []any, volumes map[string]bool) {
-	list, _ := c.list(m, key, loc)
-	for i, v := range list {
-		l := at(loc, key, i)
-		o, ok := v.(map[string]any)
-		if !ok {
-			c.add("dict_type", "Input should be a valid dictionary", l)
-			continue
-		}
-		if c.required(o, "name", l) {
-			if name, ok := c.str(o, "name", l); ok && !volumes[name] {
-				c.add("value_error", "Volume mount names no volume of resource_spec.volumes: "+name, at(l, "name"))
-			}
-		}
-		if c.required(o, "mountPath", l) {
-			c.str(o, "mountPath", l)
-		}
-		for _, k := range []string{"subPath", "mountPropagation", "subPathExpr"} {
-			c.str(o, k, l)
-		}
-		c.boolean(o, "readOnly", l)
-	}
-}
-
-// container checks an init container or a sidecar.
-func (c *checker) container(v any, loc []any, volumes map[string]bool) {
-	o, ok := v.(map[string]any)
-	if !ok {
-		c.add("dict_type", "Input should be a valid dictionary", loc)
-		return
-	}
-	c.dnsName(o, "name", loc)
-	if c.required(o, "image", loc) {
-		c.str(o, "image", loc)
-	}
-	c.enum(o, "imagePullPolicy", loc, "Always", "Never", "IfNotPresent")
-	c.enum(o, "restartPolicy", loc, "Always", "OnFailure")
-	c.stringList(o, "command", loc)
-	c.stringList(o, "args", loc)
-	c.str(o, "workingDir", loc)
-	c.object(o, "securityContext", loc)
-	envFrom, _ := c.list(o, "envFrom", loc)
-	for i, e := range envFrom {
-		if _, ok := e.(map[string]any); !ok {
-			c.add("dict_type", "Input should be a valid dictionary", at(loc, "envFrom", i))
-		}
-	}
-	if res, ok := c.object(o, "resources", loc); ok {
-		c.stringMap(res, "limits", at(loc, "resources"))
-		c.stringMap(res, "requests", at(loc, "resources"))
-	}
-	c.mounts(o, "volumeMounts", loc, volumes)
-	env, _ := c.list(o, "env", loc)
-	for i, e := range env {
-		l := at(loc, "env", i)
-		eo, ok := e.(map[string]any)
-		if !ok {
-			c.add("dict_type", "Input should be a valid dictionary", l)
-			continue
-		}
-		if c.required(eo, "name", l) {
-			if name, ok := c.str(eo, "name", l); ok && !cIdentifier.MatchString(name) {
-				c.add("string_pattern_mismatch", "An environment variable name must be a C identifier (letters, digits and '_', not starting with a digit)", at(l, "name"))
-			}
-		}
-		value, _ := c.str(eo, "value", l)
-		if _, ok := c.object(eo, "valueFrom", l); ok && value != "" {
-			c.add("value_error", "valueFrom cannot be used when value is not empty", at(l, "valueFrom"))
+		if *pod.MinScale > *pod.MaxScale {
+			v.Add("value_error", fmt.Sprintf("%smin_scale %d is above %smax_scale %d", pre, *pod.MinScale, pre, *pod.MaxScale), at(prefix, pre+"min_scale")...)
+		} else if *pod.MinScale == 0 && *pod.MaxScale > 0 {
+			v.Add("value_error", fmt.Sprintf("%smin_scale must be at least 1 with a %smax_scale: a HorizontalPodAutoscaler does not scale to zero", pre, pre), at(prefix, pre+"min_scale")...)
 		}
 	}
 }

@@ -160,14 +160,17 @@ func (s *Service) deployment(ctx context.Context, op, id string) (DeploymentReco
 func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (Deployment, error) {
 	const op = "controlplane.create_deployment"
 	tenant := engine.TenantFrom(ctx)
-	d, err := ParseCreate(body)
-	if err != nil {
+	if err := s.catchUp(ctx, op); err != nil {
+		return Deployment{}, err
+	}
+	d, c := parseCreate(body)
+	if err := s.checkPlacement(c, tenant, d); err != nil {
+		return Deployment{}, engine.E(engine.Op(op), err)
+	}
+	if err := c.v.Err(op); err != nil { // every problem of the body, its listener's included
 		return Deployment{}, err
 	}
 	if err := s.refuseGitHost(op, d.Source); err != nil {
-		return Deployment{}, err
-	}
-	if err := s.catchUp(ctx, op); err != nil {
 		return Deployment{}, err
 	}
 	if _, taken, err := s.view.DeploymentByName(tenant, d.Name); err != nil || taken {
@@ -175,15 +178,6 @@ func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (De
 			err = engine.E(engine.Op(op), engine.Exists, fmt.Sprintf("A deployment named %s already exists.", d.Name))
 		}
 		return Deployment{}, err
-	}
-	if d.Source == SourceExternalContainer {
-		if _, ok, err := s.view.Listener(tenant, *d.SourceConfig.ListenerID); err != nil || !ok {
-			if err == nil {
-				err = engine.E(engine.Op(op), engine.Invalid, []engine.FieldError{{Loc: []any{"body", "source_config", "listener_id"},
-					Msg: "Listener ID " + *d.SourceConfig.ListenerID + " not found.", Type: "value_error"}})
-			}
-			return Deployment{}, err
-		}
 	}
 	d.ID, d.TenantID, d.Status = uuid.NewString(), tenant, DeploymentAwaitingDatabase
 	if d.Source == SourceGitHost {

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -32,6 +33,16 @@ const DefaultGraphConfigPath = "graph.json"
 // ParseCreate checks a POST /v2/deployments body and returns the deployment it describes
 // (without its read-only fields); every violation is reported at once, located in the body.
 func ParseCreate(body map[string]any) (Deployment, error) {
+	d, c := parseCreate(body)
+	if err := c.v.Err("controlplane.create_deployment"); err != nil {
+		return Deployment{}, err
+	}
+	return d, nil
+}
+
+// parseCreate is ParseCreate's reading of the body, with what it found wrong so far: the
+// command adds what needs the state (the listener) before it answers.
+func parseCreate(body map[string]any) (Deployment, *checker) {
 	c := &checker{}
 	body = orEmptyMap(body)
 	root := []any{"body"}
@@ -64,10 +75,8 @@ func ParseCreate(body map[string]any) (Deployment, error) {
 	d.Secrets = c.secrets(body, root, nil)
 	d.ImageVersion = c.optString(body, "image_version", root)
 	c.buildOnPush(d, root)
-	if err := c.v.Err("controlplane.create_deployment"); err != nil {
-		return Deployment{}, err
-	}
-	return d, nil
+	c.secretSize(d, root)
+	return d, c
 }
 
 // ParsePatch checks a PATCH /v2/deployments/{id} body against the deployment as it is, and
@@ -136,6 +145,7 @@ func ParsePatch(body map[string]any, cur Deployment) (Deployment, bool, error) {
 		d.ImageVersion = v
 	}
 	c.buildOnPush(d, root)
+	c.secretSize(d, root)
 	if err := c.v.Err("controlplane.update_deployment"); err != nil {
 		return cur, false, err
 	}
@@ -150,6 +160,25 @@ func (c *checker) buildOnPush(d Deployment, root []any) {
 	if d.SourceConfig.BuildOnPush != nil && *d.SourceConfig.BuildOnPush && d.SourceRevisionConfig.RepoRef != nil &&
 		strings.HasPrefix(*d.SourceRevisionConfig.RepoRef, "refs/tags/") {
 		c.add("value_error", "build_on_push cannot be enabled when repo_ref is a tag (refs/tags/...)", at(root, "source_config", "build_on_push"))
+	}
+}
+
+// maxSecretBytes is Kubernetes' bound on a Secret's data, which an external_container
+// deployment's secrets become.
+const maxSecretBytes = 1 << 20
+
+// secretSize refuses the secrets of an external_container deployment that make a Secret larger
+// than Kubernetes takes.
+func (c *checker) secretSize(d Deployment, root []any) {
+	if d.Source != SourceExternalContainer {
+		return
+	}
+	n := 0
+	for _, s := range d.Secrets {
+		n += len(s.Name) + len(s.Value)
+	}
+	if n > maxSecretBytes {
+		c.add("too_long", fmt.Sprintf("The secrets hold %d bytes: the Kubernetes Secret they become takes at most %d (1 MiB)", n, maxSecretBytes), at(root, "secrets"))
 	}
 }
 
@@ -188,12 +217,16 @@ func (c *checker) sourceConfig(sc map[string]any, loc []any, src Source, create 
 	if lc, ok := c.object(sc, "listener_config", loc); ok {
 		l := at(loc, "listener_config")
 		out.ListenerConfig = &ListenerConfig{ClusterNamespace: c.optString(lc, "cluster_namespace", l)}
-		if ns := out.ListenerConfig.ClusterNamespace; ns != nil && (len(*ns) > 63 || !dnsLabel.MatchString(*ns)) {
-			c.add("string_pattern_mismatch", "cluster_namespace should be a DNS label", at(l, "cluster_namespace"))
+		if ns := out.ListenerConfig.ClusterNamespace; ns != nil {
+			dnsLabel(&c.v, *ns, at(l, "cluster_namespace"))
 		}
 	}
-	if rs, ok := c.object(sc, "resource_spec", loc); ok {
-		out.ResourceSpec = c.resourceSpec(rs, at(loc, "resource_spec"))
+	if rs, ok := sc["resource_spec"]; ok && rs != nil {
+		raw, _ := json.Marshal(rs)
+		_, out.ResourceSpec = checkResourceSpec(&c.v, raw, at(loc, "resource_spec"))
+		if out.ResourceSpec == nil {
+			out.ResourceSpec = json.RawMessage(`{}`) // refused anyway: keeps "a resource_spec was given"
+		}
 	}
 	if create {
 		switch src {
@@ -356,8 +389,8 @@ func ParseListener(body map[string]any, cur *Listener) (Listener, error) {
 	}
 	if s, ok := c.str(body, "compute_type", root); ok {
 		switch {
-		case s != "k8s" && s != "cluster":
-			c.add("enum", "Input should be 'k8s' or 'cluster'", at(root, "compute_type"))
+		case !Kubernetes(s):
+			c.add("enum", "Input should be "+quoteList(computeTypes), at(root, "compute_type"))
 		case cur != nil && s != cur.ComputeType:
 			c.add("value_error", "compute_type cannot be changed after creation", at(root, "compute_type"))
 		}

@@ -126,11 +126,12 @@ func TestParseCreate(t *testing.T) {
 			[]string{"body.source_config.resource_spec.volume_mounts.1.name:value_error", "body.source_config.resource_spec.volume_mounts.2.mountPath:missing"}},
 		{"containers", extBody, rs(`{"volumes": [{"name": "v"}], "sidecars": [{"name": "Side", "imagePullPolicy": "Sometimes", "restartPolicy": "Never",
 			"command": ["a", 1], "env": [{"name": "1A"}, {"name": "B", "value": "x", "valueFrom": {"secretKeyRef": {}}}, {"name": "C", "value": "", "valueFrom": {}}],
-			"volumeMounts": [{"name": "w", "mountPath": "/w"}], "resources": {"limits": {"cpu": 1}}}], "init_containers": [{"name": "init", "image": "busybox"}]}`),
+			"volumeMounts": [{"name": "w", "mountPath": "/w"}], "resources": {"limits": {"cpu": "lots"}}}], "init_containers": [{"name": "init", "image": "busybox"}]}`),
 			[]string{"body.source_config.resource_spec.sidecars.0.command.1:string_type", "body.source_config.resource_spec.sidecars.0.env.0.name:string_pattern_mismatch",
-				"body.source_config.resource_spec.sidecars.0.env.1.valueFrom:value_error", "body.source_config.resource_spec.sidecars.0.image:missing",
+				"body.source_config.resource_spec.sidecars.0.env.1.valueFrom.secretKeyRef.key:missing", "body.source_config.resource_spec.sidecars.0.env.1.valueFrom.secretKeyRef.name:missing",
+				"body.source_config.resource_spec.sidecars.0.env.1.valueFrom:value_error", "body.source_config.resource_spec.sidecars.0.env.2.valueFrom:value_error", "body.source_config.resource_spec.sidecars.0.image:missing",
 				"body.source_config.resource_spec.sidecars.0.imagePullPolicy:enum", "body.source_config.resource_spec.sidecars.0.name:string_pattern_mismatch",
-				"body.source_config.resource_spec.sidecars.0.resources.limits.cpu:string_type", "body.source_config.resource_spec.sidecars.0.restartPolicy:enum",
+				"body.source_config.resource_spec.sidecars.0.resources.limits.cpu:value_error", "body.source_config.resource_spec.sidecars.0.restartPolicy:enum",
 				"body.source_config.resource_spec.sidecars.0.volumeMounts.0.name:value_error"}},
 	}
 	for _, tt := range tests {
@@ -152,17 +153,15 @@ func TestResourceSpecDefaults(t *testing.T) {
 			`{"cpu":1,"cpu_limit":2,"max_scale":3,"memory_limit_mb":1024,"memory_mb":512,"min_scale":1,"queue_cpu":1,"queue_cpu_limit":2,"queue_max_scale":3,"queue_memory_limit_mb":1024,"queue_memory_mb":512,"queue_min_scale":1}`},
 		{`{"cpu": 2, "cpu_limit": 3.06, "queue_cpu": 0.5, "cache_cpu": 0.25, "db_memory_mb": 100}`,
 			`{"cache_cpu":0.3,"cache_cpu_limit":0.6,"cpu":2,"cpu_limit":3.1,"db_memory_limit_mb":200,"db_memory_mb":100,"queue_cpu":0.5,"queue_cpu_limit":1}`},
-		{`{"labels": {"team": "a"}, "unknown": 1}`, `{"labels":{"team":"a"}}`},
+		{`{"labels": {"team": "a"}}`, `{"labels":{"team":"a"}}`},
+		{`{"cpu": 1, "cpu_limit": 4, "memory_mb": 4.0}`,
+			`{"cpu":1,"cpu_limit":4,"memory_limit_mb":8,"memory_mb":4,"queue_cpu":1,"queue_cpu_limit":2,"queue_memory_limit_mb":8,"queue_memory_mb":4}`},
 	}
 	for _, tt := range tests {
-		var spec map[string]any
-		if err := json.Unmarshal([]byte(tt.spec), &spec); err != nil {
-			t.Fatal(err)
-		}
-		c := &checker{}
-		got := c.resourceSpec(spec, []any{"rs"})
-		if len(c.v) > 0 || string(got) != tt.want {
-			t.Errorf("resourceSpec(%s)\n got %s (%v)\nwant %s", tt.spec, got, c.v, tt.want)
+		var v engine.Violations
+		_, got := checkResourceSpec(&v, []byte(tt.spec), []any{"rs"})
+		if len(v) > 0 || string(got) != tt.want {
+			t.Errorf("resourceSpec(%s)\n got %s (%v)\nwant %s", tt.spec, got, v, tt.want)
 		}
 	}
 }

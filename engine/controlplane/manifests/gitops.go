@@ -29,9 +29,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane/watch"
 )
 
-// ComputeTypeK8s is the compute type of a listener whose deployments are rendered for Kubernetes.
-const ComputeTypeK8s = "k8s"
-
 // Secret placements of GitOpsConfig.Secrets.
 const (
 	SecretsInline   = "inline"
@@ -41,7 +38,6 @@ const (
 // Defaults of GitOpsConfig.
 const (
 	defaultBranch      = "main"
-	defaultNamespace   = "default"
 	defaultAuthorName  = "jetgraph"
 	defaultAuthorEmail = "jetgraph@localhost"
 )
@@ -144,8 +140,8 @@ func ParseListener(raw []byte) (Listener, error) {
 	if err := json.Unmarshal(raw, &head); err != nil {
 		return Listener{}, engine.E(engine.Op(op), engine.Invalid, "the listener record is not JSON", err)
 	}
-	if head.ComputeType != ComputeTypeK8s {
-		return Listener{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("listener %s has compute_type %q: only %q listeners render manifests", head.ID, head.ComputeType, ComputeTypeK8s))
+	if !controlplane.Kubernetes(head.ComputeType) {
+		return Listener{}, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("listener %s has compute_type %q: only %q and %q listeners render manifests", head.ID, head.ComputeType, controlplane.ComputeTypeK8s, controlplane.ComputeTypeCluster))
 	}
 	cfg, err := ParseComputeConfig(head.ComputeConfig, "compute_config")
 	if err != nil {
@@ -154,21 +150,12 @@ func ParseListener(raw []byte) (Listener, error) {
 	return Listener{ID: head.ID, ComputeType: head.ComputeType, ComputeConfig: cfg}, nil
 }
 
-// namespace is where a deployment goes: listener_config.cluster_namespace, else the listener's
-// first namespace, else "default"; a listener that lists namespaces allows only those.
+// namespace is where a deployment goes: controlplane.PlaceNamespace, the rule the command
+// checked the deployment against.
 func (l Listener) namespace(requested string) (string, error) {
-	ns := requested
-	if ns == "" && len(l.ComputeConfig.K8sNamespaces) > 0 {
-		ns = l.ComputeConfig.K8sNamespaces[0]
-	}
-	if ns == "" {
-		ns = defaultNamespace
-	}
-	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-		return "", engine.E(engine.Invalid, fmt.Sprintf("cluster_namespace %q: %s", ns, strings.Join(msgs, "; ")))
-	}
-	if len(l.ComputeConfig.K8sNamespaces) > 0 && !slices.Contains(l.ComputeConfig.K8sNamespaces, ns) {
-		return "", engine.E(engine.Invalid, fmt.Sprintf("cluster_namespace %q is not one of listener %s's k8s_namespaces %v", ns, l.ID, l.ComputeConfig.K8sNamespaces))
+	ns, problem := controlplane.PlaceNamespace(l.ComputeConfig.K8sNamespaces, requested)
+	if problem != "" {
+		return "", engine.E(engine.Invalid, fmt.Sprintf("listener %s: cluster_namespace: %s", l.ID, problem))
 	}
 	return ns, nil
 }

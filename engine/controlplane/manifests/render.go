@@ -24,26 +24,24 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 )
 
-// The containers jetgraph renders, one per Deployment, and the port both listen on.
+// The containers jetgraph renders, one per Deployment, the port both listen on, and the labels
+// and annotations it sets: the control plane's validator refuses a resource_spec that collides
+// with them. The selector uses only the name and component labels, which never change for a
+// deployment (a Deployment's selector is immutable).
 const (
-	apiContainer   = "api-server"
-	queueContainer = "queue"
-	httpPort       = 8000
-	httpPortName   = "http"
+	apiContainer    = controlplane.APIContainer
+	queueContainer  = controlplane.QueueContainer
+	httpPort        = controlplane.HTTPPort
+	httpPortName    = controlplane.HTTPPortName
+	labelName       = controlplane.LabelName
+	labelComponent  = controlplane.LabelComponent
+	labelManagedBy  = controlplane.LabelManagedBy
+	labelDeployment = controlplane.LabelDeployment
+	annotRevision   = controlplane.AnnotationRevision
+	managedBy       = "jetgraph"
 	// hpaCPUTarget is the average CPU utilisation, in percent of the request, the
 	// HorizontalPodAutoscalers keep.
 	hpaCPUTarget = 80
-)
-
-// Labels and annotations jetgraph sets. The selector uses only the first two, which never
-// change for a deployment (a Deployment's selector is immutable).
-const (
-	labelName       = "app.kubernetes.io/name"
-	labelComponent  = "app.kubernetes.io/component"
-	labelManagedBy  = "app.kubernetes.io/managed-by"
-	labelDeployment = "jetgraph.dev/deployment-id"
-	annotRevision   = "jetgraph.dev/revision-id"
-	managedBy       = "jetgraph"
 )
 
 // File is one rendered file of a deployment's folder in the GitOps repository.
@@ -101,7 +99,7 @@ func SecretName(deploymentName string) string { return Name(deploymentName) + "-
 // Render renders spec's objects: the API server and queue Deployments, the Service of the API
 // server, a HorizontalPodAutoscaler for each that scales, the Secret of the deployment's secrets
 // and a kustomization.yaml listing them. rs is the parsed resource_spec.
-func Render(spec controlplane.ManifestSpec, rs ResourceSpec, opt Options) (Bundle, error) {
+func Render(spec controlplane.ManifestSpec, rs controlplane.ResourceSpec, opt Options) (Bundle, error) {
 	const op = "manifests.render"
 	if spec.ImageURI == "" {
 		return Bundle{}, engine.E(engine.Op(op), engine.Invalid, "the revision has no image_uri")
@@ -135,7 +133,7 @@ func Render(spec controlplane.ManifestSpec, rs ResourceSpec, opt Options) (Bundl
 	}
 	for _, c := range []struct {
 		component string
-		pod       Pod
+		pod       controlplane.Pod
 	}{{apiContainer, sizes.API}, {queueContainer, sizes.Queue}} {
 		add(c.component+".deployment.yaml", r.deployment(c.component, c.pod))
 		if hpa := r.hpa(c.component, c.pod); hpa != nil {
@@ -190,7 +188,7 @@ type kustomization struct {
 
 type renderer struct {
 	spec    controlplane.ManifestSpec
-	rs      ResourceSpec
+	rs      controlplane.ResourceSpec
 	name    string
 	ns      string
 	secrets bool
@@ -241,16 +239,16 @@ func (r renderer) secret() *corev1.Secret {
 }
 
 // autoscaled reports whether a Deployment gets an HPA: it has a max_scale above its minimum.
-func autoscaled(p Pod) bool { return p.MaxScale != nil && *p.MaxScale > minReplicas(p) }
+func autoscaled(p controlplane.Pod) bool { return p.MaxScale != nil && *p.MaxScale > minReplicas(p) }
 
-func minReplicas(p Pod) int {
+func minReplicas(p controlplane.Pod) int {
 	if p.MinScale != nil {
 		return *p.MinScale
 	}
 	return 1
 }
 
-func (r renderer) deployment(component string, p Pod) *appsv1.Deployment {
+func (r renderer) deployment(component string, p controlplane.Pod) *appsv1.Deployment {
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: r.meta(r.name+"-"+component, component),
@@ -268,7 +266,7 @@ func (r renderer) deployment(component string, p Pod) *appsv1.Deployment {
 	return d
 }
 
-func (r renderer) pod(component string, p Pod) corev1.PodSpec {
+func (r renderer) pod(component string, p controlplane.Pod) corev1.PodSpec {
 	main := corev1.Container{
 		Name:  component,
 		Image: r.spec.ImageURI,
@@ -310,7 +308,7 @@ func (r renderer) pod(component string, p Pod) corev1.PodSpec {
 }
 
 // resources are a Pod's requests and limits: CPU in millicores, memory in MiB.
-func resources(p Pod) corev1.ResourceRequirements {
+func resources(p controlplane.Pod) corev1.ResourceRequirements {
 	var req corev1.ResourceRequirements
 	set := func(list *corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
 		if *list == nil {
@@ -337,7 +335,7 @@ func resources(p Pod) corev1.ResourceRequirements {
 	return req
 }
 
-func (r renderer) hpa(component string, p Pod) *autoscalingv2.HorizontalPodAutoscaler {
+func (r renderer) hpa(component string, p controlplane.Pod) *autoscalingv2.HorizontalPodAutoscaler {
 	if !autoscaled(p) {
 		return nil
 	}
@@ -370,3 +368,5 @@ func (r renderer) service() *corev1.Service {
 		},
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

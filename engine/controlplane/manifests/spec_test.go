@@ -10,20 +10,22 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 )
 
+// TestParseRefusesWhatTheClusterWould checks the renderer's entry to the control plane's
+// validator (the whole table is httpapi/controlapi's TestDeploymentValidation).
 func TestParseRefusesWhatTheClusterWould(t *testing.T) {
 	prefix := []any{"body", "source_config", "resource_spec"}
 	for _, tc := range []struct {
 		name, spec string
 		locs       []string // every violation, in order
 	}{
-		{"cpu bounds", `{"cpu": 0.05, "cpu_limit": 17, "queue_cpu": 9, "queue_cpu_limit": 0, "cache_cpu": 8.5, "cache_cpu_limit": 0.01}`,
+		{"cpu bounds", `{"cpu": 0.04, "cpu_limit": 17, "queue_cpu": 9, "queue_cpu_limit": 0, "cache_cpu": 8.5, "cache_cpu_limit": 0.01}`,
 			[]string{"cpu", "cpu_limit", "queue_cpu", "queue_cpu_limit", "cache_cpu", "cache_cpu_limit"}},
 		{"counts", `{"min_scale": -1, "max_scale": 0, "memory_mb": 0, "queue_memory_limit_mb": -5}`,
 			[]string{"min_scale", "max_scale", "memory_mb", "queue_memory_limit_mb"}},
 		{"limit under request", `{"cpu": 2, "cpu_limit": 1, "memory_mb": 512, "memory_limit_mb": 256}`,
-			[]string{"cpu_limit", "memory_limit_mb", "queue_cpu_limit", "queue_memory_limit_mb"}},
+			[]string{"cpu_limit", "memory_limit_mb"}}, // the queue's limits default to twice its requests
 		{"queue limit under its request", `{"queue_cpu": 2, "queue_cpu_limit": 1}`, []string{"queue_cpu_limit"}},
-		{"min above max", `{"min_scale": 5, "max_scale": 2}`, []string{"min_scale", "queue_min_scale"}},
+		{"min above max", `{"min_scale": 5, "max_scale": 2}`, []string{"min_scale"}}, // not again for the queue that inherits them
 		{"hpa from zero", `{"min_scale": 0, "max_scale": 2, "queue_min_scale": 1}`, []string{"min_scale"}},
 		{"labels and annotations", `{"labels": {"bad key!": "v", "ok": "bad value!"}, "annotations": {"-x": "y"}}`,
 			[]string{"labels.bad key!", "labels.ok", "annotations.-x"}},
@@ -35,12 +37,13 @@ func TestParseRefusesWhatTheClusterWould(t *testing.T) {
 			"sidecars": [{"name": "queue", "image": "x", "imagePullPolicy": "Sometimes", "restartPolicy": "Never",
 			  "env": [{"name": "1BAD", "value": "x"}, {"name": "OK", "value": "x", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
 			  "volumeMounts": [{"name": "nope", "mountPath": "/n"}]}]}`,
-			[]string{"init_containers.0.name", "init_containers.0.image", "init_containers.0.restartPolicy",
-				"sidecars.0.name", "sidecars.0.imagePullPolicy", "sidecars.0.restartPolicy",
-				"sidecars.0.env.0.name", "sidecars.0.env.1.valueFrom", "sidecars.0.volumeMounts.0.name"}},
-		{"unknown field", `{"cpus": 1}`, []string{""}},
-		{"wrong type", `{"cpu": "one"}`, []string{""}},
-		{"bad quantity", `{"sidecars": [{"name": "a", "image": "b", "resources": {"limits": {"cpu": "lots"}}}]}`, []string{""}},
+			[]string{"init_containers.0.name", "init_containers.0.image", // restartPolicy Always: a sidecar, as in Kubernetes
+				"sidecars.0.name", "sidecars.0.imagePullPolicy", "sidecars.0.env.0.name", "sidecars.0.env.1.valueFrom",
+				"sidecars.0.volumeMounts.0.name", "sidecars.0.restartPolicy"}},
+		{"unknown field", `{"cpus": 1}`, []string{"cpus"}},
+		{"wrong type", `{"cpu": "one"}`, []string{"cpu"}},
+		{"bad quantity", `{"sidecars": [{"name": "a", "image": "b", "resources": {"limits": {"cpu": "lots"}}}]}`, []string{"sidecars.0.resources.limits.cpu"}},
+		{"not JSON", `{"cpu": `, []string{""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.spec), prefix...)
