@@ -65,25 +65,26 @@ func newPlane(t *testing.T) *plane {
 }
 
 // lastSeq is the control stream's last sequence: unchanged by a refused command.
-func (p *plane) lastSeq() uint64 {
-	p.t.Helper()
+func (p *plane) lastSeq(t *testing.T) uint64 {
+	t.Helper()
 	seq, err := p.log.LastSeq(context.Background(), eventlog.ControlStream)
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return seq
 }
 
-// refused sends a request that must be refused with 422 and append nothing, and returns the body.
-func (p *plane) refused(method, path, body string) []byte {
-	p.t.Helper()
-	before := p.lastSeq()
+// refused sends a request that must be refused with 422 and append nothing, and returns the body
+// (t is the test or subtest asking).
+func (p *plane) refused(t *testing.T, method, path, body string) []byte {
+	t.Helper()
+	before := p.lastSeq(t)
 	code, out := p.do(method, path, p.admin, "", body)
 	if code != 422 {
-		p.t.Fatalf("%s %s: %d %s, want 422", method, path, code, out)
+		t.Fatalf("%s %s: %d %s, want 422", method, path, code, out)
 	}
-	if after := p.lastSeq(); after != before {
-		p.t.Errorf("%s %s was refused, yet the log grew from %d to %d", method, path, before, after)
+	if after := p.lastSeq(t); after != before {
+		t.Errorf("%s %s was refused, yet the log grew from %d to %d", method, path, before, after)
 	}
 	return out
 }
@@ -184,14 +185,14 @@ func TestDeploymentValidation(t *testing.T) {
 	for _, tc := range specCases {
 		t.Run(tc.name, func(t *testing.T) {
 			patch := `{"source_config": {"resource_spec": ` + tc.spec + `}}`
-			created := p.refused("POST", "/v2/deployments", deploymentBody(t, "refused", l.ID, patch))
+			created := p.refused(t, "POST", "/v2/deployments", deploymentBody(t, "refused", l.ID, patch))
 			goldentest.Check(t, filepath.Join("testdata", "validation", tc.name+".json"), indent(t, created))
-			patched := p.refused("PATCH", "/v2/deployments/"+base.ID, patch)
+			patched := p.refused(t, "PATCH", "/v2/deployments/"+base.ID, patch)
 			if !bytes.Equal(created, patched) {
 				t.Errorf("PATCH answered otherwise than POST:\n%s\n%s", patched, created)
 			}
-			if code, _ := p.do("GET", "/v2/deployments?name_contains=refused", p.admin, "", ""); code != 200 {
-				t.Fatal(code)
+			if code, out := p.do("GET", "/v2/deployments?name_contains=refused", p.admin, "", ""); code != 200 || !strings.Contains(string(out), `"resources":[]`) {
+				t.Errorf("after the refused POST: %d %s, want no deployment named refused", code, out)
 			}
 			if _, now := p.do("GET", "/v2/deployments/"+base.ID, p.admin, "", ""); !bytes.Equal(now, baseBody) {
 				t.Errorf("a refused PATCH changed the deployment:\n%s\n%s", now, baseBody)
@@ -207,7 +208,7 @@ func TestDeploymentValidation(t *testing.T) {
 		{"listener-not-found", deploymentBody(t, "lost", "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01", `{"source_config": {"resource_spec": {"min_scale": 3, "max_scale": 1}}}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			goldentest.Check(t, filepath.Join("testdata", "validation", tc.name+".json"), indent(t, p.refused("POST", "/v2/deployments", tc.body)))
+			goldentest.Check(t, filepath.Join("testdata", "validation", tc.name+".json"), indent(t, p.refused(t, "POST", "/v2/deployments", tc.body)))
 		})
 	}
 	var list struct {
@@ -269,7 +270,7 @@ func (p *plane) waitStatus(deployment, revision string) controlplane.Revision {
 func TestListenerValidation(t *testing.T) {
 	p := newPlane(t)
 	// a cluster listener's compute_config is checked as a k8s one's: never accepted, then unusable
-	body := p.refused("POST", "/v2/listeners", `{"compute_type": "cluster", "compute_id": "c", "compute_config": {"k8s_namespaces": ["Bad_NS"]}}`)
+	body := p.refused(t, "POST", "/v2/listeners", `{"compute_type": "cluster", "compute_id": "c", "compute_config": {"k8s_namespaces": ["Bad_NS"]}}`)
 	goldentest.Check(t, filepath.Join("testdata", "validation", "cluster-listener.json"), indent(t, body))
 	var l controlplane.Listener
 	p.want(201, "POST", "/v2/listeners", p.admin, `{"compute_type": "cluster", "compute_id": "c",
@@ -283,7 +284,7 @@ func TestListenerValidation(t *testing.T) {
 	p.want(201, "POST", "/v2/deployments", p.admin, deploymentBody(t, "in-default", l.ID, `{"source_config": {"listener_config": null}}`), &dflt)
 	// a change that would strand the first or move the second (in the listener's default
 	// namespace, agents) is refused, naming them
-	body = p.refused("PATCH", "/v2/listeners/"+l.ID, `{"compute_config": {"k8s_namespaces": ["other", "agents"], "gitops": {"repo_url": "`+p.gitops+`"}}}`)
+	body = p.refused(t, "PATCH", "/v2/listeners/"+l.ID, `{"compute_config": {"k8s_namespaces": ["other", "agents"], "gitops": {"repo_url": "`+p.gitops+`"}}}`)
 	for _, want := range []string{"in-batch", "no longer allows", "in-default", "would move it"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("PATCH listener: %s; want it to say %q", body, want)
