@@ -55,13 +55,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // listener's compute_config is checked at the command (422 at its loc), a deployment's
 // manifests reach the listener's GitOps repository, and its DELETE takes them out again.
 func TestServeWiresTheGitOpsPublisher(t *testing.T) {
-	const admin = "wire-admin-key-0123456789abcdef"
-	t.Setenv(AdminKeyEnv, admin)
-	repo := t.TempDir()
-	if _, err := git.PlainInit(repo, true); err != nil {
-		t.Fatal(err)
-	}
-	s := startServe(t, Program{}, t.TempDir())
+	s, admin, repo := serveWithGitOps(t)
 
 	code, v := call(t, "POST", s.url+"/v2/listeners", admin, `{"compute_type": "k8s", "compute_id": "prod",
 		"compute_config": {"gitops": {"branch": "refs/heads/x", "secrets": "vault"}}}`)

@@ -13,13 +13,7 @@ import (
 // cluster would refuse is a 422 listing every problem (its placement on the listener included),
 // while a valid one is published to the GitOps repository.
 func TestServeValidatesDeploymentsOnce(t *testing.T) {
-	const admin = "wire-admin-key-0123456789abcdef"
-	t.Setenv(AdminKeyEnv, admin)
-	repo := t.TempDir()
-	if _, err := git.PlainInit(repo, true); err != nil {
-		t.Fatal(err)
-	}
-	s := startServe(t, Program{}, t.TempDir())
+	s, admin, repo := serveWithGitOps(t)
 
 	if code, v := call(t, "POST", s.url+"/v2/listeners", admin, `{"compute_type": "cluster", "compute_id": "prod", "compute_config": {}}`); code != 422 {
 		t.Errorf("cluster listener without a GitOps repository: %d %v, want 422", code, v)
@@ -49,4 +43,17 @@ func TestServeValidatesDeploymentsOnce(t *testing.T) {
 	waitFor(t, "the manifests in the GitOps repository", func() bool {
 		return strings.Contains(strings.Join(gitopsFiles(t, repo), ","), "support-bot/")
 	})
+}
+
+// serveWithGitOps starts serve with a known admin key, and makes an empty bare repository for
+// a listener's GitOps.
+func serveWithGitOps(t *testing.T) (s *serving, admin, repo string) {
+	t.Helper()
+	admin = "wire-admin-key-0123456789abcdef"
+	t.Setenv(AdminKeyEnv, admin)
+	repo = t.TempDir()
+	if _, err := git.PlainInit(repo, true); err != nil {
+		t.Fatal(err)
+	}
+	return startServe(t, Program{}, t.TempDir()), admin, repo
 }
