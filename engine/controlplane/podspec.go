@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -312,12 +313,62 @@ func checkContainer(v *engine.Violations, c *corev1.Container, volumes, names ma
 		if p.probe == nil {
 			continue
 		}
-		if setFields(p.probe.ProbeHandler) != 1 {
+		pr := p.probe
+		if setFields(pr.ProbeHandler) != 1 {
 			v.Add("value_error", "A probe has exactly one handler: exec, httpGet, tcpSocket or grpc", at(loc, p.name)...)
 		}
-		if p.name != "readinessProbe" && p.probe.SuccessThreshold > 1 {
+		if h := pr.HTTPGet; h != nil {
+			portRef(v, h.Port, at(loc, p.name, "httpGet", "port"))
+		}
+		if h := pr.TCPSocket; h != nil {
+			portRef(v, h.Port, at(loc, p.name, "tcpSocket", "port"))
+		}
+		if h := pr.GRPC; h != nil {
+			for _, msg := range validation.IsValidPortNum(int(h.Port)) {
+				v.Add("value_error", msg, at(loc, p.name, "grpc", "port")...)
+			}
+		}
+		for _, n := range []struct {
+			name  string
+			value int32
+		}{{"initialDelaySeconds", pr.InitialDelaySeconds}, {"timeoutSeconds", pr.TimeoutSeconds}, {"periodSeconds", pr.PeriodSeconds},
+			{"successThreshold", pr.SuccessThreshold}, {"failureThreshold", pr.FailureThreshold}} {
+			if n.value < 0 {
+				v.Add("greater_than_equal", "Input should be greater than or equal to 0", at(loc, p.name, n.name)...)
+			}
+		}
+		if p.name != "readinessProbe" && pr.SuccessThreshold > 1 {
 			v.Add("value_error", "must be 1", at(loc, p.name, "successThreshold")...)
 		}
+	}
+	if lc := c.Lifecycle; lc != nil {
+		for _, h := range []struct {
+			name    string
+			handler *corev1.LifecycleHandler
+		}{{"postStart", lc.PostStart}, {"preStop", lc.PreStop}} {
+			if h.handler == nil {
+				continue
+			}
+			if setFields(*h.handler) != 1 {
+				v.Add("value_error", "A lifecycle hook has exactly one handler: exec, httpGet, tcpSocket or sleep", at(loc, "lifecycle", h.name)...)
+			}
+			if g := h.handler.HTTPGet; g != nil {
+				portRef(v, g.Port, at(loc, "lifecycle", h.name, "httpGet", "port"))
+			}
+		}
+	}
+}
+
+// portRef checks a probe's or hook's port: a number, or the name of a port of the container.
+func portRef(v *engine.Violations, port intstr.IntOrString, loc []any) {
+	var msgs []string
+	if port.Type == intstr.String {
+		msgs = validation.IsValidPortName(port.StrVal)
+	} else {
+		msgs = validation.IsValidPortNum(port.IntValue())
+	}
+	for _, msg := range msgs {
+		v.Add("value_error", msg, loc...)
 	}
 }
 
@@ -438,6 +489,9 @@ func checkEnv(v *engine.Violations, c *corev1.Container, loc []any) {
 // domain-qualified resource names, no negative quantity, no request above its limit, and
 // extended resources (example.com/gpu) whole and not overcommitted.
 func checkResources(v *engine.Violations, r corev1.ResourceRequirements, loc []any) {
+	if len(r.Claims) > 0 {
+		v.Add("value_error", "claims name resource claims of the pod, and jetgraph renders none", at(loc, "claims")...)
+	}
 	for _, list := range []struct {
 		name string
 		rl   corev1.ResourceList

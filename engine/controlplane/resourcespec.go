@@ -67,7 +67,7 @@ type ResourceSpec struct {
 }
 
 // The bounds of the spec's values. Scales become int32 replica counts; memory becomes bytes in
-// an int64.
+// an int64, and a request at most half of that, so that its default limit (twice) does too.
 const (
 	minCPU      = 0.1
 	maxCPU      = 8
@@ -199,11 +199,11 @@ func (s *ResourceSpec) intValues() []struct {
 	}
 	return []f{
 		{"min_scale", "", &s.MinScale, 0, maxScale}, {"max_scale", "", &s.MaxScale, 1, maxScale},
-		{"memory_mb", "", &s.MemoryMB, 1, maxMemoryMB}, {"memory_limit_mb", "memory_mb", &s.MemoryLimitMB, 1, maxMemoryMB},
+		{"memory_mb", "", &s.MemoryMB, 1, maxMemoryMB / 2}, {"memory_limit_mb", "memory_mb", &s.MemoryLimitMB, 1, maxMemoryMB},
 		{"queue_min_scale", "", &s.QueueMinScale, 0, maxScale}, {"queue_max_scale", "", &s.QueueMaxScale, 1, maxScale},
-		{"queue_memory_mb", "", &s.QueueMemoryMB, 1, maxMemoryMB}, {"queue_memory_limit_mb", "queue_memory_mb", &s.QueueMemoryLimitMB, 1, maxMemoryMB},
+		{"queue_memory_mb", "", &s.QueueMemoryMB, 1, maxMemoryMB / 2}, {"queue_memory_limit_mb", "queue_memory_mb", &s.QueueMemoryLimitMB, 1, maxMemoryMB},
 		{"cache_memory_mb", "", &s.CacheMemoryMB, 0, maxMemoryMB},
-		{"db_memory_mb", "", &s.DBMemoryMB, 0, maxMemoryMB}, {"db_memory_limit_mb", "db_memory_mb", &s.DBMemoryLimitMB, 0, maxMemoryMB},
+		{"db_memory_mb", "", &s.DBMemoryMB, 0, maxMemoryMB / 2}, {"db_memory_limit_mb", "db_memory_mb", &s.DBMemoryLimitMB, 0, maxMemoryMB},
 		{"db_storage_gi", "", &s.DBStorageGi, 0, math.MaxInt32}, {"db_max_connections", "", &s.DBMaxConnections, 0, math.MaxInt32},
 		{"orchestrator_memory_mb", "", &s.OrchestratorMemoryMB, 0, maxMemoryMB}, {"orchestrator_memory_limit_mb", "", &s.OrchestratorMemoryLimitMB, 0, maxMemoryMB},
 		{"orchestrator_min_scale", "", &s.OrchestratorMinScale, 0, maxScale}, {"orchestrator_max_scale", "", &s.OrchestratorMaxScale, 0, maxScale},

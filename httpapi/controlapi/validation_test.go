@@ -165,6 +165,12 @@ var specCases = []struct{ name, spec string }{
 	{"names-of-references", `{"service_account_name": "Not_A_Name", "image_pull_secrets": [{}, {"name": "UPPER"}]}`},
 	{"containers", `{"init_containers": [{"name": "Init", "image": " busybox", "imagePullPolicy": "Sometimes", "terminationMessagePolicy": "Later"}],
 		"sidecars": [{"name": "s", "securityContext": {"privileged": true, "allowPrivilegeEscalation": false, "runAsUser": -1}, "startupProbe": {"successThreshold": 2}}]}`},
+	{"probes-hooks-and-claims", `{"sidecars": [{"name": "s", "image": "i",
+		"livenessProbe": {"httpGet": {"port": 0}, "tcpSocket": {"port": "http"}, "periodSeconds": -1},
+		"readinessProbe": {"tcpSocket": {"port": "Not_A_Port"}}, "startupProbe": {"grpc": {"port": 70000}},
+		"lifecycle": {"preStop": {}, "postStart": {"httpGet": {"port": 99999}}},
+		"resources": {"claims": [{"name": "gpu"}]}}]}`},
+	{"memory-overflow", `{"memory_mb": 8796093022207, "queue_memory_limit_mb": 8796093022208, "db_memory_mb": 4398046511104}`},
 	{"not-an-object", `[1, 2]`},
 }
 
