@@ -239,6 +239,7 @@ func mounts(v *engine.Violations, list []corev1.VolumeMount, volumes map[string]
 			v.Add("value_error", "subPath and subPathExpr are mutually exclusive", at(l, "subPathExpr")...)
 		}
 		relativePath(v, m.SubPath, false, at(l, "subPath"))
+		relativePath(v, m.SubPathExpr, false, at(l, "subPathExpr"))
 		if m.MountPropagation != nil {
 			switch *m.MountPropagation {
 			case corev1.MountPropagationNone, corev1.MountPropagationHostToContainer:
