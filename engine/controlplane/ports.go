@@ -24,6 +24,10 @@ const (
 	// ArtifactManifests is an external_container revision: its Kubernetes objects were
 	// committed to a listener's GitOps repository; applying them is the cluster's job.
 	ArtifactManifests ArtifactKind = "manifests"
+	// ArtifactProject runs the jetgraph binary with a LangGraph project's langgraph.json whose
+	// graphs are Python or TypeScript code: the built folder (the checkout, its dependencies
+	// installed, its build_command run) on the process that built it.
+	ArtifactProject ArtifactKind = "project"
 )
 
 // Secret is a deployment secret: an environment variable of its runtime processes.
@@ -41,6 +45,10 @@ type BuildSpec struct {
 	GraphConfigPath string // relative to the repository root; "" means graph.json
 	InstallCommand  string // optional, run from the repository root before the build
 	BuildCommand    string // optional, replaces `go build`; run from the graph config's folder
+	// Secrets are the deployment's secrets: the environment of the check that loads the graphs
+	// (a graph may read a key when its module is imported), never of the install and build
+	// commands.
+	Secrets []Secret
 }
 
 // Artifact is what a build produced; it is recorded on the revision's events, so any process
@@ -57,6 +65,17 @@ type Artifact struct {
 	Digest string `json:"digest,omitempty"`
 	// GitOpsCommit is the commit that holds the rendered manifests (ArtifactManifests only).
 	GitOpsCommit string `json:"gitops_commit,omitempty"`
+	// Dir is the built project's folder on Host, absolute (ArtifactProject only): the revision's
+	// own, never changed once built, so a redeploy runs the very same code.
+	Dir string `json:"dir,omitempty"`
+	// ConfigFile is the langgraph.json's path inside Dir (ArtifactProject only).
+	ConfigFile string `json:"config_file,omitempty"`
+	// Venv is the virtual environment of a project's Python graphs, absolute, on Host (shared by
+	// the revisions whose dependencies are the same; never changed once made).
+	Venv string `json:"venv,omitempty"`
+	// Host names the process that built a project (host name and data folder): its folder is
+	// there only.
+	Host string `json:"host,omitempty"`
 }
 
 // Builder builds a git_host revision. It writes its output (clone, validation, install and

@@ -319,6 +319,8 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	var program string
+	cfg := filepath.Join(dir, "graph.json")
+	var extra, extraEnv []string
 	switch spec.Artifact.Kind {
 	case controlplane.ArtifactConfig:
 		program = s.Jetgraph
@@ -327,12 +329,19 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		if program, err = s.program(ctx, spec.Artifact); err != nil {
 			return nil, err
 		}
+	case controlplane.ArtifactProject:
+		program = s.Jetgraph
+		var err error
+		if cfg, extra, extraEnv, err = projectRun(spec); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("artifact kind %q does not run here", spec.Artifact.Kind))
 	}
-	cfg := filepath.Join(dir, "graph.json")
-	if err := os.WriteFile(cfg, spec.Artifact.Config, 0o600); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+	if spec.Artifact.Kind != controlplane.ArtifactProject {
+		if err := os.WriteFile(cfg, spec.Artifact.Config, 0o600); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	addr, err := freePort()
 	if err != nil {
@@ -342,7 +351,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 	if env == nil {
 		env = MinimalEnv()
 	}
-	env = append(append([]string{}, env...), "HOME="+dir)
+	env = append(append(append([]string{}, env...), "HOME="+dir), extraEnv...)
 	for _, sec := range spec.Secrets {
 		env = append(env, sec.Name+"="+sec.Value)
 	}
@@ -362,6 +371,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		"--nats-url", natsURL, "--nats-creds", s.keyFile(spec.DeploymentID),
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
+	args = append(args, extra...)
 	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
 }
 
