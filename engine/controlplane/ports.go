@@ -25,8 +25,8 @@ const (
 	// committed to a listener's GitOps repository; applying them is the cluster's job.
 	ArtifactManifests ArtifactKind = "manifests"
 	// ArtifactProject runs the jetgraph binary with a LangGraph project's langgraph.json whose
-	// graphs are Python or TypeScript code: the built folder (the checkout, its dependencies
-	// installed, its build_command run) on the process that built it.
+	// graphs are Python or TypeScript code: the built folder (the checkout after its
+	// build_command, kept in the object store) with its dependencies installed.
 	ArtifactProject ArtifactKind = "project"
 )
 
@@ -58,24 +58,19 @@ type Artifact struct {
 	CommitSHA string       `json:"commit_sha,omitempty"`
 	// Config is the revision's graph.json, validated.
 	Config []byte `json:"config,omitempty"`
-	// Object names the built binary in the control plane's JetStream object store
-	// (ArtifactBinary only).
+	// Object names the built binary (ArtifactBinary) or the built project's files
+	// (ArtifactProject) in the control plane's JetStream object store.
 	Object string `json:"object,omitempty"`
-	// Digest is the sha256 of the binary, hex (ArtifactBinary only).
+	// Digest is the sha256 of the object, hex.
 	Digest string `json:"digest,omitempty"`
 	// GitOpsCommit is the commit that holds the rendered manifests (ArtifactManifests only).
 	GitOpsCommit string `json:"gitops_commit,omitempty"`
-	// Dir is the built project's folder on Host, absolute (ArtifactProject only): the revision's
-	// own, never changed once built, so a redeploy runs the very same code.
-	Dir string `json:"dir,omitempty"`
-	// ConfigFile is the langgraph.json's path inside Dir (ArtifactProject only).
+	// ConfigFile is the langgraph.json's path inside the project (ArtifactProject only), whose
+	// files are the object Object (a gzipped tar, without the installed dependencies).
 	ConfigFile string `json:"config_file,omitempty"`
-	// Venv is the virtual environment of a project's Python graphs, absolute, on Host (shared by
-	// the revisions whose dependencies are the same; never changed once made).
-	Venv string `json:"venv,omitempty"`
-	// Host names the process that built a project (host name and data folder): its folder is
-	// there only.
-	Host string `json:"host,omitempty"`
+	// InstallCommand is the revision's install_command (ArtifactProject only): a process that
+	// runs the project installs its dependencies as its build did.
+	InstallCommand string `json:"install_command,omitempty"`
 }
 
 // Builder builds a git_host revision. It writes its output (clone, validation, install and

@@ -51,6 +51,6 @@ func revisionRunners(ctx context.Context, l *eventlog.Log, ns supervise.Namespac
 	// the deployment); the dependencies its revisions share are cached beside.
 	b := &build.Builder{Dir: filepath.Join(dir, ".builds"), Jetgraph: exe, Objects: objs, Projects: dir,
 		Cache: filepath.Join(dir, ".cache")}
-	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: ns, Objects: objs, BaseURL: baseURL}
+	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: ns, Objects: objs, Projects: b, BaseURL: baseURL}
 	return b, s, nil
 }

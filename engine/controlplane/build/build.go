@@ -28,10 +28,11 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 )
 
-// Objects is where built binaries are kept: the control plane's JetStream object store
-// (eventlog.Objects).
+// Objects is where built binaries and projects are kept: the control plane's JetStream object
+// store (eventlog.Objects).
 type Objects interface {
 	Put(ctx context.Context, name string, data []byte) error
+	Get(ctx context.Context, name string) ([]byte, error)
 }
 
 // DefaultGraphConfig is the graph config path of a revision that names none.

@@ -2,14 +2,20 @@ package build
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 )
 
@@ -79,12 +85,12 @@ func versionMatches(found, want string) bool {
 }
 
 // projectDir is the folder of a built project: the revision's, in the deployer's folders.
-func (b *Builder) projectDir(spec controlplane.BuildSpec) string {
+func (b *Builder) projectDir(deploymentID, revisionID string) string {
 	root := b.Projects
 	if root == "" {
 		root = b.Dir
 	}
-	return filepath.Join(root, spec.DeploymentID, spec.RevisionID, "project")
+	return filepath.Join(root, deploymentID, revisionID, "project")
 }
 
 func (b *Builder) cache() string {
@@ -94,22 +100,11 @@ func (b *Builder) cache() string {
 	return filepath.Join(b.Dir, "cache")
 }
 
-// host names this process among a cluster's: its host name and projects folder.
-func (b *Builder) host() string {
-	name, _ := os.Hostname()
-	root := b.Projects
-	if root == "" {
-		root = b.Dir
-	}
-	if abs, err := filepath.Abs(root); err == nil {
-		root = abs
-	}
-	return name + ":" + root
-}
-
 // buildProject builds a LangGraph project checked out at repo: it moves it to the revision's
 // folder (where it runs, so that nothing installed there points back to the build's folder),
-// installs its dependencies, runs its build_command and loads its graphs once.
+// installs its dependencies, runs its build_command, loads its graphs once, and keeps its files
+// (without the installed dependencies) in the object store, from which any process of a
+// cluster makes the same folder (Project).
 func (b *Builder) buildProject(ctx context.Context, spec controlplane.BuildSpec, repo, cfgPath string, art controlplane.Artifact,
 	langs languages, log io.Writer) (controlplane.Artifact, error) {
 	var cfg projectConfig
@@ -119,16 +114,9 @@ func (b *Builder) buildProject(ctx context.Context, spec controlplane.BuildSpec,
 	timeout := b.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	dir, err := filepath.Abs(b.projectDir(spec))
+	dir, err := b.freshProjectDir(spec.DeploymentID, spec.RevisionID)
 	if err != nil {
-		return art, fmt.Errorf("build: %w", err)
-	}
-	// A build resumed after a crash finds the folder of the one that stopped.
-	if err := os.RemoveAll(dir); err != nil {
-		return art, fmt.Errorf("build: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		return art, fmt.Errorf("build: %w", err)
+		return art, err
 	}
 	if err := os.Rename(repo, dir); err != nil {
 		return art, fmt.Errorf("build: move the checkout to the revision's folder: %w", err)
@@ -140,47 +128,174 @@ func (b *Builder) buildProject(ctx context.Context, spec controlplane.BuildSpec,
 		}
 	}()
 	cfgFile := filepath.Join(dir, filepath.FromSlash(cfgPath))
-	cfgDir := filepath.Dir(cfgFile)
-	env := b.env()
-	if langs.typescript {
-		bin, err := b.installNode(ctx, spec, dir, cfgDir, cfg, env, timeout, log)
-		if err != nil {
-			return art, err
-		}
-		env = prependPath(env, bin)
-	}
-	var venv string
-	if langs.python {
-		if venv, err = b.installPython(ctx, dir, cfgDir, cfgPath, cfg, env, timeout, log); err != nil {
-			return art, err
-		}
-		env = withVenv(env, venv)
+	deps, err := b.installDeps(ctx, dir, cfgPath, cfg, langs, spec.InstallCommand, timeout, log)
+	if err != nil {
+		return art, err
 	}
 	if spec.InstallCommand != "" && !langs.typescript { // TypeScript's install is install_command
-		if err := b.run(ctx, step{"install_command", dir, []string{"/bin/sh", "-c", spec.InstallCommand}}, env, timeout, log); err != nil {
+		if err := b.run(ctx, step{"install_command", dir, []string{"/bin/sh", "-c", spec.InstallCommand}}, deps.env, timeout, log); err != nil {
 			return art, err
 		}
 	}
 	if spec.BuildCommand != "" {
-		if err := b.run(ctx, step{"build_command", cfgDir, []string{"/bin/sh", "-c", spec.BuildCommand}}, env, timeout, log); err != nil {
+		if err := b.run(ctx, step{"build_command", filepath.Dir(cfgFile), []string{"/bin/sh", "-c", spec.BuildCommand}}, deps.env, timeout, log); err != nil {
 			return art, err
 		}
 	}
-	checkEnv := append([]string{}, env...)
+	checkEnv := append([]string{}, deps.env...)
 	for _, s := range spec.Secrets {
 		checkEnv = append(checkEnv, s.Name+"="+s.Value)
 	}
 	var extra []string
-	if venv != "" {
-		extra = []string{"--python", filepath.Join(venv, "bin", "python")}
+	if deps.venv != "" {
+		extra = []string{"--python", filepath.Join(deps.venv, "bin", "python")}
 	}
 	if err := b.checkWith(ctx, b.Jetgraph, cfgFile, cfgPath, extra, checkEnv, log); err != nil {
 		return art, err
 	}
-	art.Kind, art.Dir, art.ConfigFile, art.Venv, art.Host = controlplane.ArtifactProject, dir, cfgPath, venv, b.host()
+	files, err := packProject(dir, deps.skip)
+	if err != nil {
+		return art, failed("keep the built project: %v", err)
+	}
+	sum := sha256.Sum256(files)
+	art.Kind, art.ConfigFile, art.InstallCommand = controlplane.ArtifactProject, cfgPath, spec.InstallCommand
+	art.Digest, art.Object = hex.EncodeToString(sum[:]), ObjectPrefix(spec.DeploymentID)+spec.RevisionID
+	if err := b.Objects.Put(ctx, art.Object, files); err != nil {
+		return art, fmt.Errorf("build: store the project: %w", err)
+	}
+	fmt.Fprintf(log, "stored the project's files (%d bytes, sha256 %s, without its dependencies) as %s\n", len(files), art.Digest, art.Object)
+	if err := writeReady(dir, art.Digest, deps.venv); err != nil {
+		return art, fmt.Errorf("build: %w", err)
+	}
 	built = true
-	fmt.Fprintf(log, "built %s revision of %s at %s in %s\n", art.Kind, spec.RepoURL, short(art.CommitSHA), dir)
+	fmt.Fprintf(log, "built %s revision of %s at %s\n", art.Kind, spec.RepoURL, short(art.CommitSHA))
 	return art, nil
+}
+
+// freshProjectDir returns the folder of a revision's project, absolute, made empty (a build or
+// a restore resumed after a crash finds the folder of the one that stopped), its parent made.
+func (b *Builder) freshProjectDir(deploymentID, revisionID string) (string, error) {
+	dir, err := filepath.Abs(b.projectDir(deploymentID, revisionID))
+	if err == nil {
+		if err = os.Remove(readyFile(dir)); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+	}
+	if err == nil {
+		err = os.RemoveAll(dir)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(dir), 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("build: %w", err)
+	}
+	return dir, nil
+}
+
+// projectDeps is what installDeps made: the environment of the project's commands, its
+// virtual environment, the folders of its installed packages (relative to the project).
+type projectDeps struct {
+	env  []string
+	venv string
+	skip map[string]bool
+}
+
+// installDeps installs a project's dependencies in its folder dir (TypeScript: node_modules)
+// and in the cache (Python: a virtual environment), reusing what an earlier build made of the
+// same lock file or requirements.
+func (b *Builder) installDeps(ctx context.Context, dir, cfgPath string, cfg projectConfig, langs languages, installCommand string,
+	timeout time.Duration, log io.Writer) (projectDeps, error) {
+	deps := projectDeps{env: b.env(), skip: map[string]bool{}}
+	cfgDir := filepath.Dir(filepath.Join(dir, filepath.FromSlash(cfgPath)))
+	if langs.typescript {
+		bin, err := b.installNode(ctx, installCommand, dir, cfgDir, cfg, deps.env, timeout, log)
+		if err != nil {
+			return deps, err
+		}
+		deps.env = prependPath(deps.env, bin)
+		deps.skip[rel(dir, filepath.Dir(bin))] = true
+	}
+	if langs.python {
+		venv, err := b.installPython(ctx, dir, cfgDir, cfgPath, cfg, deps.env, timeout, log)
+		if err != nil {
+			return deps, err
+		}
+		deps.env, deps.venv = withVenv(deps.env, venv), venv
+	}
+	return deps, nil
+}
+
+// ready is what the file beside a project folder says once the folder is complete: the
+// archive it is (its digest) and the virtual environment its Python graphs run in.
+type ready struct {
+	Digest string `json:"digest"`
+	Venv   string `json:"venv,omitempty"`
+}
+
+// readyFile is the file that says a project folder is complete: beside it, so that no file of
+// the repository can pass for it.
+func readyFile(dir string) string { return filepath.Join(filepath.Dir(dir), "project.ready.json") }
+
+func writeReady(dir, digest, venv string) error {
+	raw, err := json.Marshal(ready{Digest: digest, Venv: venv})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(readyFile(dir), raw, 0o600)
+}
+
+// Project makes a built project's folder ready on this process and returns its langgraph.json
+// and its virtual environment ("" without Python graphs): the folder its build made, or, on
+// another process of a cluster (or after the folder was lost), its files from the object store
+// (checked against the artifact's digest) with its dependencies installed as its build did
+// (from this process's cache when it has them). A revision's folder is never changed once
+// ready: a redeploy runs the very same files.
+func (b *Builder) Project(ctx context.Context, spec controlplane.DeploySpec, log io.Writer) (string, string, error) {
+	const op = "deployments.deploy"
+	art := spec.Artifact
+	cfgPath, err := graphConfigPath(art.ConfigFile)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := filepath.Abs(b.projectDir(spec.DeploymentID, spec.RevisionID))
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", op, err)
+	}
+	cfgFile := filepath.Join(dir, filepath.FromSlash(cfgPath))
+	var r ready
+	if raw, err := os.ReadFile(readyFile(dir)); err == nil && json.Unmarshal(raw, &r) == nil && r.Digest == art.Digest {
+		return cfgFile, r.Venv, nil
+	}
+	fmt.Fprintf(log, "making the project's folder on this process from %s\n", art.Object)
+	files, err := b.Objects.Get(ctx, art.Object)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: fetch the project %s: %w", op, art.Object, err)
+	}
+	if sum := sha256.Sum256(files); hex.EncodeToString(sum[:]) != art.Digest {
+		return "", "", engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("the project %s has not the artifact's digest %s", art.Object, art.Digest))
+	}
+	if dir, err = b.freshProjectDir(spec.DeploymentID, spec.RevisionID); err != nil {
+		return "", "", err
+	}
+	if err := unpackProject(files, dir); err != nil {
+		return "", "", fmt.Errorf("%s: %w", op, err)
+	}
+	var cfg projectConfig
+	if err := json.Unmarshal(art.Config, &cfg); err != nil {
+		return "", "", fmt.Errorf("%s: %s: %w", op, cfgPath, err)
+	}
+	timeout := b.timeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	deps, err := b.installDeps(ctx, dir, cfgPath, cfg, codeLanguages(art.Config), art.InstallCommand, timeout, log)
+	if err != nil {
+		return "", "", err
+	}
+	if err := writeReady(dir, art.Digest, deps.venv); err != nil {
+		return "", "", fmt.Errorf("%s: %w", op, err)
+	}
+	return cfgFile, deps.venv, nil
 }
 
 // prependPath puts dir first on env's PATH.

@@ -222,7 +222,7 @@ func TestProjectRefused(t *testing.T) {
 			if strings.Contains(log.String(), "dependencies: installing") {
 				t.Errorf("it installed before refusing:\n%s", &log)
 			}
-			if _, err := os.Stat(b.projectDir(spec)); err == nil {
+			if _, err := os.Stat(b.projectDir(spec.DeploymentID, spec.RevisionID)); err == nil {
 				t.Error("a refused build left its project folder")
 			}
 		})
@@ -248,7 +248,7 @@ func TestInstallCached(t *testing.T) {
 				}
 			}
 			var log bytes.Buffer
-			if _, err := b.installNode(ctx, controlplane.BuildSpec{}, dir, dir, projectConfig{}, env, time.Minute, &log); err != nil {
+			if _, err := b.installNode(ctx, "", dir, dir, projectConfig{}, env, time.Minute, &log); err != nil {
 				t.Fatalf("%v\n%s", err, &log)
 			}
 			if fi, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil || !fi.IsDir() {

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/jetgraph/jetgraph/engine/controlplane"
 )
 
 // nodeManager is a package manager, found by its lock file.
@@ -52,7 +50,7 @@ var nodeKeyFiles = []string{"package.json", ".npmrc", ".yarnrc", ".yarnrc.yml", 
 // from its folder, or with install_command from the repository's root, reusing the
 // node_modules of an earlier build whose lock file, package.json, Node major version and
 // command were the same. It returns the node_modules/.bin folder (the build_command's PATH).
-func (b *Builder) installNode(ctx context.Context, spec controlplane.BuildSpec, root, cfgDir string, cfg projectConfig,
+func (b *Builder) installNode(ctx context.Context, installCommand, root, cfgDir string, cfg projectConfig,
 	env []string, timeout time.Duration, log io.Writer) (string, error) {
 	version, err := toolVersion(ctx, env, "node", "--version")
 	if err != nil {
@@ -66,8 +64,8 @@ func (b *Builder) installNode(ctx context.Context, spec controlplane.BuildSpec, 
 	lockDir, m := findLock(cfgDir, root)
 	var install step
 	switch {
-	case spec.InstallCommand != "":
-		install = step{"install_command", root, []string{"/bin/sh", "-c", spec.InstallCommand}}
+	case installCommand != "":
+		install = step{"install_command", root, []string{"/bin/sh", "-c", installCommand}}
 		if lockDir == "" {
 			lockDir = cfgDir
 		}

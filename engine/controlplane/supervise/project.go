@@ -1,8 +1,8 @@
 package supervise
 
 import (
-	"fmt"
-	"os"
+	"context"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -14,36 +14,34 @@ import (
 // config file's env does not override: a deployment's secrets win over its langgraph.json.
 const KeepEnvFlag = "--keep-env"
 
-// projectRun is how a built LangGraph project (ArtifactProject) runs: jetgraph serving the
-// langgraph.json of the revision's own folder, its Python graphs in the revision's virtual
-// environment, the deployment's secrets over the file's env. The folder is on the process that
-// built it: a process of a cluster that has not got it refuses the revision with the reason
-// (project revisions run where they were built).
-func projectRun(spec controlplane.DeploySpec) (cfg string, args, env []string, err error) {
-	const op = "deployments.deploy"
-	art := spec.Artifact
-	if !filepath.IsAbs(art.Dir) || art.ConfigFile == "" {
-		return "", nil, nil, engine.E(engine.Op(op), engine.Invalid, "the project artifact names no folder")
+// Projects makes built LangGraph projects (ArtifactProject) ready to run on this process
+// (build.Builder): their folder, from the object store when this process did not build them,
+// and their dependencies.
+type Projects interface {
+	// Project returns the revision's langgraph.json in its ready folder and the virtual
+	// environment of its Python graphs ("" for none).
+	Project(ctx context.Context, spec controlplane.DeploySpec, log io.Writer) (config, venv string, err error)
+}
+
+// projectRun is how a built LangGraph project runs: jetgraph serving the langgraph.json of the
+// revision's own folder, its Python graphs in its virtual environment, the deployment's secrets
+// over the file's env.
+func (s *Supervisor) projectRun(ctx context.Context, spec controlplane.DeploySpec, log io.Writer) (cfg string, args, env []string, err error) {
+	if s.Projects == nil {
+		return "", nil, nil, engine.E(engine.Op("deployments.deploy"), engine.Invalid, "this jetgraph runs no LangGraph project revisions")
 	}
-	cfg = filepath.Join(art.Dir, filepath.FromSlash(art.ConfigFile))
-	if _, err := os.Stat(cfg); err != nil {
-		return "", nil, nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf(
-			"revision %s: its built project %s is not on this process (built on %s): a project revision runs on the process that built it",
-			spec.RevisionID, art.Dir, art.Host))
+	cfg, venv, err := s.Projects.Project(ctx, spec, log)
+	if err != nil {
+		return "", nil, nil, err
 	}
-	if art.Venv != "" {
-		python := filepath.Join(art.Venv, "bin", "python")
-		if _, err := os.Stat(python); err != nil {
-			return "", nil, nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf(
-				"revision %s: its virtual environment %s is not on this process (built on %s)", spec.RevisionID, art.Venv, art.Host))
-		}
-		args = append(args, "--python", python)
-		env = append(env, "VIRTUAL_ENV="+art.Venv)
+	if venv != "" {
+		args = append(args, "--python", filepath.Join(venv, "bin", "python"))
+		env = append(env, "VIRTUAL_ENV="+venv)
 	}
 	if len(spec.Secrets) > 0 {
 		names := make([]string, len(spec.Secrets))
-		for i, s := range spec.Secrets {
-			names[i] = s.Name
+		for i, sec := range spec.Secrets {
+			names[i] = sec.Name
 		}
 		args = append(args, KeepEnvFlag, strings.Join(names, ","))
 	}

@@ -56,6 +56,9 @@ type Supervisor struct {
 	NATS Namespaces
 	// Objects holds the built programs.
 	Objects Objects
+	// Projects makes built LangGraph projects ready to run here (build.Builder, whose Projects
+	// folder is Dir); nil refuses such revisions.
+	Projects Projects
 	// BaseURL is the control plane server's URL (http://host:port), the base of custom_url.
 	BaseURL string
 	// GracePeriod is how long a replaced revision's process has to finish the requests and
@@ -277,7 +280,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("secret name %q: not an environment variable name", sec.Name))
 		}
 	}
-	p, err := s.newProc(ctx, spec, natsURL)
+	p, err := s.newProc(ctx, spec, natsURL, log)
 	if err != nil {
 		return err
 	}
@@ -312,7 +315,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 // newProc prepares spec's process: its data folder, its graph.json, its program (fetched from
 // the object store and checked against the artifact's digest, for a built one), its
 // environment and flags.
-func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, natsURL string) (*proc, error) {
+func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, natsURL string, log io.Writer) (*proc, error) {
 	const op = "deployments.deploy"
 	dir := filepath.Join(s.Dir, spec.DeploymentID, spec.RevisionID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -332,7 +335,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 	case controlplane.ArtifactProject:
 		program = s.Jetgraph
 		var err error
-		if cfg, extra, extraEnv, err = projectRun(spec); err != nil {
+		if cfg, extra, extraEnv, err = s.projectRun(ctx, spec, log); err != nil {
 			return nil, err
 		}
 	default:
