@@ -1,6 +1,6 @@
 // Package supervise runs deployments' revisions (controlplane.Deployer): each revision is a
-// runtime process of its own (the jetgraph binary with the revision's graph.json, or the
-// program built from the user's module), on a loopback port, restarted when it crashes, its data
+// runtime process of its own (the jetgraph binary with the revision's graph.json or its built
+// LangGraph project's langgraph.json, or the program built from the user's module), on a loopback port, restarted when it crashes, its data
 // in the deployment's NATS account on the control plane's embedded server, behind a reverse
 // proxy at the deployment's custom_url that switches to a new revision only once it is healthy.
 package supervise
@@ -48,7 +48,8 @@ const (
 // Supervisor runs the revisions of every deployment (controlplane.Deployer).
 type Supervisor struct {
 	// Dir holds, per deployment, its NATS user key and its processes' data folders
-	// (<Dir>/<deployment_id>/<revision_id>), and the cache of built programs.
+	// (<Dir>/<deployment_id>/<revision_id>, with the built folder of a LangGraph project's
+	// revision, which Projects makes there), and the cache of built programs.
 	Dir string
 	// Jetgraph is the jetgraph binary, which serves config revisions.
 	Jetgraph string
