@@ -267,33 +267,39 @@ func TestInstallCached(t *testing.T) {
 			t.Fatalf("a changed package.json:\n%s", log)
 		}
 	})
-	t.Run("python", func(t *testing.T) {
-		install := func(requirements string) (string, string) {
-			t.Helper()
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte(requirements), 0o644); err != nil {
-				t.Fatal(err)
+	for _, c := range []struct{ installer, creates string }{{"pip", "-m venv"}, {"uv", "uv venv"}} {
+		t.Run("python with "+c.installer, func(t *testing.T) {
+			env := env
+			if c.installer == "uv" {
+				env = []string{"PATH=" + toolDir(t, "python3", "uv") + ":/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}
 			}
-			var log bytes.Buffer
-			venv, err := b.installPython(ctx, dir, dir, "langgraph.json", projectConfig{Dependencies: []string{"."}}, env, time.Minute, &log)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, &log)
+			install := func(requirements string) (string, string) {
+				t.Helper()
+				dir := t.TempDir()
+				if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte(requirements), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				var log bytes.Buffer
+				venv, err := b.installPython(ctx, dir, dir, "langgraph.json", projectConfig{Dependencies: []string{"."}}, env, time.Minute, &log)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, &log)
+				}
+				if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err != nil {
+					t.Fatalf("no python in the venv: %v\n%s", err, &log)
+				}
+				return venv, log.String()
 			}
-			if _, err := os.Stat(filepath.Join(venv, "bin", "python")); err != nil {
-				t.Fatalf("no python in the venv: %v\n%s", err, &log)
+			first, log := install("# nothing\n")
+			if !strings.Contains(log, "installing with "+c.installer+" (cache miss") || !strings.Contains(log, c.creates) {
+				t.Fatalf("first install:\n%s", log)
 			}
-			return venv, log.String()
-		}
-		first, log := install("# nothing\n")
-		if !strings.Contains(log, "cache miss") || !strings.Contains(log, "-m venv") {
-			t.Fatalf("first install:\n%s", log)
-		}
-		again, log := install("# nothing\n")
-		if again != first || !strings.Contains(log, "dependencies: cache hit") || strings.Contains(log, "$ ") {
-			t.Fatalf("second install (%s, first %s):\n%s", again, first, log)
-		}
-		if other, log := install("# something else\n"); other == first || !strings.Contains(log, "cache miss") {
-			t.Fatalf("changed requirements:\n%s", log)
-		}
-	})
+			again, log := install("# nothing\n")
+			if again != first || !strings.Contains(log, "dependencies: cache hit") || strings.Contains(log, "$ ") {
+				t.Fatalf("second install (%s, first %s):\n%s", again, first, log)
+			}
+			if other, log := install("# something else\n"); other == first || !strings.Contains(log, "cache miss") {
+				t.Fatalf("changed requirements:\n%s", log)
+			}
+		})
+	}
 }
