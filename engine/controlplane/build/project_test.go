@@ -303,3 +303,47 @@ func TestInstallCached(t *testing.T) {
 		})
 	}
 }
+
+// TestRequirementsKey checks what a requirements file puts in the cache key: the files it
+// includes (a change there is another key), and the lines that install the repository's own
+// files, which make the environment the revision's alone.
+func TestRequirementsKey(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		files map[string]string
+		local string
+		err   string
+	}{
+		{"pinned", map[string]string{"requirements.txt": "langgraph==1.0.0 --hash=sha256:00\n"}, "", ""},
+		{"an include", map[string]string{"requirements.txt": "-r base.txt\n", "base.txt": "langgraph\n"}, "", ""},
+		{"a constraint", map[string]string{"requirements.txt": "--constraint=c.txt\nlanggraph\n", "c.txt": "langgraph<2\n"}, "", ""},
+		{"editable", map[string]string{"requirements.txt": "langgraph\n-e .\n"}, "requirements.txt: -e .", ""},
+		{"a path", map[string]string{"requirements.txt": "./libs/tools # ours\n"}, "requirements.txt: ./libs/tools", ""},
+		{"a missing include", map[string]string{"requirements.txt": "-r nowhere.txt\n"}, "", "no such file"},
+		{"an include outside", map[string]string{"requirements.txt": "-r ../../etc/passwd\n"}, "", "not in the repository"},
+		{"an include of itself", map[string]string{"requirements.txt": "-r requirements.txt\n"}, "", "more than 8 deep"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			for name, body := range c.files {
+				if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var r pythonRequirements
+			err := r.addRequirementsFile(root, filepath.Join(root, "requirements.txt"), 0)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || r.local != c.local {
+				t.Fatalf("local %q, error %v; want %q", r.local, err, c.local)
+			}
+			if len(r.parts) != 2*len(c.files) {
+				t.Fatalf("%d parts for %d files", len(r.parts), len(c.files))
+			}
+		})
+	}
+}

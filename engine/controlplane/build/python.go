@@ -66,6 +66,53 @@ func findPython(ctx context.Context, env []string, want string) (string, string,
 type pythonRequirements struct {
 	files, specs []string
 	parts        [][]byte
+	// local is a requirement that installs the repository's own files (-e, a path): the
+	// environment is then the revision's alone, as its key cannot say what those files hold.
+	local string
+}
+
+// maxIncludes bounds the nesting of requirements files (-r, -c).
+const maxIncludes = 8
+
+// addRequirementsFile adds a requirements file and the files it includes (-r, -c, resolved
+// from its folder, inside the repository) to the cache key's parts, and notes a line that
+// installs local files.
+func (r *pythonRequirements) addRequirementsFile(root, file string, depth int) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	r.parts = append(r.parts, []byte("requirements "+rel(root, file)), raw)
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		opt, arg, _ := strings.Cut(line, " ")
+		if o, a, ok := strings.Cut(opt, "="); ok && strings.HasPrefix(o, "--") {
+			opt, arg = o, a
+		}
+		arg = strings.TrimSpace(arg)
+		switch {
+		case opt == "-r" || opt == "--requirement" || opt == "-c" || opt == "--constraint":
+			inc := filepath.Clean(filepath.Join(filepath.Dir(file), arg))
+			if inc != root && !strings.HasPrefix(inc, root+string(filepath.Separator)) {
+				return fmt.Errorf("%s includes %s, which is not in the repository", rel(root, file), arg)
+			}
+			if depth >= maxIncludes {
+				return fmt.Errorf("%s: requirements files included more than %d deep", rel(root, file), maxIncludes)
+			}
+			if err := r.addRequirementsFile(root, inc, depth+1); err != nil {
+				return err
+			}
+		case opt == "-e" || opt == "--editable" || strings.HasPrefix(line, ".") || strings.HasPrefix(line, "/") ||
+			strings.HasPrefix(line, "file:"):
+			if r.local == "" {
+				r.local = rel(root, file) + ": " + line
+			}
+		}
+	}
+	return nil
 }
 
 // pythonRequirementsOf reads langgraph.json's dependencies: a package specifier is installed
@@ -91,9 +138,11 @@ func pythonRequirementsOf(ctx context.Context, python, root, cfgDir, cfgPath str
 			return r, failed("%s: dependencies[%d] %q: no such folder in the repository", cfgPath, i, d)
 		}
 		req := filepath.Join(dir, "requirements.txt")
-		if raw, err := os.ReadFile(req); err == nil {
+		if _, err := os.Stat(req); err == nil {
+			if err := r.addRequirementsFile(root, req, 0); err != nil {
+				return r, failed("%s: %v", cfgPath, err)
+			}
 			r.files = append(r.files, req)
-			r.parts = append(r.parts, []byte("requirements "+rel(root, req)), raw)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return r, fmt.Errorf("build: %w", err)
 		}
@@ -149,7 +198,12 @@ func (b *Builder) installPython(ctx context.Context, root, cfgDir, cfgPath strin
 	if uvErr == nil {
 		installer = "uv"
 	}
-	key := cacheKey(append([][]byte{[]byte("python " + version + " " + python), []byte(installer)}, reqs.parts...)...)
+	parts := append([][]byte{[]byte("python " + version + " " + python), []byte(installer)}, reqs.parts...)
+	if reqs.local != "" {
+		fmt.Fprintf(log, "dependencies: %s installs the repository's own files: this revision's environment is its own\n", reqs.local)
+		parts = append(parts, []byte("local "+root)) // the revision's folder: its environment alone
+	}
+	key := cacheKey(parts...)
 	venv := filepath.Join(b.cache(), "python", key)
 	unlock, err := cacheLock(venv)
 	if err != nil {
