@@ -1,7 +1,10 @@
 // Package build builds a git_host revision: it clones the repository at the revision's ref,
 // checks its graph.json with the runtime that will serve it, and, for a Go module with graphs of
 // its own, compiles the program and keeps the binary in the control plane's object store, so
-// that any process of a cluster can deploy it.
+// that any process of a cluster can deploy it. A LangGraph project (a langgraph.json naming
+// Python or TypeScript graphs) gets its dependencies installed, from a cache shared by the
+// revisions whose dependencies are the same, and its built folder kept in the object store too
+// (project.go).
 package build
 
 import (

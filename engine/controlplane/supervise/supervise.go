@@ -1,8 +1,9 @@
 // Package supervise runs deployments' revisions (controlplane.Deployer): each revision is a
 // runtime process of its own (the jetgraph binary with the revision's graph.json or its built
-// LangGraph project's langgraph.json, or the program built from the user's module), on a loopback port, restarted when it crashes, its data
-// in the deployment's NATS account on the control plane's embedded server, behind a reverse
-// proxy at the deployment's custom_url that switches to a new revision only once it is healthy.
+// LangGraph project's langgraph.json, or the program built from the user's module), on a
+// loopback port, restarted when it crashes, its data in the deployment's NATS account on the
+// control plane's embedded server, behind a reverse proxy at the deployment's custom_url that
+// switches to a new revision only once it is healthy.
 package supervise
 
 import (
