@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
 
-const client = new Client({ apiUrl: process.env.JETGRAPH_URL, apiKey: null, callerOptions: { maxRetries: 0 } });
+// LANGGRAPH_API_KEY is set when the example runs as a deployment of the control plane.
+const client = new Client({ apiUrl: process.env.JETGRAPH_URL, apiKey: process.env.LANGGRAPH_API_KEY ?? null, callerOptions: { maxRetries: 0 } });
 const ANSWER = "In Paris it is sunny, 21 °C.";
 
 async function stream(tid, opts) {

@@ -361,7 +361,7 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		}
 		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
 			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
-			BuildCommand: r.Inputs.BuildCommand}, out)
+			BuildCommand: r.Inputs.BuildCommand, Secrets: r.Inputs.Secrets}, out)
 	case SourceExternalContainer:
 		art, err = p.publish(ctx, d, r, out)
 	default:

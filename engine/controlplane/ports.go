@@ -24,6 +24,10 @@ const (
 	// ArtifactManifests is an external_container revision: its Kubernetes objects were
 	// committed to a listener's GitOps repository; applying them is the cluster's job.
 	ArtifactManifests ArtifactKind = "manifests"
+	// ArtifactProject runs the jetgraph binary with a LangGraph project's langgraph.json whose
+	// graphs are Python or TypeScript code: the built folder (the checkout after its
+	// build_command, kept in the object store) with its dependencies installed.
+	ArtifactProject ArtifactKind = "project"
 )
 
 // Secret is a deployment secret: an environment variable of its runtime processes.
@@ -41,6 +45,10 @@ type BuildSpec struct {
 	GraphConfigPath string // relative to the repository root; "" means graph.json
 	InstallCommand  string // optional, run from the repository root before the build
 	BuildCommand    string // optional, replaces `go build`; run from the graph config's folder
+	// Secrets are the deployment's secrets: the environment of the check that loads the graphs
+	// (a graph may read a key when its module is imported), never of the install and build
+	// commands.
+	Secrets []Secret
 }
 
 // Artifact is what a build produced; it is recorded on the revision's events, so any process
@@ -50,13 +58,19 @@ type Artifact struct {
 	CommitSHA string       `json:"commit_sha,omitempty"`
 	// Config is the revision's graph.json, validated.
 	Config []byte `json:"config,omitempty"`
-	// Object names the built binary in the control plane's JetStream object store
-	// (ArtifactBinary only).
+	// Object names the built binary (ArtifactBinary) or the built project's files
+	// (ArtifactProject) in the control plane's JetStream object store.
 	Object string `json:"object,omitempty"`
-	// Digest is the sha256 of the binary, hex (ArtifactBinary only).
+	// Digest is the sha256 of the object, hex.
 	Digest string `json:"digest,omitempty"`
 	// GitOpsCommit is the commit that holds the rendered manifests (ArtifactManifests only).
 	GitOpsCommit string `json:"gitops_commit,omitempty"`
+	// ConfigFile is the langgraph.json's path inside the project (ArtifactProject only), whose
+	// files are the object Object (a gzipped tar, without the installed dependencies).
+	ConfigFile string `json:"config_file,omitempty"`
+	// InstallCommand is the revision's install_command (ArtifactProject only): a process that
+	// runs the project installs its dependencies as its build did.
+	InstallCommand string `json:"install_command,omitempty"`
 }
 
 // Builder builds a git_host revision. It writes its output (clone, validation, install and

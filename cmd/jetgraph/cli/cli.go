@@ -133,6 +133,7 @@ type options struct {
 	python      string // --python: the interpreter of Python graphs
 	node        string // --node: the Node of TypeScript graphs
 	hostPool    int    // --hosts: host processes per language
+	keepEnv     string // --keep-env: variables the config file's env does not override
 	gracePeriod time.Duration
 	workers     int
 	runTimeout  time.Duration
@@ -220,6 +221,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	f.StringVar(&o.corsOrigins, "cors-origins", "", "browser origins allowed to call the API besides loopback ones, comma-separated ('*': every origin)")
 	f.StringVar(&o.graphs, "graphs", "", "serve only these of the available graphs: comma-separated graph ids, 'examples' for every example graph (default: all)")
 	f.StringVar(&o.node, "node", "", "the Node (20 or newer) that runs the config's TypeScript graphs, with the project's @langchain/langgraph in node_modules beside the config (default: node on PATH)")
+	f.StringVar(&o.keepEnv, "keep-env", "", "comma-separated names of variables whose value in jetgraph's environment wins over the config file's env (the control plane gives a deployment's secret names)")
 	f.IntVar(&o.hostPool, "hosts", 1, "host processes that run the config's Python or TypeScript graphs, per language (a run goes to the least busy)")
 	f.StringVar(&o.python, "python", "", "the Python that runs the config's Python graphs, with the project's langgraph installed (default: $VIRTUAL_ENV's, a .venv beside the config file, else python3 on PATH)")
 	f.DurationVar(&o.gracePeriod, "grace-period", 3*time.Minute, "how long shutdown lets requests and runs in flight finish; runs still going are then left to another process")

@@ -47,7 +47,10 @@ func revisionRunners(ctx context.Context, l *eventlog.Log, ns supervise.Namespac
 		return nil, nil, fmt.Errorf("deployments: %w", err)
 	}
 	dir := filepath.Join(data, "deployments")
-	b := &build.Builder{Dir: filepath.Join(dir, ".builds"), Jetgraph: exe, Objects: objs}
-	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: ns, Objects: objs, BaseURL: baseURL}
+	// A built LangGraph project lives in its revision's folder of the supervisor's (removed with
+	// the deployment); the dependencies its revisions share are cached beside.
+	b := &build.Builder{Dir: filepath.Join(dir, ".builds"), Jetgraph: exe, Objects: objs, Projects: dir,
+		Cache: filepath.Join(dir, ".cache")}
+	s := &supervise.Supervisor{Dir: dir, Jetgraph: exe, NATS: ns, Objects: objs, Projects: b, BaseURL: baseURL}
 	return b, s, nil
 }

@@ -240,6 +240,13 @@ func servedProject(o *options) (*graphs.Project, error) {
 		if proj, err = (graphs.Catalog{Graphs: proj.Graphs, Tools: o.prog.Tools, Warn: warn}).LoadProject(o.config); err != nil {
 			return nil, err // it names the file, the key and the reason
 		}
+		// The environment's value of a kept variable reaches the hosts: the file's is dropped.
+		for _, name := range splitList(o.keepEnv) {
+			delete(proj.Env, name)
+			for _, e := range proj.Graphs.Hosted() {
+				delete(e.Code.Env, name)
+			}
+		}
 	}
 	if names := splitList(o.graphs); len(names) > 0 {
 		sel, err := proj.Graphs.Select(names)

@@ -1,7 +1,10 @@
 // Package build builds a git_host revision: it clones the repository at the revision's ref,
 // checks its graph.json with the runtime that will serve it, and, for a Go module with graphs of
 // its own, compiles the program and keeps the binary in the control plane's object store, so
-// that any process of a cluster can deploy it.
+// that any process of a cluster can deploy it. A LangGraph project (a langgraph.json naming
+// Python or TypeScript graphs) gets its dependencies installed, from a cache shared by the
+// revisions whose dependencies are the same, and its built folder kept in the object store too
+// (project.go).
 package build
 
 import (
@@ -28,10 +31,11 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 )
 
-// Objects is where built binaries are kept: the control plane's JetStream object store
-// (eventlog.Objects).
+// Objects is where built binaries and projects are kept: the control plane's JetStream object
+// store (eventlog.Objects).
 type Objects interface {
 	Put(ctx context.Context, name string, data []byte) error
+	Get(ctx context.Context, name string) ([]byte, error)
 }
 
 // DefaultGraphConfig is the graph config path of a revision that names none.
@@ -58,6 +62,13 @@ type Builder struct {
 	Env []string
 	// Objects keeps the built binaries.
 	Objects Objects
+	// Projects is where built LangGraph projects (Python or TypeScript graphs) are kept:
+	// <Projects>/<deployment_id>/<revision_id>/project, the deployer's folder of the revision
+	// (supervise.Supervisor.Dir), so that removing the deployment removes them. Empty is Dir.
+	Projects string
+	// Cache holds the projects' installed dependencies, reused by every revision whose lock
+	// file (TypeScript) or requirements (Python) are the same; empty is <Dir>/cache.
+	Cache string
 	// Timeout bounds the install and build commands together; 0 is DefaultTimeout.
 	Timeout time.Duration
 }
@@ -111,6 +122,11 @@ func (b *Builder) Build(ctx context.Context, spec controlplane.BuildSpec, log io
 	}
 	if !json.Valid(art.Config) {
 		return art, failed("%s: not valid JSON", cfgPath)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "go.mod")); err != nil {
+		if langs := codeLanguages(art.Config); langs.python || langs.typescript {
+			return b.buildProject(ctx, spec, repo, cfgPath, art, langs, log)
+		}
 	}
 	program := b.Jetgraph
 	art.Kind = controlplane.ArtifactConfig
@@ -196,10 +212,7 @@ func clone(ctx context.Context, repoURL, ref, dir string, log io.Writer) (string
 // compile runs the revision's install command (from the repository's root), then its build
 // command or `go build` (from the graph config's folder), writing the program to out.
 func (b *Builder) compile(ctx context.Context, spec controlplane.BuildSpec, repo, pkg, out string, log io.Writer) error {
-	timeout := b.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := b.timeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var steps []step
@@ -212,21 +225,8 @@ func (b *Builder) compile(ctx context.Context, spec controlplane.BuildSpec, repo
 	}
 	steps = append(steps, step{"build", pkg, build})
 	for _, s := range steps {
-		fmt.Fprintf(log, "$ %s\n", strings.Join(s.args, " "))
-		cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
-		cmd.Dir = s.dir
-		cmd.Env = append(b.env(), OutputEnv+"="+out)
-		tail := &tailWriter{max: 4096}
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(log, tail), io.MultiWriter(log, tail)
-		cmd.WaitDelay = 5 * time.Second
-		if err := cmd.Run(); err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return failed("%s: timed out after %v", s.name, timeout)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return failed("%s failed (%v): %s", s.name, err, strings.TrimSpace(tail.String()))
+		if err := b.run(ctx, s, append(b.env(), OutputEnv+"="+out), timeout, log); err != nil {
+			return err
 		}
 	}
 	if fi, err := os.Stat(out); err != nil || !fi.Mode().IsRegular() {
@@ -241,13 +241,41 @@ type step struct {
 	args      []string
 }
 
+// run runs a step of a build with env, its output to log; a failure's reason ends with the end
+// of that output (where tools put their errors). timeout is the bound of ctx, for the reason.
+func (b *Builder) run(ctx context.Context, s step, env []string, timeout time.Duration, log io.Writer) error {
+	fmt.Fprintf(log, "$ %s\n", strings.Join(s.args, " "))
+	cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = env
+	tail := &tailWriter{max: 4096}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(log, tail), io.MultiWriter(log, tail)
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return failed("%s: timed out after %v", s.name, timeout)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return failed("%s failed (%v): %s", s.name, err, strings.TrimSpace(tail.String()))
+	}
+	return nil
+}
+
 // check runs `config check` of the program that will serve the graph config, so that the
 // graph.json is validated by the very runtime of the revision.
 func (b *Builder) check(ctx context.Context, program, cfgFile, cfgPath string, log io.Writer) error {
+	return b.checkWith(ctx, program, cfgFile, cfgPath, nil, b.env(), log)
+}
+
+// checkWith is check with extra arguments and the environment of the check.
+func (b *Builder) checkWith(ctx context.Context, program, cfgFile, cfgPath string, extra, env []string, log io.Writer) error {
 	fmt.Fprintf(log, "checking %s\n", cfgPath)
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, program, "config", "check", "--config", cfgFile, "--log-format", "json")
-	cmd.Env = b.env()
+	args := append([]string{"config", "check", "--config", cfgFile, "--log-format", "json"}, extra...)
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Env = env
 	cmd.Dir = filepath.Dir(cfgFile)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -279,6 +307,13 @@ func checkReason(stderr []byte, cfgFile, cfgPath string, runErr error) string {
 		return string(lines[len(lines)-1])
 	}
 	return runErr.Error()
+}
+
+func (b *Builder) timeout() time.Duration {
+	if b.Timeout > 0 {
+		return b.Timeout
+	}
+	return DefaultTimeout
 }
 
 func (b *Builder) goTool() string {

@@ -1,8 +1,9 @@
 // Package supervise runs deployments' revisions (controlplane.Deployer): each revision is a
-// runtime process of its own (the jetgraph binary with the revision's graph.json, or the
-// program built from the user's module), on a loopback port, restarted when it crashes, its data
-// in the deployment's NATS account on the control plane's embedded server, behind a reverse
-// proxy at the deployment's custom_url that switches to a new revision only once it is healthy.
+// runtime process of its own (the jetgraph binary with the revision's graph.json or its built
+// LangGraph project's langgraph.json, or the program built from the user's module), on a
+// loopback port, restarted when it crashes, its data in the deployment's NATS account on the
+// control plane's embedded server, behind a reverse proxy at the deployment's custom_url that
+// switches to a new revision only once it is healthy.
 package supervise
 
 import (
@@ -48,7 +49,8 @@ const (
 // Supervisor runs the revisions of every deployment (controlplane.Deployer).
 type Supervisor struct {
 	// Dir holds, per deployment, its NATS user key and its processes' data folders
-	// (<Dir>/<deployment_id>/<revision_id>), and the cache of built programs.
+	// (<Dir>/<deployment_id>/<revision_id>, with the built folder of a LangGraph project's
+	// revision, which Projects makes there), and the cache of built programs.
 	Dir string
 	// Jetgraph is the jetgraph binary, which serves config revisions.
 	Jetgraph string
@@ -56,6 +58,9 @@ type Supervisor struct {
 	NATS Namespaces
 	// Objects holds the built programs.
 	Objects Objects
+	// Projects makes built LangGraph projects ready to run here (build.Builder, whose Projects
+	// folder is Dir); nil refuses such revisions.
+	Projects Projects
 	// BaseURL is the control plane server's URL (http://host:port), the base of custom_url.
 	BaseURL string
 	// GracePeriod is how long a replaced revision's process has to finish the requests and
@@ -277,7 +282,7 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 			return engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("secret name %q: not an environment variable name", sec.Name))
 		}
 	}
-	p, err := s.newProc(ctx, spec, natsURL)
+	p, err := s.newProc(ctx, spec, natsURL, log)
 	if err != nil {
 		return err
 	}
@@ -312,13 +317,15 @@ func (s *Supervisor) Deploy(ctx context.Context, spec controlplane.DeploySpec, l
 // newProc prepares spec's process: its data folder, its graph.json, its program (fetched from
 // the object store and checked against the artifact's digest, for a built one), its
 // environment and flags.
-func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, natsURL string) (*proc, error) {
+func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, natsURL string, log io.Writer) (*proc, error) {
 	const op = "deployments.deploy"
 	dir := filepath.Join(s.Dir, spec.DeploymentID, spec.RevisionID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	var program string
+	cfg := filepath.Join(dir, "graph.json")
+	var extra, extraEnv []string
 	switch spec.Artifact.Kind {
 	case controlplane.ArtifactConfig:
 		program = s.Jetgraph
@@ -327,12 +334,19 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		if program, err = s.program(ctx, spec.Artifact); err != nil {
 			return nil, err
 		}
+	case controlplane.ArtifactProject:
+		program = s.Jetgraph
+		var err error
+		if cfg, extra, extraEnv, err = s.projectRun(ctx, spec, log); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, engine.E(engine.Op(op), engine.Invalid, fmt.Sprintf("artifact kind %q does not run here", spec.Artifact.Kind))
 	}
-	cfg := filepath.Join(dir, "graph.json")
-	if err := os.WriteFile(cfg, spec.Artifact.Config, 0o600); err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+	if spec.Artifact.Kind != controlplane.ArtifactProject {
+		if err := os.WriteFile(cfg, spec.Artifact.Config, 0o600); err != nil {
+			return nil, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	addr, err := freePort()
 	if err != nil {
@@ -342,7 +356,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 	if env == nil {
 		env = MinimalEnv()
 	}
-	env = append(append([]string{}, env...), "HOME="+dir)
+	env = append(append(append([]string{}, env...), "HOME="+dir), extraEnv...)
 	for _, sec := range spec.Secrets {
 		env = append(env, sec.Name+"="+sec.Value)
 	}
@@ -362,6 +376,7 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		"--nats-url", natsURL, "--nats-creds", s.keyFile(spec.DeploymentID),
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
+	args = append(args, extra...)
 	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
 }
 
