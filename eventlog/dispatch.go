@@ -181,18 +181,8 @@ func (d *Dispatch) Nak(delay time.Duration) error { return d.msg.NakWithDelay(de
 // InProgress restarts the message's AckWait: its worker is still at it.
 func (d *Dispatch) InProgress() error { return d.msg.InProgress() }
 
-// KeepInProgress tells the consumer that msgs are in progress every interval (a third of
-// their AckWait, say) until stop is called or ctx ends, so that work longer than AckWait is not
-// handed to another worker; stop returns once the telling has stopped.
-func KeepInProgress(ctx context.Context, interval time.Duration, msgs ...*Dispatch) (stop func()) {
-	each := make([]InProgresser, len(msgs))
-	for i, m := range msgs {
-		each[i] = m
-	}
-	return keepInProgress(ctx, interval, each)
-}
-
-// keepInProgress is KeepInProgress of any queue's messages.
+// keepInProgress tells the consumer that msgs are in progress every interval until stop is
+// called or ctx ends (see Held.Progress); stop returns once the telling has stopped.
 func keepInProgress(ctx context.Context, interval time.Duration, msgs []InProgresser) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
