@@ -70,15 +70,43 @@ func leasedKinds() []leasedWork {
 				}
 				return h
 			},
-			take: func(t *testing.T, ctx context.Context, b *eventlog.Log) bool {
-				msgs, err := openHeldQueue(t, ctx, b).Fetch(ctx, 1, 100*time.Millisecond)
+			take: takeDispatch,
+		},
+		{
+			// A pulled message's delivery time is not known: Hold confirms it in progress first.
+			name: "pulled dispatch",
+			hold: func(t *testing.T, ctx context.Context, a *eventlog.Log) *eventlog.Held {
+				q := openHeldQueue(t, ctx, a)
+				if _, err := a.Append(ctx, mustEvent(t, thread("a"), "run_created", nil), eventlog.Any); err != nil {
+					t.Fatal(err)
+				}
+				pull, err := q.Pull(1)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return len(msgs) > 0
+				defer pull.Stop()
+				msg, err := pull.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				h, err := q.Hold(ctx, msg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h
 			},
+			take: takeDispatch,
 		},
 	}
+}
+
+// takeDispatch tries once to read a message of the queue on b.
+func takeDispatch(t *testing.T, ctx context.Context, b *eventlog.Log) bool {
+	msgs, err := openHeldQueue(t, ctx, b).Fetch(ctx, 1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(msgs) > 0
 }
 
 func openHeldQueue(t *testing.T, ctx context.Context, l *eventlog.Log) *eventlog.DispatchQueue {
