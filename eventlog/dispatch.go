@@ -37,7 +37,9 @@ const (
 // each to one at a time: a message not acknowledged within AckWait (its worker died) goes to
 // another. Every event is delivered, from the start of the stream, until acknowledged.
 type DispatchQueue struct {
-	cons jetstream.Consumer
+	cons    jetstream.Consumer
+	nc      *nats.Conn // for in-progress acknowledgements the consumer confirms (Hold)
+	ackWait time.Duration
 }
 
 // OpenDispatch creates (or updates) the queue's durable consumer with the log's replicas. A
@@ -67,7 +69,7 @@ func (l *Log) OpenDispatch(ctx context.Context, cfg DispatchConfig) (*DispatchQu
 	if err != nil {
 		return nil, err
 	}
-	return &DispatchQueue{cons: cons}, nil
+	return &DispatchQueue{cons: cons, nc: l.nc, ackWait: cfg.AckWait}, nil
 }
 
 // Pull starts pulling up to batch messages at a time. A pull whose consumer was lost (a
@@ -85,20 +87,31 @@ func (q *DispatchQueue) Pull(batch int) (*DispatchPull, error) {
 // the first to arrive within wait (and those there with it); none (no error) when none did. It
 // returns as soon as it has messages, whose AckWait runs from then.
 func (q *DispatchQueue) Fetch(ctx context.Context, max int, wait time.Duration) ([]*Dispatch, error) {
-	msgs, err := collect(q.cons.FetchNoWait(max))
+	msgs, err := fetched(time.Now())(q.cons.FetchNoWait(max))
 	if len(msgs) > 0 || err != nil {
 		return msgs, err
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if msgs, err = collect(q.cons.Fetch(1, jetstream.FetchContext(wctx))); len(msgs) == 0 || err != nil || max == 1 {
+	if msgs, err = fetched(time.Now())(q.cons.Fetch(1, jetstream.FetchContext(wctx))); len(msgs) == 0 || err != nil || max == 1 {
 		if ctx.Err() != nil {
 			err = nil // (its messages, if any came, are settled by the caller)
 		}
 		return msgs, err
 	}
-	more, err := collect(q.cons.FetchNoWait(max - 1))
+	more, err := fetched(time.Now())(q.cons.FetchNoWait(max - 1))
 	return append(msgs, more...), err
+}
+
+// fetched is collect for a fetch asked for at at.
+func fetched(at time.Time) func(jetstream.MessageBatch, error) ([]*Dispatch, error) {
+	return func(batch jetstream.MessageBatch, err error) ([]*Dispatch, error) {
+		msgs, err := collect(batch, err)
+		for _, m := range msgs {
+			m.fetched = at
+		}
+		return msgs, err
+	}
 }
 
 // collect reads a fetched batch whole; the end of a fetch that found nothing is no error.
@@ -138,6 +151,9 @@ func (p *DispatchPull) Stop() { p.msgs.Stop() }
 // work is done, Nak to have it delivered again, Term to drop it.
 type Dispatch struct {
 	msg jetstream.Msg
+	// fetched is when the fetch that delivered it was asked for (zero for a Pull's): its
+	// AckWait ran from later than that (see DispatchQueue.Hold).
+	fetched time.Time
 }
 
 // Subject is the subject of the event delivered.
@@ -165,10 +181,9 @@ func (d *Dispatch) Nak(delay time.Duration) error { return d.msg.NakWithDelay(de
 // InProgress restarts the message's AckWait: its worker is still at it.
 func (d *Dispatch) InProgress() error { return d.msg.InProgress() }
 
-// KeepInProgress tells the consumer that msgs are in progress every interval (a third of
-// their AckWait, say) until stop is called or ctx ends, so that work longer than AckWait is not
-// handed to another worker; stop returns once the telling has stopped.
-func KeepInProgress(ctx context.Context, interval time.Duration, msgs ...*Dispatch) (stop func()) {
+// keepInProgress tells the consumer that msgs are in progress every interval until stop is
+// called or ctx ends (see Held.Progress); stop returns once the telling has stopped.
+func keepInProgress(ctx context.Context, interval time.Duration, msgs []InProgresser) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -13,6 +13,11 @@
 //   - A message body over InlineLimit is stored in its stream's object store before the message,
 //     which carries a reference that every reader resolves (see blobs.go): any event size is
 //     carried, and no reference is ever dangling.
+//   - Leased work (Held, leased.go: a thread's runs, a deployment's pipeline steps, a batch of
+//     traces to forward) is cancelled before its lease can expire without a successful renewal:
+//     renewed every TTL/3, it stops TTL - TTL/4 after the last renewal that succeeded (counted
+//     from when it was sent), even while the log is unreachable, so no two processes do the same
+//     leased work at once.
 package eventlog
 
 import (

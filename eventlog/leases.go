@@ -19,9 +19,11 @@ var ErrLeaseGone = errors.New("eventlog: lease expired")
 
 // Leases are exclusive, expiring holds on keys (a thread, say): a key of a JetStream key-value
 // bucket that expires its TTL after its last write. Only the holder of a lease renews or releases
-// it: every write is a compare-and-set on the revision the holder last wrote.
+// it: every write is a compare-and-set on the revision the holder last wrote. Work done under a
+// lease holds it with Hold (leased.go), which renews it and stops the work in time.
 type Leases struct {
-	kv jetstream.KeyValue
+	kv  jetstream.KeyValue
+	ttl time.Duration
 }
 
 // OpenLeases creates (or updates) the lease bucket with the log's replicas. A cluster that is
@@ -38,7 +40,7 @@ func (l *Log) OpenLeases(ctx context.Context, bucket string, ttl time.Duration) 
 	if err != nil {
 		return nil, err
 	}
-	return &Leases{kv: kv}, nil
+	return &Leases{kv: kv, ttl: ttl}, nil
 }
 
 // Acquire takes the lease of key for holder and returns its revision, or fails (wrapping

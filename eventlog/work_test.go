@@ -205,9 +205,9 @@ func TestDispatchFetch(t *testing.T) {
 	}
 }
 
-// TestKeepInProgress checks that a message whose work outlasts its AckWait is not handed out
-// again while KeepInProgress tells the consumer so, and is once it stops.
-func TestKeepInProgress(t *testing.T) {
+// TestHeldProgress checks that a message whose leased work outlasts its AckWait is not handed
+// out again while the work's Held tells the consumer so, and is once the work is released.
+func TestHeldProgress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	l := eventlogtest.Open(t)
@@ -222,12 +222,22 @@ func TestKeepInProgress(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Fetch = %d messages, %v", len(got), err)
 	}
-	stop := eventlog.KeepInProgress(ctx, 300*time.Millisecond, got...)
+	leases, err := l.OpenLeases(ctx, "TEST_KEEP", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := leases.Hold(ctx, "default.a", "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Progress(300*time.Millisecond, got[0])
 	// Work lasting three AckWaits: the message is not delivered again meanwhile.
 	if again, err := q.Fetch(ctx, 1, 3*time.Second); err != nil || len(again) != 0 {
 		t.Fatalf("while in progress: delivered again (%d messages, %v)", len(again), err)
 	}
-	stop()
+	if err := held.Release(); err != nil {
+		t.Fatal(err)
+	}
 	// Nobody says so any more: after its AckWait the message is delivered again.
 	if again, err := q.Fetch(ctx, 1, 20*time.Second); err != nil || len(again) != 1 {
 		t.Fatalf("after stop: %d messages, %v; want the message again", len(again), err)

@@ -168,16 +168,14 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 			return
 		}
 	}
-	done := p.withLease(ctx, id, func(ctx context.Context) {
-		stop := eventlog.KeepInProgress(ctx, p.cfg.AckWait/3, d)
-		defer stop()
+	done := p.withLease(ctx, id, d, func(ctx context.Context) {
 		if err := p.reconcile(ctx, id); err != nil && ctx.Err() == nil {
 			p.cfg.Logger.Error("controlplane: pipeline step failed; retried", "deployment_id", id, "err", err)
 			_ = d.Nak(p.cfg.AckWait / 2)
 			return
 		}
 		if ctx.Err() != nil {
-			_ = d.Nak(0) // stopping: the step in flight is redone by whoever takes it
+			_ = d.Nak(0) // stopping, or the lease lost: the step in flight is redone by whoever takes it
 			return
 		}
 		_ = d.Ack()
@@ -187,42 +185,22 @@ func (p *Pipeline) handle(ctx context.Context, d *eventlog.Dispatch) {
 	}
 }
 
-// withLease runs f holding the deployment's lease, renewed while f runs; f's ctx ends when
-// the lease is lost. It reports false when another holder has the lease.
-func (p *Pipeline) withLease(ctx context.Context, deploymentID string, f func(ctx context.Context)) bool {
-	key := "deploy-" + deploymentID
-	rev, err := p.leases.Acquire(ctx, key, p.holder)
+// withLease runs f holding the deployment's lease (eventlog.Held: renewed while f runs, the
+// message d kept in progress meanwhile); f's ctx ends when the lease is lost, or could have
+// expired while the log was unreachable, before another process can take the deployment's
+// step over. It reports false when another holder has the lease.
+func (p *Pipeline) withLease(ctx context.Context, deploymentID string, d *eventlog.Dispatch, f func(ctx context.Context)) bool {
+	held, err := p.leases.Hold(ctx, "deploy-"+deploymentID, p.holder)
 	if err != nil {
 		return false
 	}
-	lctx, cancel := context.WithCancel(ctx)
-	var mu sync.Mutex
-	go func() {
-		t := time.NewTicker(p.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-lctx.Done():
-				return
-			case <-t.C:
-				next, err := p.leases.Renew(lctx, key, p.holder, rev)
-				if errors.Is(err, eventlog.ErrLeaseHeld) || errors.Is(err, eventlog.ErrLeaseGone) {
-					cancel()
-					return
-				}
-				if err == nil {
-					mu.Lock()
-					rev = next
-					mu.Unlock()
-				}
-			}
-		}
-	}()
-	f(lctx)
-	cancel()
-	mu.Lock()
-	defer mu.Unlock()
-	_ = p.leases.Release(context.WithoutCancel(ctx), key, rev)
+	defer func() { _ = held.Release() }()
+	held.Progress(p.cfg.AckWait/3, d)
+	f(held.Context())
+	if lost := held.Lost(); lost != nil {
+		p.cfg.Logger.Warn("controlplane: the deployment's lease was lost; its step in flight is left to whoever takes it",
+			"deployment_id", deploymentID, "err", lost)
+	}
 	return true
 }
 

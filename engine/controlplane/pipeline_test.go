@@ -120,7 +120,12 @@ type plane struct {
 
 func openPlane(t *testing.T) *plane {
 	t.Helper()
-	l := eventlogtest.Open(t)
+	return openPlaneOn(t, eventlogtest.Open(t))
+}
+
+// openPlaneOn is openPlane on l: a process of a control plane whose log several share.
+func openPlaneOn(t *testing.T, l *eventlog.Log) *plane {
+	t.Helper()
 	view, proj := deploymentstest.Open(t, l)
 	ctx := engine.WithTenant(context.Background(), "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01")
 	return &plane{log: l, proj: proj, view: view, svc: cp.NewService(l, proj, view, nil, (&recorder{}).CustomURL), ctx: ctx}

@@ -42,7 +42,8 @@ type Config struct {
 	// Concurrency is how many threads this process drains at once (default 10).
 	Concurrency int
 	// LeaseTTL is how long a thread's lease outlives its holder (default DefaultLeaseTTL); the
-	// holder renews it every LeaseTTL/3.
+	// holder renews it every LeaseTTL/3, and stops the thread's run when it could not for
+	// eventlog.GiveUpAfter(LeaseTTL), before another worker can take the thread over.
 	LeaseTTL time.Duration
 	// AckWait is how long a dispatch message waits for its worker before another gets it
 	// (default DefaultAckWait); a worker in progress says so every AckWait/3.
@@ -106,7 +107,7 @@ type Service struct {
 	stop     context.CancelFunc
 	msgs     *eventlog.DispatchPull // the current pull of the dispatch queue
 	stopping atomic.Bool            // Shutdown began
-	leases   leaseStore
+	leases   *eventlog.Leases       // threads' leases: one worker drains a thread at a time
 }
 
 // New returns the run service. Call Start to make this process a worker.

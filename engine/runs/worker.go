@@ -25,9 +25,8 @@ const (
 )
 
 var (
-	errLeaseLost = errors.New("runs: the thread's lease was lost")
-	errShutdown  = errors.New("runs: the process is shutting down")
-	errTimeout   = errors.New("runs: run timed out")
+	errShutdown = errors.New("runs: the process is shutting down")
+	errTimeout  = errors.New("runs: run timed out")
 )
 
 // Start makes this process a worker: it pulls the dispatch queue (one durable consumer shared by
@@ -165,7 +164,7 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 		return
 	}
 	ctx = engine.WithTenant(ctx, tenant)
-	lease, err := s.acquire(ctx, tenant, thread)
+	held, err := s.leases.Hold(ctx, tenant+"."+thread, s.cfg.Worker)
 	if err != nil {
 		// Another worker drains this thread: ask again soon, in case it finishes first.
 		_ = msg.Nak(250 * time.Millisecond)
@@ -176,23 +175,14 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			lease.release()
+			_ = held.Release()
 		}()
 	}()
-	progress := time.NewTicker(s.cfg.AckWait / 3)
-	defer progress.Stop()
-	stopProgress := make(chan struct{})
-	defer close(stopProgress)
-	go func() {
-		for {
-			select {
-			case <-progress.C:
-				_ = msg.InProgress()
-			case <-stopProgress:
-				return
-			}
-		}
-	}()
+	held.Progress(s.cfg.AckWait/3, msg)
+	// The thread is drained under its lease: a lease lost (taken over, or not renewed in time
+	// while the log is unreachable) stops the run before another worker can start it again,
+	// and nothing of the thread is written here from then on.
+	ctx = held.Context()
 	// The run that sent the message must be in the local projection before the queue is read;
 	// later runs of the thread are there once they are the worker's own writes or come with
 	// messages of their own.
@@ -235,7 +225,7 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 			_ = msg.Nak(500 * time.Millisecond)
 			return
 		}
-		if endSeq, err = s.execute(ctx, lease, rec); err != nil {
+		if endSeq, err = s.execute(ctx, rec); err != nil {
 			s.logger.Warn("runs: run not finished here", "run_id", rec.RunID, "thread_id", thread, "err", err)
 			_ = msg.Nak(time.Second)
 			return
@@ -247,7 +237,7 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 // execute runs one run to its end and records the end, and returns the end's sequence (0 when
 // the run had ended meanwhile). It returns an error when the run was left for another worker
 // (lease lost, shutdown).
-func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecord) (uint64, error) {
+func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, error) {
 	agg := threads.Aggregate(ctx, rec.ThreadID)
 	if rec.Cancel != "" {
 		return s.finish(ctx, agg, rec, nil, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
@@ -278,7 +268,6 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 		s.mu.Unlock()
 	}()
 	go s.watch(runCtx, cancel, agg.Tenant, rec)
-	go lease.keep(runCtx, cancel)
 
 	req := s.request(rec)
 	deferred := s.deferCheckpoints(rec)
@@ -310,7 +299,7 @@ func (s *Service) execute(ctx context.Context, lease *lease, rec engine.RunRecor
 		}
 		return 0, cause
 	}
-	if errors.Is(cause, errLeaseLost) || errors.Is(cause, errShutdown) {
+	if errors.Is(cause, eventlog.ErrLeaseLost) || errors.Is(cause, errShutdown) {
 		deferred.Discard()
 		return 0, cause
 	}

@@ -90,6 +90,12 @@ func runForwarder(t *testing.T, src *traceStack, cfg forward.Config) (stop func(
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runForwarderOf(t, f)
+}
+
+// runForwarderOf runs f until the returned stop is called.
+func runForwarderOf(t *testing.T, f *forward.Forwarder) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()

@@ -38,8 +38,14 @@ type traceStack struct {
 
 func startTracing(t testing.TB, tc platform.TracingConfig) *traceStack {
 	t.Helper()
+	return startTracingOn(t, tc, nil)
+}
+
+// startTracingOn is startTracing on the log l (nil: an embedded one of its own).
+func startTracingOn(t testing.TB, tc platform.TracingConfig, l *eventlog.Log) *traceStack {
+	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
-	p := platformtest.Start(t, platform.Config{Tracing: tc, Logger: quiet}, nil)
+	p := platformtest.Start(t, platform.Config{Tracing: tc, Logger: quiet}, l)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Tracing: tracingapi.New(p.Tracing), Logger: quiet})
 	ts := httpapitest.NewServer(t, httpapi.OpenAPI(), srv.Handler())
 	return &traceStack{URL: ts.URL + "/tracing", P: p}

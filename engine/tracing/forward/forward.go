@@ -4,13 +4,15 @@
 //
 // A Forwarder reads the stream through a durable JetStream consumer of its own (named after the
 // target URL, project and tenant), so it resumes where it stopped after a restart and starts from
-// the stream's beginning the first time. It turns each run post and patch (with its attachments)
-// and each feedback into the parts of the clients' multipart ingestion, POSTs them to
-// <URL>/runs/multipart with the API key, and acknowledges the events only once the target
-// answered 2xx: while the target is down (or refuses the key) it retries with backoff, keeping
-// the events in progress, so nothing acknowledged is lost. A batch sent again (an
-// acknowledgement lost, a process killed after the post) is harmless: run posts and patches
-// are upserts by run id and feedback is keyed by its id, so the target stores each once.
+// the stream's beginning the first time. Each batch read is held as leased work until sent
+// (eventlog.Held): a process cut off from the log stops sending it before another reads it again.
+// It turns each run post and patch (with its attachments) and each feedback into the parts of the
+// clients' multipart ingestion, POSTs them to <URL>/runs/multipart with the API key, and
+// acknowledges the events only once the target answered 2xx: while the target is down (or refuses
+// the key) it retries with backoff, keeping the events in progress, so nothing acknowledged is
+// lost. A batch sent again (an acknowledgement lost, a process killed after the post) is harmless:
+// run posts and patches are upserts by run id and feedback is keyed by its id, so the target
+// stores each once.
 //
 // Not forwarded: project renames and deletions, feedback updates and deletions (the ingestion
 // protocol has no part for them). Items the target refuses for good (400, 409, 413 alone, 422)
@@ -173,17 +175,30 @@ func (f *Forwarder) Run(ctx context.Context) error {
 			_ = engine.Sleep(ctx, time.Second)
 		}
 		if len(msgs) > 0 {
-			f.deliver(ctx, msgs, o)
+			f.deliver(ctx, q, msgs, o)
 		}
 	}
 	return nil
 }
 
 // deliver sends the events of msgs, in order, retrying until each request was answered, then
-// acknowledges them; when ctx ends first, it hands them back to the consumer.
-func (f *Forwarder) deliver(ctx context.Context, msgs []*eventlog.Dispatch, o *outage) {
-	stop := eventlog.KeepInProgress(ctx, f.cfg.AckWait/3, msgs...)
-	defer stop()
+// acknowledges them; when ctx ends first, it hands them back to the consumer. The messages are
+// held as leased work (eventlog.Held): when their in-progress acknowledgements go unconfirmed
+// (the log is unreachable) the delivery stops before their AckWait could run out and another
+// process read them, so one batch is not sent by two processes at once.
+func (f *Forwarder) deliver(ctx context.Context, q *eventlog.DispatchQueue, msgs []*eventlog.Dispatch, o *outage) {
+	held, err := q.Hold(ctx, msgs...)
+	if err != nil {
+		settle(msgs, false)
+		return
+	}
+	defer func() { _ = held.Release() }()
+	ctx = held.Context()
+	defer func() {
+		if lost := held.Lost(); lost != nil {
+			f.cfg.Logger.Warn("forward: traces left to be read again: their delivery could not be kept", "target", f.Target(), "err", lost)
+		}
+	}()
 	backoff := f.cfg.MinBackoff
 	var reqs []request
 	for {
