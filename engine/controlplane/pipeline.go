@@ -10,11 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/controlplane/scrub"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -350,11 +352,15 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 	if goOn, err := p.enter(ctx, agg, r, RevisionBuilding); err != nil || !goOn {
 		return err
 	}
-	out := p.stepLog(ctx, agg, r.ID)
+	secrets, serr := p.opened(r.Inputs.Secrets)
+	out := p.stepLog(ctx, agg, r.ID, d, secrets)
 	var art Artifact
 	var err error
-	switch d.Source {
-	case SourceGitHost:
+	failed := RevisionBuildFailed
+	switch {
+	case serr != nil:
+		err = serr
+	case d.Source == SourceGitHost:
 		if p.ports.Builder == nil {
 			err = errors.New("this jetgraph has no builder for git_host revisions")
 			break
@@ -362,11 +368,15 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
 			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
 			BuildCommand: r.Inputs.BuildCommand}, out)
-	case SourceExternalContainer:
-		art, err = p.publish(ctx, d, r, out)
+	case d.Source == SourceExternalContainer:
+		// Nothing is built from an image: publishing its manifests is the rollout, so a
+		// failure there (the repository unreachable, a push refused) is DEPLOY_FAILED.
+		failed = RevisionDeployFailed
+		art, err = p.publish(ctx, d, r, secrets, "", out)
 	default:
 		err = fmt.Errorf("source %s cannot be built", d.Source)
 	}
+	reason := p.outcome(ctx, out, failed, err)
 	if lerr := out.Close(); lerr != nil {
 		return fmt.Errorf("controlplane: the build's log: %w", lerr)
 	}
@@ -374,14 +384,35 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		return ctx.Err() // stopping: whoever takes over resumes the build
 	}
 	if err != nil {
-		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionBuildFailed,
-			Reason: err.Error(), CommitSHA: art.CommitSHA})
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: failed,
+			Reason: reason, CommitSHA: art.CommitSHA})
 	}
 	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionAwaitingDeploy,
 		CommitSHA: art.CommitSHA, Artifact: &art})
 }
 
-func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out io.Writer) (Artifact, error) {
+// outcome ends a step's log with the line that says why it failed (status: reason) when err is
+// a failure (not the process stopping), and returns the reason, scrubbed of the secrets.
+func (p *Pipeline) outcome(ctx context.Context, out *stepOutput, status RevisionStatus, err error) string {
+	if err == nil || ctx.Err() != nil {
+		return ""
+	}
+	reason := out.scrub.String(err.Error())
+	out.line(fmt.Sprintf("%s: %s", status, strings.Join(strings.Fields(reason), " ")))
+	return reason
+}
+
+// opened is a revision's secrets in clear text (see Service.SealSecrets).
+func (p *Pipeline) opened(secrets []Secret) ([]Secret, error) {
+	if p.svc == nil {
+		return secrets, nil
+	}
+	return p.svc.opened(secrets)
+}
+
+// publish commits r's manifests to its listener's GitOps repository; why is "redeploy" for a
+// rollback to r (a new commit of its manifests).
+func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, secrets []Secret, why string, out io.Writer) (Artifact, error) {
 	if p.ports.Publisher == nil {
 		return Artifact{}, errors.New("this jetgraph has no manifest publisher for external_container revisions")
 	}
@@ -397,8 +428,8 @@ func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, 
 		return Artifact{}, err
 	}
 	return p.ports.Publisher.Publish(ctx, ManifestSpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name,
-		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: r.Inputs.Secrets, ResourceSpec: r.Inputs.ResourceSpec,
-		Namespace: r.Inputs.Namespace, Listener: raw}, out)
+		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: secrets, ResourceSpec: r.Inputs.ResourceSpec,
+		Namespace: r.Inputs.Namespace, Listener: raw, Rollout: why}, out)
 }
 
 // removeManifests takes an external_container deployment's folder out of the repository of
@@ -440,9 +471,9 @@ func (p *Pipeline) removeManifests(ctx context.Context, d Deployment) error {
 
 func agg(d Deployment) eventlog.Aggregate { return deploymentAgg(d.ID) }
 
-func (p *Pipeline) deploySpec(d Deployment, r RevisionRecord) DeploySpec {
-	return DeploySpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name, RevisionID: r.ID,
-		Artifact: *r.Built, Secrets: r.Inputs.Secrets}
+func (p *Pipeline) deploySpec(d Deployment, r RevisionRecord) (DeploySpec, error) {
+	secrets, err := p.opened(r.Inputs.Secrets)
+	return p.deploySpecWith(d, r, secrets), err
 }
 
 // deploy rolls r out; why is "redeploy" for a rollout asked for by a redeploy.
@@ -455,18 +486,29 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 		return err
 	}
 	defer p.local.lock(d.ID)() // until the outcome is folded: see follow.go
-	out := p.stepLog(ctx, agg, r.ID)
-	var err error
+	secrets, err := p.opened(r.Inputs.Secrets)
+	out := p.stepLog(ctx, agg, r.ID, d, secrets)
+	var built *Artifact
 	switch {
+	case err != nil:
 	case r.Built == nil:
 		err = errors.New("the revision has no artifact")
+	case r.Built.Kind == ArtifactManifests && why != "":
+		// A rollback: the repository holds a newer revision's manifests, and the cluster
+		// applies what the repository holds.
+		var art Artifact
+		if art, err = p.publish(ctx, d, r, secrets, why, out); err == nil {
+			built = &art
+			fmt.Fprintf(out, "revision %s's manifests are commit %s of the GitOps repository: applying them is the cluster's job (Argo CD, Flux)\n", r.ID, art.GitOpsCommit)
+		}
 	case r.Built.Kind == ArtifactManifests:
 		fmt.Fprintf(out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
 	case p.ports.Deployer == nil:
 		err = errors.New("this jetgraph has no deployer")
 	default:
-		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), out)
+		err = p.ports.Deployer.Deploy(ctx, p.deploySpecWith(d, r, secrets), out)
 	}
+	reason := p.outcome(ctx, out, RevisionDeployFailed, err)
 	if lerr := out.Close(); lerr != nil {
 		return fmt.Errorf("controlplane: the rollout's log: %w", lerr)
 	}
@@ -474,22 +516,35 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 		return ctx.Err()
 	}
 	if err != nil {
-		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: err.Error(), Note: why})
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: reason, Note: why})
 	}
-	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why})
+	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why, Artifact: built})
 }
 
-// stepLog streams a step's output to the revision's log while the step runs (see stepLog);
-// the step closes it before it appends its status. Output written while stopping is appended
-// too: the log of an interrupted attempt is followed by the resumed one's.
-func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string) *stepLog {
-	return newStepLog(func(text string) error {
+// deploySpecWith is r's DeploySpec with its secrets opened already.
+func (p *Pipeline) deploySpecWith(d Deployment, r RevisionRecord, secrets []Secret) DeploySpec {
+	return DeploySpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name, RevisionID: r.ID,
+		Artifact: *r.Built, Secrets: secrets}
+}
+
+// stepLog streams a step's output to the revision's log while the step runs (see stepLog),
+// the values of the secrets (the revision's and the deployment's own) masked; the step closes
+// it before it appends its status. Output written while stopping is appended too: the log of an
+// interrupted attempt is followed by the resumed one's.
+func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string, d Deployment, secrets []Secret) *stepOutput {
+	log := newStepLog(func(text string) error {
 		_, err := p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
 		if err != nil {
 			p.cfg.Logger.Warn("controlplane: appending a revision's log; kept for the next append", "revision_id", revisionID, "err", err)
 		}
 		return err
 	})
+	current, _ := p.opened(d.Secrets) // a value that does not open is in no one's output
+	var values []string
+	for _, s := range append(slices.Clone(secrets), current...) {
+		values = append(values, s.Value)
+	}
+	return &stepOutput{log: log, scrub: scrub.NewWriter(log, values)}
 }
 
 // emit appends one event of the pipeline and waits until it is folded. The deployment's lease
@@ -572,7 +627,7 @@ func (s *Service) pushRevision(ctx context.Context, d Deployment, head string) e
 	if err != nil {
 		return engine.E(engine.Op(op), err)
 	}
-	events, err := newRevisionEvents(a, d, "push", head)
+	events, err := newRevisionEvents(a, s.sealed(d), "push", head)
 	if err != nil {
 		return engine.E(engine.Op(op), err)
 	}
