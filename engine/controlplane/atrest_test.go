@@ -200,3 +200,32 @@ func TestClearSecretsOfOlderEvents(t *testing.T) {
 		t.Errorf("controlplane.db holds the older event's secret in clear text")
 	}
 }
+
+// TestSecretOfAMissingKey: a revision whose secret was sealed with a key the keyring no longer
+// has fails its rollout with the reason naming the key, never runs with the sealed text.
+func TestSecretOfAMissingKey(t *testing.T) {
+	p := openPlane(t)
+	first := newKeyring(t)
+	p.svc.SealSecrets(first)
+	dep := &envDeployer{recorder: newRecorder(), got: map[string]string{}}
+	stop := p.start(t, cp.Ports{Builder: dep.recorder, Deployer: dep})
+	d := p.create(t, "lost-key", "main")
+	p.waitRevision(t, d.ID, *d.LatestRevisionID, cp.RevisionDeployed)
+	stop()
+	p.svc.SealSecrets(newKeyring(t)) // restarted with the key file replaced, the older key not kept
+	p.start(t, cp.Ports{Builder: dep.recorder, Deployer: dep})
+	if _, err := p.svc.Redeploy(p.ctx, d.ID, *d.LatestRevisionID); err != nil {
+		t.Fatal(err)
+	}
+	var r cp.Revision
+	eventually(t, "the redeploy's failure", func() bool {
+		r, _ = p.svc.GetRevision(p.ctx, d.ID, *d.LatestRevisionID)
+		return r.Status == cp.RevisionDeployFailed
+	})
+	if r.FailureReason == nil || !strings.Contains(*r.FailureReason, "key "+first.CurrentID()+", which is not in the keyring") {
+		t.Errorf("failure_reason %v", r.FailureReason)
+	}
+	if got := dep.secret("TOKEN"); got != "s3cret" {
+		t.Errorf("a rollout got TOKEN=%q", got)
+	}
+}
