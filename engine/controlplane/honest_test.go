@@ -141,3 +141,30 @@ func TestPublishFailureIsDeployFailed(t *testing.T) {
 		t.Errorf("last line %q, want %q; log:\n%s", got, want, log)
 	}
 }
+
+// TestInterruptedLogEndsWithTheReason stops the pipeline mid-build until the revision is
+// INTERRUPTED: its log ends with the reason, on a line of its own.
+func TestInterruptedLogEndsWithTheReason(t *testing.T) {
+	p := openPlane(t)
+	d := p.create(t, "app", "hold")
+	for range 4 {
+		rec := newRecorder()
+		stop := p.start(t, cp.Ports{Builder: rec, Deployer: rec})
+		<-rec.building
+		stop()
+	}
+	last := newRecorder()
+	close(last.release)
+	p.start(t, cp.Ports{Builder: last, Deployer: last})
+	r := p.waitRevision(t, d.ID, *d.LatestRevisionID, cp.RevisionInterrupted)
+	log, err := p.svc.RevisionLog(p.ctx, d.ID, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FailureReason == nil {
+		t.Fatal("no failure_reason")
+	}
+	if got, want := lastLine(log), "INTERRUPTED: "+*r.FailureReason; got != want {
+		t.Errorf("the log's last line is %q, want %q; log:\n%s", got, want, log)
+	}
+}

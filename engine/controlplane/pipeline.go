@@ -340,12 +340,29 @@ func (p *Pipeline) enter(ctx context.Context, agg eventlog.Aggregate, r Revision
 	note := ""
 	if r.Status == s {
 		if resumes(r, s) > maxResumes {
-			return false, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionInterrupted,
-				Reason: fmt.Sprintf("interrupted %d times in %s: the process doing it stopped each time", maxResumes+1, s)})
+			reason := fmt.Sprintf("interrupted %d times in %s: the process doing it stopped each time", maxResumes+1, s)
+			if err := p.logLine(ctx, agg, r.ID, fmt.Sprintf("%s: %s", RevisionInterrupted, reason)); err != nil {
+				return false, err
+			}
+			return false, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionInterrupted, Reason: reason})
 		}
 		note = "resumed by " + p.holder + " after the process doing it stopped"
 	}
 	return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: s, Note: note})
+}
+
+// logLine appends line to a revision's log, on a line of its own (the log of a step cut short
+// may end mid-line).
+func (p *Pipeline) logLine(ctx context.Context, agg eventlog.Aggregate, revisionID, line string) error {
+	text, err := p.view.RevisionLog(revisionID)
+	if err != nil {
+		return err
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		line = "\n" + line
+	}
+	_, err = p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: line + "\n"})
+	return err
 }
 
 func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployment, r RevisionRecord) error {
