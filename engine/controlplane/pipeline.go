@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -556,10 +555,14 @@ func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revision
 		}
 		return err
 	})
-	current, _ := p.opened(d.Secrets) // a value that does not open is in no one's output
 	var values []string
-	for _, s := range append(slices.Clone(secrets), current...) {
+	for _, s := range secrets {
 		values = append(values, s.Value)
+	}
+	for _, s := range d.Secrets {
+		if open, err := p.opened([]Secret{s}); err == nil { // one that does not open is in no one's output
+			values = append(values, open[0].Value)
+		}
 	}
 	return &stepOutput{log: log, scrub: scrub.NewWriter(log, values)}
 }
