@@ -188,6 +188,12 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		db.Close()
 		return nil, fmt.Errorf("control plane: secrets key: %w", err)
 	}
+	if o.natsURL != "" && os.Getenv(seal.KeyEnv) == "" {
+		// Each process of a cluster seals with its keyring: one whose key file differs from the
+		// others' cannot open their deployments' secrets (their rollouts fail naming the key).
+		o.logger.Warn("control plane: the secrets key is this data folder's; every process on this NATS needs the same keyring: set "+seal.KeyEnv+" on all of them, or copy the file",
+			"key_file", filepath.Join(data, seal.KeyFileName), "key_id", ring.CurrentID())
+	}
 	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
 	c.view.SealSecrets(ring)
 	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
