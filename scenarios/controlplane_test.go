@@ -320,10 +320,20 @@ func TestControlPlaneScenario(t *testing.T) {
 	ensureNodeModules(t)
 	runClient(t, []string{"JETGRAPH_URL=" + srv.URL, "JG_AUTH_SCHEME=bearer"}, "node", "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
-	// A broken graph.json: BUILD_FAILED with the reason; the active revision keeps serving.
-	d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "broken"}}`)
-	if r := pollRevision(t, srv, dep, d["latest_revision_id"].(string), settled); r["status"] != "BUILD_FAILED" || r["failure_reason"] == nil {
-		t.Fatalf("broken graph.json: %v", r)
+	// A broken graph.json, and a branch the repository lacks: BUILD_FAILED with the reason, which
+	// is also the log's last line; the active revision keeps serving.
+	for _, ref := range []string{"broken", "no-such-branch"} {
+		d = must(t, srv, 200, "PATCH", "/v2/deployments/"+dep, `{"source_revision_config": {"repo_ref": "`+ref+`"}}`)
+		rev := d["latest_revision_id"].(string)
+		r := pollRevision(t, srv, dep, rev, settled)
+		reason, _ := r["failure_reason"].(string)
+		if r["status"] != "BUILD_FAILED" || reason == "" {
+			t.Fatalf("%s: %v", ref, r)
+		}
+		log := strings.Split(strings.TrimRight(revisionLog(t, srv, dep, rev), "\n"), "\n")
+		if last, want := log[len(log)-1], "BUILD_FAILED: "+strings.Join(strings.Fields(reason), " "); last != want {
+			t.Errorf("%s: the log ends %q, want %q", ref, last, want)
+		}
 	}
 
 	// A Go module with its own graphs, and a compile error on another branch.
@@ -379,6 +389,20 @@ func TestControlPlaneScenario(t *testing.T) {
 	}
 	runNode(t, srv, "controlplane.mjs", url, scenarioAdminKey, "agent", "check", threadID)
 
+	// The secret is sealed at rest: no file of the data folder (the log's store, controlplane.db,
+	// the revisions' process logs) holds it; the key file was made on first start, mode 0600.
+	if st, err := os.Stat(filepath.Join(data, "secrets.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("secrets.key: %v, %v", st, err)
+	}
+	_ = filepath.WalkDir(data, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		if raw, err := os.ReadFile(path); err == nil && strings.Contains(string(raw), "not-to-be-seen") {
+			t.Errorf("%s holds the deployment's secret in clear text", path)
+		}
+		return nil
+	})
 	for _, id := range []string{dep, goDep} {
 		deleteDeployment(t, srv, id)
 	}

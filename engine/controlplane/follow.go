@@ -176,8 +176,12 @@ func (p *Pipeline) followOne(ctx context.Context, id string) error {
 	if !found || r.Built == nil {
 		return engine.E(engine.Op("controlplane.follow"), engine.NotFound, "the active revision "+want+" has no artifact")
 	}
+	spec, err := p.deploySpec(d.Deployment, r)
+	if err != nil {
+		return err
+	}
 	var out bytes.Buffer // a follower's switch is not the revision's rollout: its log stays the worker's
-	err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d.Deployment, r), &out)
+	err = p.ports.Deployer.Deploy(ctx, spec, &out)
 	if err == nil {
 		p.cfg.Logger.Info("controlplane: this process runs the deployment's active revision", "deployment_id", id, "revision_id", want)
 	}

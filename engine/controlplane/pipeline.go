@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/controlplane/scrub"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -316,35 +317,60 @@ func (p *Pipeline) enter(ctx context.Context, agg eventlog.Aggregate, r Revision
 	note := ""
 	if r.Status == s {
 		if resumes(r, s) > maxResumes {
-			return false, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionInterrupted,
-				Reason: fmt.Sprintf("interrupted %d times in %s: the process doing it stopped each time", maxResumes+1, s)})
+			reason := fmt.Sprintf("interrupted %d times in %s: the process doing it stopped each time", maxResumes+1, s)
+			if err := p.logLine(ctx, agg, r.ID, fmt.Sprintf("%s: %s", RevisionInterrupted, reason)); err != nil {
+				return false, err
+			}
+			return false, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionInterrupted, Reason: reason})
 		}
 		note = "resumed by " + p.holder + " after the process doing it stopped"
 	}
 	return true, p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: s, Note: note})
 }
 
+// logLine appends line to a revision's log, on a line of its own (the log of a step cut short
+// may end mid-line).
+func (p *Pipeline) logLine(ctx context.Context, agg eventlog.Aggregate, revisionID, line string) error {
+	text, err := p.view.RevisionLog(revisionID)
+	if err != nil {
+		return err
+	}
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		line = "\n" + line
+	}
+	_, err = p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: line + "\n"})
+	return err
+}
+
 func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployment, r RevisionRecord) error {
 	if goOn, err := p.enter(ctx, agg, r, RevisionBuilding); err != nil || !goOn {
 		return err
 	}
-	out := p.stepLog(ctx, agg, r.ID)
+	secrets, serr := p.opened(r.Inputs.Secrets)
+	out := p.stepLog(ctx, agg, r.ID, d, secrets)
 	var art Artifact
 	var err error
-	switch d.Source {
-	case SourceGitHost:
+	failed := RevisionBuildFailed
+	switch {
+	case serr != nil:
+		err = serr
+	case d.Source == SourceGitHost:
 		if p.ports.Builder == nil {
 			err = errors.New("this jetgraph has no builder for git_host revisions")
 			break
 		}
 		art, err = p.ports.Builder.Build(ctx, BuildSpec{DeploymentID: d.ID, RevisionID: r.ID, RepoURL: r.Inputs.RepoURL,
 			RepoRef: r.Inputs.RepoRef, GraphConfigPath: r.Inputs.GraphConfigPath, InstallCommand: r.Inputs.InstallCommand,
-			BuildCommand: r.Inputs.BuildCommand, Secrets: r.Inputs.Secrets}, out)
-	case SourceExternalContainer:
-		art, err = p.publish(ctx, d, r, out)
+			BuildCommand: r.Inputs.BuildCommand, Secrets: secrets}, out)
+	case d.Source == SourceExternalContainer:
+		// Nothing is built from an image: publishing its manifests is the rollout, so a
+		// failure there (the repository unreachable, a push refused) is DEPLOY_FAILED.
+		failed = RevisionDeployFailed
+		art, err = p.publish(ctx, d, r, secrets, "", out)
 	default:
 		err = fmt.Errorf("source %s cannot be built", d.Source)
 	}
+	reason := p.outcome(ctx, out, failed, err)
 	if lerr := out.Close(); lerr != nil {
 		return fmt.Errorf("controlplane: the build's log: %w", lerr)
 	}
@@ -352,14 +378,35 @@ func (p *Pipeline) build(ctx context.Context, agg eventlog.Aggregate, d Deployme
 		return ctx.Err() // stopping: whoever takes over resumes the build
 	}
 	if err != nil {
-		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionBuildFailed,
-			Reason: err.Error(), CommitSHA: art.CommitSHA})
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: failed,
+			Reason: reason, CommitSHA: art.CommitSHA})
 	}
 	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionAwaitingDeploy,
 		CommitSHA: art.CommitSHA, Artifact: &art})
 }
 
-func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, out io.Writer) (Artifact, error) {
+// outcome ends a step's log with the line that says why it failed (status: reason) when err is
+// a failure (not the process stopping), and returns the reason, scrubbed of the secrets.
+func (p *Pipeline) outcome(ctx context.Context, out *stepOutput, status RevisionStatus, err error) string {
+	if err == nil || ctx.Err() != nil {
+		return ""
+	}
+	reason := out.scrub.String(err.Error())
+	out.line(fmt.Sprintf("%s: %s", status, strings.Join(strings.Fields(reason), " ")))
+	return reason
+}
+
+// opened is a revision's secrets in clear text (see Service.SealSecrets).
+func (p *Pipeline) opened(secrets []Secret) ([]Secret, error) {
+	if p.svc == nil {
+		return secrets, nil
+	}
+	return p.svc.opened(secrets)
+}
+
+// publish commits r's manifests to its listener's GitOps repository; why is "redeploy" for a
+// rollback to r (a new commit of its manifests).
+func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, secrets []Secret, why string, out io.Writer) (Artifact, error) {
 	if p.ports.Publisher == nil {
 		return Artifact{}, errors.New("this jetgraph has no manifest publisher for external_container revisions")
 	}
@@ -375,8 +422,8 @@ func (p *Pipeline) publish(ctx context.Context, d Deployment, r RevisionRecord, 
 		return Artifact{}, err
 	}
 	return p.ports.Publisher.Publish(ctx, ManifestSpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name,
-		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: r.Inputs.Secrets, ResourceSpec: r.Inputs.ResourceSpec,
-		Namespace: r.Inputs.Namespace, Listener: raw}, out)
+		RevisionID: r.ID, ImageURI: r.Inputs.ImageURI, Secrets: secrets, ResourceSpec: r.Inputs.ResourceSpec,
+		Namespace: r.Inputs.Namespace, Listener: raw, Rollout: why}, out)
 }
 
 // removeManifests takes an external_container deployment's folder out of the repository of
@@ -418,9 +465,9 @@ func (p *Pipeline) removeManifests(ctx context.Context, d Deployment) error {
 
 func agg(d Deployment) eventlog.Aggregate { return deploymentAgg(d.ID) }
 
-func (p *Pipeline) deploySpec(d Deployment, r RevisionRecord) DeploySpec {
-	return DeploySpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name, RevisionID: r.ID,
-		Artifact: *r.Built, Secrets: r.Inputs.Secrets}
+func (p *Pipeline) deploySpec(d Deployment, r RevisionRecord) (DeploySpec, error) {
+	secrets, err := p.opened(r.Inputs.Secrets)
+	return p.deploySpecWith(d, r, secrets), err
 }
 
 // deploy rolls r out; why is "redeploy" for a rollout asked for by a redeploy.
@@ -433,18 +480,29 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 		return err
 	}
 	defer p.local.lock(d.ID)() // until the outcome is folded: see follow.go
-	out := p.stepLog(ctx, agg, r.ID)
-	var err error
+	secrets, err := p.opened(r.Inputs.Secrets)
+	out := p.stepLog(ctx, agg, r.ID, d, secrets)
+	var built *Artifact
 	switch {
+	case err != nil:
 	case r.Built == nil:
 		err = errors.New("the revision has no artifact")
+	case r.Built.Kind == ArtifactManifests && why != "":
+		// A rollback: the repository holds a newer revision's manifests, and the cluster
+		// applies what the repository holds.
+		var art Artifact
+		if art, err = p.publish(ctx, d, r, secrets, why, out); err == nil {
+			built = &art
+			fmt.Fprintf(out, "revision %s's manifests are commit %s of the GitOps repository: applying them is the cluster's job (Argo CD, Flux)\n", r.ID, art.GitOpsCommit)
+		}
 	case r.Built.Kind == ArtifactManifests:
 		fmt.Fprintf(out, "manifests committed as %s: applying them is the cluster's job (Argo CD, Flux)\n", r.Built.GitOpsCommit)
 	case p.ports.Deployer == nil:
 		err = errors.New("this jetgraph has no deployer")
 	default:
-		err = p.ports.Deployer.Deploy(ctx, p.deploySpec(d, r), out)
+		err = p.ports.Deployer.Deploy(ctx, p.deploySpecWith(d, r, secrets), out)
 	}
+	reason := p.outcome(ctx, out, RevisionDeployFailed, err)
 	if lerr := out.Close(); lerr != nil {
 		return fmt.Errorf("controlplane: the rollout's log: %w", lerr)
 	}
@@ -452,22 +510,39 @@ func (p *Pipeline) deploy(ctx context.Context, agg eventlog.Aggregate, d Deploym
 		return ctx.Err()
 	}
 	if err != nil {
-		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: err.Error(), Note: why})
+		return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployFailed, Reason: reason, Note: why})
 	}
-	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why})
+	return p.emit(ctx, agg, RevisionStatusChanged, RevisionStatusData{RevisionID: r.ID, Status: RevisionDeployed, Note: why, Artifact: built})
 }
 
-// stepLog streams a step's output to the revision's log while the step runs (see stepLog);
-// the step closes it before it appends its status. Output written while stopping is appended
-// too: the log of an interrupted attempt is followed by the resumed one's.
-func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string) *stepLog {
-	return newStepLog(func(text string) error {
+// deploySpecWith is r's DeploySpec with its secrets opened already.
+func (p *Pipeline) deploySpecWith(d Deployment, r RevisionRecord, secrets []Secret) DeploySpec {
+	return DeploySpec{Tenant: d.TenantID, DeploymentID: d.ID, DeploymentName: d.Name, RevisionID: r.ID,
+		Artifact: *r.Built, Secrets: secrets}
+}
+
+// stepLog streams a step's output to the revision's log while the step runs (see stepLog),
+// the values of the secrets (the revision's and the deployment's own) masked; the step closes
+// it before it appends its status. Output written while stopping is appended too: the log of an
+// interrupted attempt is followed by the resumed one's.
+func (p *Pipeline) stepLog(ctx context.Context, agg eventlog.Aggregate, revisionID string, d Deployment, secrets []Secret) *stepOutput {
+	log := newStepLog(func(text string) error {
 		_, err := p.append(ctx, agg, RevisionLogged, RevisionLogData{RevisionID: revisionID, Text: strings.ToValidUTF8(text, "?")})
 		if err != nil {
 			p.cfg.Logger.Warn("controlplane: appending a revision's log; kept for the next append", "revision_id", revisionID, "err", err)
 		}
 		return err
 	})
+	var values []string
+	for _, s := range secrets {
+		values = append(values, s.Value)
+	}
+	for _, s := range d.Secrets {
+		if open, err := p.opened([]Secret{s}); err == nil { // one that does not open is in no one's output
+			values = append(values, open[0].Value)
+		}
+	}
+	return &stepOutput{log: log, scrub: scrub.NewWriter(log, values)}
 }
 
 // emit appends one event of the pipeline and waits until it is folded. The deployment's lease
@@ -550,7 +625,7 @@ func (s *Service) pushRevision(ctx context.Context, d Deployment, head string) e
 	if err != nil {
 		return engine.E(engine.Op(op), err)
 	}
-	events, err := newRevisionEvents(a, d, "push", head)
+	events, err := newRevisionEvents(a, s.sealed(d), "push", head)
 	if err != nil {
 		return engine.E(engine.Op(op), err)
 	}

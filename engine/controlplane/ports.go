@@ -135,6 +135,9 @@ type ManifestSpec struct {
 	// Listener is the listener's record as JSON (compute_type, compute_config with the
 	// GitOps repository).
 	Listener []byte
+	// Rollout says why the manifests are published: "" for a new revision, "redeploy" for a
+	// rollback to (or a restart of) an older one, which is a new commit of its manifests.
+	Rollout string
 }
 
 // ManifestPublisher renders an external_container revision's Kubernetes objects and commits

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/controlplane/seal"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -58,6 +59,7 @@ type Service struct {
 	urls      func(deploymentID string) string
 	compute   func(raw []byte, loc ...any) error
 	noGitHost string // why git_host revisions cannot run here; "" when they can
+	keys      *seal.Keyring
 	// beforeCommit, when set (tests only), runs between a command's read of the state and its
 	// append: where another writer's event makes the append conflict.
 	beforeCommit func(op string)
@@ -74,6 +76,51 @@ func (s *Service) refuseGitHost(op string, source Source) error {
 		return engine.E(engine.Op(op), engine.BadRequest, s.noGitHost+".")
 	}
 	return nil
+}
+
+// SealSecrets makes every command seal the deployment's secret values with keys before they
+// are appended (deployment and revision events alike), and the pipeline open them where a
+// process or a manifest needs them. Without it values are appended as they are (tests).
+func (s *Service) SealSecrets(keys *seal.Keyring) { s.keys = keys }
+
+// sealed is d with its secrets' values sealed (those sealed already stay as they are).
+func (s *Service) sealed(d Deployment) Deployment {
+	d.Secrets = SealedSecrets(s.keys, d.Secrets)
+	return d
+}
+
+// SealedSecrets is secrets with every value sealed with keys (as they are when keys is nil):
+// what a command appends, and what the control projection keeps of an event appended before
+// values were sealed.
+func SealedSecrets(keys *seal.Keyring, secrets []Secret) []Secret {
+	if keys == nil {
+		return secrets
+	}
+	out := make([]Secret, len(secrets))
+	for i, sec := range secrets {
+		out[i] = Secret{Name: sec.Name, Value: keys.Seal(sec.Value)}
+	}
+	return out
+}
+
+// opened is secrets with their values in clear text, for a process's environment or a
+// manifest. A value appended before sealing existed is clear already.
+func (s *Service) opened(secrets []Secret) ([]Secret, error) {
+	out := make([]Secret, len(secrets))
+	for i, sec := range secrets {
+		v := sec.Value
+		if seal.Sealed(v) {
+			if s.keys == nil {
+				return nil, fmt.Errorf("secret %s is sealed and this jetgraph has no keyring", sec.Name)
+			}
+			var err error
+			if v, err = s.keys.Open(v); err != nil {
+				return nil, fmt.Errorf("secret %s: %w", sec.Name, err)
+			}
+		}
+		out[i] = Secret{Name: sec.Name, Value: v}
+	}
+	return out, nil
 }
 
 // CheckComputeConfig makes POST/PATCH /v2/listeners check a k8s listener's compute_config
@@ -196,6 +243,7 @@ func (s *Service) CreateDeployment(ctx context.Context, body map[string]any) (De
 		}
 	}
 	agg := deploymentAgg(d.ID)
+	d = s.sealed(d)
 	created, err := eventlog.New(agg, DeploymentCreated, DeploymentData{Deployment: d})
 	if err != nil {
 		return Deployment{}, engine.E(engine.Op(op), err)
@@ -382,6 +430,7 @@ func (s *Service) updateOnce(ctx context.Context, op, id string, body map[string
 	if next.Source == SourceGitHost {
 		next.SourceConfig.CustomURL = nil // computed by every answer, never stored
 	}
+	next = s.sealed(next)
 	updated, err := eventlog.New(agg, DeploymentUpdated, DeploymentData{Deployment: next})
 	if err != nil {
 		return engine.E(engine.Op(op), err)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jetgraph/jetgraph/engine/controlplane/scrub"
 )
 
 // Bounds of a step's streamed log.
@@ -36,6 +38,7 @@ type stepLog struct {
 	tail     []byte // past the budget: the last maxLogEvent bytes
 	cut      int    // past the budget: bytes dropped from before tail
 	failed   error  // the last append's error, while its text is pending again
+	last     byte   // the last byte written (0 before any)
 
 	kick chan struct{}
 	stop chan struct{}
@@ -53,6 +56,9 @@ func newStepLog(emit func(text string) error) *stepLog {
 func (l *stepLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n := len(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
 	if room := stepLogBudget - l.streamed; room > 0 {
 		take := min(room, len(p))
 		l.pending = append(l.pending, p[:take]...)
@@ -151,4 +157,38 @@ func runeBoundary(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// line appends s as a line of its own: after a newline when the output so far does not end
+// with one.
+func (l *stepLog) line(s string) {
+	l.mu.Lock()
+	open := l.last != 0 && l.last != '\n'
+	l.mu.Unlock()
+	if open {
+		s = "\n" + s
+	}
+	_, _ = l.Write([]byte(s + "\n"))
+}
+
+// stepOutput is what a step writes its output to: scrubbed of the deployment's secret values,
+// then streamed to the revision's log (stepLog).
+type stepOutput struct {
+	log   *stepLog
+	scrub *scrub.Writer
+}
+
+// Write takes p into the step's output.
+func (o *stepOutput) Write(p []byte) (int, error) { return o.scrub.Write(p) }
+
+// line ends the output with s as its own line (the step's outcome).
+func (o *stepOutput) line(s string) {
+	_ = o.scrub.Flush()
+	o.log.line(o.scrub.String(s))
+}
+
+// Close writes what the scrubber held back and closes the log (see stepLog.Close).
+func (o *stepOutput) Close() error {
+	_ = o.scrub.Flush()
+	return o.log.Close()
 }

@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	cp "github.com/jetgraph/jetgraph/engine/controlplane"
+	"github.com/jetgraph/jetgraph/engine/controlplane/seal"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/projections"
 )
@@ -35,8 +36,14 @@ const LogTailBytes = 2048
 
 // View is the control plane's projection: the fold and its reads.
 type View struct {
-	db *projections.DB
+	db   *projections.DB
+	keys *seal.Keyring
 }
+
+// SealSecrets makes the fold seal secret values that an event carries in clear text (one
+// appended before the control plane sealed them), so that controlplane.db holds none. A value
+// sealed already is kept as it is.
+func (v *View) SealSecrets(keys *seal.Keyring) { v.keys = keys }
 
 // New returns the view over db; the projector folding into it is the caller's.
 func New(db *projections.DB) *View { return &View{db: db} }
@@ -57,7 +64,7 @@ func key(parts ...string) []byte { return []byte(strings.Join(parts, "/")) }
 func (v *View) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	switch e.Aggregate.Kind {
 	case cp.DeploymentKind:
-		return applyDeployment(tx, e)
+		return v.applyDeployment(tx, e)
 	case cp.ListenerKind:
 		return applyListener(tx, e)
 	case cp.KeyKind:
@@ -77,7 +84,7 @@ func missing(e eventlog.Event, what string) error {
 	return fmt.Errorf("%s %s: no such %s", e.Type, e.Aggregate, what)
 }
 
-func applyDeployment(tx *bbolt.Tx, e eventlog.Event) error {
+func (v *View) applyDeployment(tx *bbolt.Tx, e eventlog.Event) error {
 	deps, revs := tx.Bucket(bDeployments), tx.Bucket(bRevisions)
 	k := []byte(e.Aggregate.ID)
 	var d cp.DeploymentRecord
@@ -95,6 +102,7 @@ func applyDeployment(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		next := data.Deployment
+		next.Secrets = cp.SealedSecrets(v.keys, next.Secrets)
 		if found {
 			next.Status, next.LatestRevisionID, next.ActiveRevisionID, next.CreatedAt =
 				d.Status, d.LatestRevisionID, d.ActiveRevisionID, d.CreatedAt
@@ -121,6 +129,7 @@ func applyDeployment(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := decode(e, &data); err != nil {
 			return err
 		}
+		data.Inputs.Secrets = cp.SealedSecrets(v.keys, data.Inputs.Secrets)
 		r := cp.RevisionRecord{Revision: data.Revision, Inputs: data.Inputs, Tenant: d.TenantID}
 		r.CreatedAt, r.UpdatedAt = e.Time, e.Time
 		r.StatusHistory = []cp.StatusChange{{Status: r.Status, At: e.Time}}

@@ -197,7 +197,7 @@ a flag on the command line wins over the environment.`,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
 	}
 	addServeFlags(serveCmd.Flags(), o)
-	root.AddCommand(serveCmd, eventsCommand(o), projectionsCommand(o), forkCommand(o), replayCommand(o), exportCommand(o), importCommand(o), benchCommand(stdout), versionCommand(o), configCommand(o), keysCommand(o), natsCommand(o))
+	root.AddCommand(serveCmd, eventsCommand(o), projectionsCommand(o), forkCommand(o), replayCommand(o), exportCommand(o), importCommand(o), benchCommand(stdout), versionCommand(o), configCommand(o), keysCommand(o), natsCommand(o), secretsCommand(o))
 	return root
 }
 

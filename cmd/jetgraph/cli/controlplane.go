@@ -19,6 +19,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/keys"
 	"github.com/jetgraph/jetgraph/engine/controlplane/manifests"
+	"github.com/jetgraph/jetgraph/engine/controlplane/seal"
 	"github.com/jetgraph/jetgraph/engine/controlplane/supervise"
 	"github.com/jetgraph/jetgraph/engine/controlplane/watch"
 	"github.com/jetgraph/jetgraph/engine/tracing"
@@ -181,7 +182,20 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		db.Close()
 		return nil, fmt.Errorf("--public-url %w", err)
 	}
+	// The secrets' key: the environment's, else the data folder's file, made on first start.
+	ring, err := seal.Load(data, os.Getenv)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("control plane: secrets key: %w", err)
+	}
+	if o.natsURL != "" && os.Getenv(seal.KeyEnv) == "" {
+		// Each process of a cluster seals with its keyring: one whose key file differs from the
+		// others' cannot open their deployments' secrets (their rollouts fail naming the key).
+		o.logger.Warn("control plane: the secrets key is this data folder's; every process on this NATS needs the same keyring: set "+seal.KeyEnv+" on all of them, or copy the file",
+			"key_file", filepath.Join(data, seal.KeyFileName), "key_id", ring.CurrentID())
+	}
 	c := &controlPlane{db: db, view: deployments.New(db), logger: o.logger}
+	c.view.SealSecrets(ring)
 	c.proj = projections.NewProjector(db, l, eventlog.ControlStream, c.view)
 	c.keys = keys.New(l, c.proj, c.view)
 	env := ControlPlaneEnv{Log: l, Data: data, Addr: addr, PublicURL: public, Logger: o.logger,
@@ -206,6 +220,7 @@ func openControlPlane(ctx context.Context, o *options, l *eventlog.Log, data, ad
 		urls = ports.Deployer.CustomURL
 	}
 	c.svc = controlplane.NewService(l, c.proj, c.view, projects, urls)
+	c.svc.SealSecrets(ring)
 	if unsupported != "" {
 		c.svc.RefuseGitHost(unsupported)
 	}

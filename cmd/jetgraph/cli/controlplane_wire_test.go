@@ -41,6 +41,31 @@ func gitopsFiles(t *testing.T, repo string) []string {
 	return names
 }
 
+// gitopsHead is the message of the head commit of branch main of repo and the text of its
+// files ("" before its first commit).
+func gitopsHead(t *testing.T, repo string) (msg, text string) {
+	t.Helper()
+	r, err := git.PlainOpen(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := r.Reference(plumbing.NewBranchReferenceName("main"), true)
+	if err != nil {
+		return "", ""
+	}
+	c, err := r.CommitObject(ref.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := c.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_ = files.ForEach(func(f *object.File) error { s, err := f.Contents(); b.WriteString(s); return err })
+	return c.Message, b.String()
+}
+
 // waitFor polls cond every 50 ms for up to a minute.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -79,9 +104,30 @@ func TestServeWiresTheGitOpsPublisher(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("external_container deployment: %d %v", code, d)
 	}
-	id := d["id"].(string)
+	id, first := d["id"].(string), d["latest_revision_id"].(string)
 	waitFor(t, "the manifests in the GitOps repository", func() bool {
 		return strings.Contains(strings.Join(gitopsFiles(t, repo), ","), "support-bot/")
+	})
+	// A new image, then a rollback to the first: the repository's head is a redeploy commit
+	// holding the first image again.
+	if code, v := call(t, "PATCH", s.url+"/v2/deployments/"+id, admin, `{"source_revision_config": {"image_uri": "registry/bot:2"}}`); code != 200 {
+		t.Fatalf("PATCH: %d %v", code, v)
+	}
+	waitFor(t, "the second image in the repository", func() bool {
+		_, text := gitopsHead(t, repo)
+		return strings.Contains(text, "registry/bot:2")
+	})
+	waitFor(t, "the second revision deployed", func() bool {
+		_, d := call(t, "GET", s.url+"/v2/deployments/"+id, admin, "")
+		return d["active_revision_id"] != nil && d["active_revision_id"] != first
+	})
+	if code, v := call(t, "POST", s.url+"/v2/deployments/"+id+"/revisions/"+first+"/redeploy", admin, ""); code != 200 {
+		t.Fatalf("redeploy: %d %v", code, v)
+	}
+	waitFor(t, "the rollback commit", func() bool {
+		msg, text := gitopsHead(t, repo)
+		return strings.HasPrefix(msg, "jetgraph: redeploy support-bot revision "+first) && strings.Contains(text, "registry/bot:1") &&
+			!strings.Contains(text, "registry/bot:2")
 	})
 	if code, _ := call(t, "DELETE", s.url+"/v2/deployments/"+id, admin, ""); code != 204 {
 		t.Fatalf("delete: %d", code)

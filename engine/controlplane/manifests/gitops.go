@@ -201,7 +201,11 @@ func (p *Publisher) Publish(ctx context.Context, spec controlplane.ManifestSpec,
 	for _, n := range b.Notes {
 		fmt.Fprintf(log, "note: %s\n", n)
 	}
-	msg := fmt.Sprintf("jetgraph: deploy %s revision %s\n\nDeployment: %s\nRevision: %s\nImage: %s\nNamespace: %s\n", spec.DeploymentName, spec.RevisionID, spec.DeploymentID, spec.RevisionID, spec.ImageURI, ns)
+	verb := "deploy"
+	if spec.Rollout != "" {
+		verb = spec.Rollout
+	}
+	msg := fmt.Sprintf("jetgraph: %s %s revision %s\n\nDeployment: %s\nRevision: %s\nImage: %s\nNamespace: %s\n", verb, spec.DeploymentName, spec.RevisionID, spec.DeploymentID, spec.RevisionID, spec.ImageURI, ns)
 	sha, changed, err := p.commit(ctx, op, g, dir, b.Files, msg)
 	if err != nil {
 		return controlplane.Artifact{}, err

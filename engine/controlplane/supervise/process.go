@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jetgraph/jetgraph/engine/controlplane/scrub"
 )
 
 // Restart backoff of a crashed revision process: doubled at each crash up to the maximum, back
@@ -37,6 +39,7 @@ type proc struct {
 	addr                 string // host:port, loopback
 	data                 string // its data folder, removed once it stopped
 	logPath              string
+	secrets              []string // values scrubbed from its output (the deployment's secrets)
 
 	transport *http.Transport
 	proxy     *httputil.ReverseProxy
@@ -128,9 +131,16 @@ func (p *proc) runOnce() error {
 		return err
 	}
 	defer out.Close()
+	// The process's output goes through the scrubber: a graph printing its environment does
+	// not put the deployment's secrets in the log (nor, through outputTail, in the revision's).
+	w := scrub.NewWriter(out, p.secrets)
+	defer w.Flush()
 	cmd := exec.Command(p.program, p.args...)
 	cmd.Env = p.env
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = w, w
+	// With a writer that is not a file, Wait copies the output through a pipe: a grandchild
+	// holding the pipe open must not keep Wait from returning once the process exited.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.SysProcAttr = procAttr()
 	p.mu.Lock()
 	if p.stopping {

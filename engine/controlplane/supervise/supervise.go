@@ -377,7 +377,13 @@ func (s *Supervisor) newProc(ctx context.Context, spec controlplane.DeploySpec, 
 		"--config", cfg, "--grace-period", s.grace().String(), "--trace-project", spec.DeploymentName,
 		"--log-format", "json"}
 	args = append(args, extra...)
-	return newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
+	p, err := newProc(spec.DeploymentID, spec.RevisionID, program, args, env, addr, data, filepath.Join(dir, "process.log"))
+	if p != nil {
+		for _, sec := range spec.Secrets {
+			p.secrets = append(p.secrets, sec.Value)
+		}
+	}
+	return p, err
 }
 
 // holder names this supervisor among a cluster's: its host and folder.
