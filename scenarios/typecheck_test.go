@@ -84,7 +84,7 @@ func TestPythonTypes(t *testing.T) {
 		lock  string   // the lock file of the environment the code runs in
 		paths []string // relative to dir
 	}{
-		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py"}},
+		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py", "jetgraph_tracer.py"}},
 		{"scenario scripts", "python", pythonRequirements, scripts},
 		{"python example", pythonExample, filepath.Join(pythonExample, "requirements.txt"), []string{"agent"}},
 	}
