@@ -17,7 +17,8 @@ const (
 // pythonLintRequirements is the lock file (with hashes) of mypy and ruff.
 const pythonLintRequirements = "python/lint-requirements.txt"
 
-// TestTypeScriptHostTypes type-checks the TypeScript host with tsc --strict against the
+// TestTypeScriptHostTypes type-checks the TypeScript host (host.ts and the modules it imports)
+// with tsc --strict against the
 // @langchain/langgraph and @langchain/core of the hosted scenario project (and the typescript and
 // @types/node it pins as devDependencies). The host is checked from a temporary folder whose
 // node_modules is the project's, so its imports resolve as they do when jetgraph runs it from
@@ -31,12 +32,21 @@ func TestTypeScriptHostTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(typeScriptHost)
-	if err != nil {
-		t.Fatal(err)
+	// The host's modules (host.ts and those it imports), beside each other as in the tree.
+	sources, err := filepath.Glob(filepath.Join(filepath.Dir(typeScriptHost), "*.ts"))
+	if err != nil || len(sources) < 2 {
+		t.Fatalf("the host's modules: %v %v", sources, err)
+	}
+	files := map[string]string{"package.json": `{"type": "module"}`}
+	for _, s := range sources {
+		src, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Base(s)] = string(src)
 	}
 	dir := t.TempDir()
-	for name, data := range map[string]string{"host.ts": string(src), "package.json": `{"type": "module"}`} {
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +84,7 @@ func TestPythonTypes(t *testing.T) {
 		lock  string   // the lock file of the environment the code runs in
 		paths []string // relative to dir
 	}{
-		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py"}},
+		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py", "jetgraph_tracer.py"}},
 		{"scenario scripts", "python", pythonRequirements, scripts},
 		{"python example", pythonExample, filepath.Join(pythonExample, "requirements.txt"), []string{"agent"}},
 	}

@@ -14,7 +14,7 @@ import (
 // core. A request goes to the running host with the fewest requests in flight.
 type Pool struct {
 	hosts []*Host
-	// traced: the hosts' langsmith library posts to jetgraph's tracing API (Options.Tracing),
+	// traced: the hosts post their runs' spans to jetgraph's tracing API (Options.Tracing),
 	// so each run is given its trace's parent.
 	traced bool
 }

@@ -9,8 +9,9 @@ import (
 )
 
 // Tracing says where the hosts send the traces of their graphs' model calls: jetgraph's own
-// tracing API, which the langsmith library that LangChain's chat models trace through (a
-// dependency of langchain-core and @langchain/core) posts to as it posts to LangSmith.
+// tracing API, which the TypeScript host's tracer, and in the Python host the langsmith library
+// that LangChain's chat models trace through (a dependency of langchain-core), post to as the
+// langsmith clients post to LangSmith.
 type Tracing struct {
 	// URL is jetgraph's tracing API as the hosts reach it (http://127.0.0.1:8123/tracing):
 	// their LANGSMITH_ENDPOINT.

@@ -2,7 +2,7 @@ package hosting
 
 import (
 	"crypto/sha256"
-	_ "embed" // the TypeScript host ships in the binary
+	"embed" // the TypeScript host ships in the binary
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,8 +16,50 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
-//go:embed typescript/host.ts
-var typescriptHost string
+// typescriptSources are the TypeScript host's modules: host.ts, the program, and the modules it
+// imports by relative path (tracer.ts, imported as ./tracer.js), bundled into one file by compileHost.
+//
+//go:embed typescript/*.ts
+var typescriptSources embed.FS
+
+// hostNamespace is the esbuild namespace of the host's embedded modules.
+const hostNamespace = "jetgraph-host"
+
+// compileHost compiles the TypeScript host, its modules bundled in and packages left as imports
+// of the project's node_modules, into one ES module for Node.
+func compileHost() ([]byte, error) {
+	main, err := typescriptSources.ReadFile("typescript/host.ts")
+	if err != nil {
+		return nil, fmt.Errorf("hosting: %w", err)
+	}
+	embedded := api.Plugin{Name: hostNamespace, Setup: func(b api.PluginBuild) {
+		// A relative import is one of the host's modules; any other, a package of the project's
+		// (or Node's), imported at run time.
+		b.OnResolve(api.OnResolveOptions{Filter: `.*`}, func(a api.OnResolveArgs) (api.OnResolveResult, error) {
+			if name, ok := strings.CutPrefix(a.Path, "./"); ok { // "./tracer.js", as Node's ESM spells tracer.ts
+				return api.OnResolveResult{Path: strings.TrimSuffix(name, ".js") + ".ts", Namespace: hostNamespace}, nil
+			}
+			return api.OnResolveResult{Path: a.Path, External: true}, nil
+		})
+		b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: hostNamespace}, func(a api.OnLoadArgs) (api.OnLoadResult, error) {
+			src, err := typescriptSources.ReadFile("typescript/" + a.Path)
+			if err != nil {
+				return api.OnLoadResult{}, err
+			}
+			text := string(src)
+			return api.OnLoadResult{Contents: &text, Loader: api.LoaderTS}, nil
+		})
+	}}
+	res := api.Build(api.BuildOptions{
+		Stdin:  &api.StdinOptions{Contents: string(main), Sourcefile: "jetgraph-host.ts", Loader: api.LoaderTS},
+		Bundle: true, Packages: api.PackagesExternal, Platform: api.PlatformNode, Format: api.FormatESModule,
+		Target: api.ES2022, Write: false, LogLevel: api.LogLevelSilent, Plugins: []api.Plugin{embedded},
+	})
+	if len(res.Errors) > 0 {
+		return nil, fmt.Errorf("hosting: compile the TypeScript host: %s", res.Errors[0].Text)
+	}
+	return res.OutputFiles[0].Contents, nil
+}
 
 // nodeCache is where, inside the project, the compiled host and the bundled graphs go: under
 // its node_modules, so that they import the project's own packages (Node resolves bare imports
@@ -36,14 +78,13 @@ func typescriptCommand(node, configDir string, entries []graphs.Entry) ([]string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("hosting: %w", err)
 	}
-	host := api.Transform(typescriptHost, api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule,
-		Target: api.ES2022, Sourcefile: "jetgraph-host.ts"})
-	if len(host.Errors) > 0 {
-		return nil, fmt.Errorf("hosting: compile the TypeScript host: %s", host.Errors[0].Text)
+	host, err := compileHost()
+	if err != nil {
+		return nil, err
 	}
-	sum := sha256.Sum256(host.Code)
+	sum := sha256.Sum256(host)
 	hostFile := filepath.Join(dir, "host-"+hex.EncodeToString(sum[:6])+".mjs")
-	if err := writeIfChanged(hostFile, host.Code); err != nil {
+	if err := writeIfChanged(hostFile, host); err != nil {
 		return nil, err
 	}
 	cmd := []string{node, hostFile, "--root", root}

@@ -42,3 +42,21 @@ func TestNodeProject(t *testing.T) {
 		})
 	}
 }
+
+// The host compiles into one module: its own modules (the tracer) bundled in, every package
+// left as an import of the project's node_modules (or Node's).
+func TestCompileHost(t *testing.T) {
+	code, err := compileHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(code)
+	for _, want := range []string{"RunTracer = class extends BaseCallbackHandler", `from "@langchain/core/callbacks/base"`, `from "@langchain/langgraph"`, `from "node:readline"`} {
+		if !strings.Contains(src, want) {
+			t.Errorf("the compiled host lacks %s", want)
+		}
+	}
+	if strings.Contains(src, `from "./`) {
+		t.Error("the compiled host imports a module of its own by path: it is not bundled in")
+	}
+}

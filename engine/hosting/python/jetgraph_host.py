@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import datetime
 import importlib
 import importlib.util
@@ -71,6 +70,7 @@ from langgraph.types import (  # noqa: E402
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
+from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
 
@@ -504,21 +504,15 @@ def _snapshot(s: StateSnapshot) -> dict[str, Any]:
     }
 
 
-def _trace_run(stack: contextlib.ExitStack, headers: dict[str, str] | None) -> None:
-    """Traces a run under its trace in jetgraph: the run frame's `trace` holds the langsmith
-    distributed-tracing headers of the run's root span (langsmith-trace, baggage), and tracing
-    is on for this run only, so that LangChain's tracer posts the run's graph, nodes and model
-    calls as that span's children (to LANGSMITH_ENDPOINT, jetgraph's). Without headers (the
-    user's own LangSmith settings, or tracing off) nothing changes; a langsmith that cannot
-    take the parent leaves the run untraced, never failed."""
-    if not headers:
-        return
-    try:
-        import langsmith  # noqa: PLC0415 - a dependency of langchain-core, imported when used
-
-        stack.enter_context(langsmith.tracing_context(parent=headers, enabled=True))
-    except Exception as e:  # noqa: BLE001 - tracing never fails a run
-        print(f"jetgraph host: run not traced: {type(e).__name__}: {e}", file=sys.stderr)
+def _traced(config: RunnableConfig, headers: dict[str, str] | None) -> RunnableConfig:
+    """The run's config with the run's tracer (jetgraph_tracer) as its callbacks, when the run
+    frame's `trace` names the parent of its spans (jetgraph's root span of the run). Without (the
+    user's own LangSmith settings, or tracing off), the config as it is: LangChain traces as its
+    environment says."""
+    parent = parent_of(headers)
+    if parent is None:
+        return config
+    return {**config, "callbacks": [RunTracer(parent)]}
 
 
 FLUSH_WAIT = 2.0  # seconds the traces still queued at exit may take to be sent
@@ -533,6 +527,7 @@ def _flush_traces() -> None:
             from langchain_core.tracers.langchain import wait_for_all_tracers  # noqa: PLC0415
 
             wait_for_all_tracers()
+            flush_spans(FLUSH_WAIT)
         except Exception as e:  # noqa: BLE001 - a trace lost at exit never fails the host
             print(f"jetgraph host: traces not flushed: {e}", file=sys.stderr)
 
@@ -602,24 +597,23 @@ class Host:
         values: Any = None
         interrupted_at_root = False
         interrupts: list[dict[str, Any]] = []
-        with contextlib.ExitStack() as traced:
-            _trace_run(traced, frame.get("trace"))
-            async for ns, mode, chunk in g.astream(
-                run_input, config, context=frame.get("context") or None, stream_mode=modes, subgraphs=True,
-                durability=_library_durability(frame.get("durability")),
-                interrupt_before=_nodes(frame.get("interrupt_before")),
-                interrupt_after=_nodes(frame.get("interrupt_after")),
-            ):
-                if isinstance(chunk, dict) and INTERRUPT in chunk:
-                    # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
-                    if not ns and mode == "updates":
-                        interrupted_at_root = True
-                        interrupts.extend(to_api(chunk[INTERRUPT]))
-                    continue
-                if mode == "values" and not ns:
-                    values = chunk
-                if mode in wanted:
-                    self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
+        async for ns, mode, chunk in g.astream(
+            run_input, _traced(config, frame.get("trace")), context=frame.get("context") or None,
+            stream_mode=modes, subgraphs=True,
+            durability=_library_durability(frame.get("durability")),
+            interrupt_before=_nodes(frame.get("interrupt_before")),
+            interrupt_after=_nodes(frame.get("interrupt_after")),
+        ):
+            if isinstance(chunk, dict) and INTERRUPT in chunk:
+                # jetgraph publishes a run's interrupts from its state when it ends, as for Go graphs.
+                if not ns and mode == "updates":
+                    interrupted_at_root = True
+                    interrupts.extend(to_api(chunk[INTERRUPT]))
+                continue
+            if mode == "values" and not ns:
+                values = chunk
+            if mode in wanted:
+                self.conn.send({"t": "event", "id": rid, "mode": mode, "ns": list(ns), "data": to_api(chunk)})
         # The library streams each interrupt of a run at the root (a static one as an empty
         # tuple): a run without one, nor interrupt nodes, ended with nothing next. Reading its
         # state would make jetgraph append the run's checkpoints apart instead of with its end.

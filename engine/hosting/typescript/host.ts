@@ -20,9 +20,9 @@ import {
   SystemMessage,
   ToolMessage,
 } from "@langchain/core/messages";
-import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { BaseCheckpointSaver, BaseStore, Command, Send, messagesStateReducer } from "@langchain/langgraph";
 import type { Checkpoint, CheckpointMetadata, Operation, OperationResults } from "@langchain/langgraph";
+import { RunTracer, flushSpans, traceParentOf } from "./tracer.js";
 
 const PROTOCOL = 1;
 const INTERRUPT = "__interrupt__";
@@ -648,7 +648,7 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   const interruptAfter = nodes(frame.interrupt_after as string[] | null);
   const iterate = async (): Promise<void> => {
     const stream = await g.stream(input, {
-      ...cfg, streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
+      ...cfg, ...tracing(frame), streamMode: modes, subgraphs: true, signal, context: frame.context ?? undefined, durability: "sync",
       interruptBefore, interruptAfter,
     });
     for await (const [ns, mode, chunk] of stream) {
@@ -663,9 +663,7 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
       if (wanted.has(mode)) send({ t: "event", id, mode, ns, data: toApi(chunk) });
     }
   };
-  const parent = await traceParent(frame.trace as Record<string, string> | null | undefined);
-  if (parent === undefined) await iterate();
-  else await AsyncLocalStorageProviderSingleton.getInstance().run(parent, iterate);
+  await iterate();
   // The library streams each interrupt of a run at the root (a static one as an empty list): a
   // run without one, nor interrupt nodes, ended with nothing next. Reading its state would make
   // jetgraph append the run's checkpoints apart instead of with the run's end.
@@ -681,46 +679,13 @@ async function run(id: string, g: Runnable, frame: Frame, config: Config, signal
   };
 }
 
-// The langsmith library's RunTree class, which LangChain's tracer and traceable functions take
-// as the current run (langsmith is a dependency of @langchain/core): the project's hoisted copy,
-// else the one @langchain/core itself resolves (a strict node_modules layout).
-type RunTreeClass = {
-  fromHeaders(headers: Record<string, string>, inherit?: Obj): object | undefined;
-  getSharedClient?(): { awaitPendingTraceBatches?(): Promise<void> };
-};
-let runTreeClass: Promise<RunTreeClass | undefined> | undefined;
-
-function langsmithRunTree(): Promise<RunTreeClass | undefined> {
-  runTreeClass ??= (async () => {
-    try {
-      return ((await import("langsmith/run_trees")) as { RunTree: RunTreeClass }).RunTree;
-    } catch {
-      try {
-        const require = createRequire(import.meta.url);
-        const where = createRequire(require.resolve("@langchain/core/package.json")).resolve("langsmith/run_trees");
-        return ((await import(pathToFileURL(where).href)) as { RunTree: RunTreeClass }).RunTree;
-      } catch (e) {
-        console.error(`jetgraph host: langsmith not found, runs are not traced: ${String(e)}`);
-        return undefined;
-      }
-    }
-  })();
-  return runTreeClass;
-}
-
-// The parent of a run's trace in jetgraph: the run frame's trace holds the langsmith
-// distributed-tracing headers of the run's root span (langsmith-trace, baggage). Run inside it
-// (the async-local run tree LangChain reads), with tracing on for this run only, the graph, its
-// nodes and its model calls are posted as that span's children to LANGSMITH_ENDPOINT,
-// jetgraph's. Without headers (the user's own LangSmith settings, or tracing off), undefined.
-async function traceParent(headers: Record<string, string> | null | undefined): Promise<object | undefined> {
-  if (!headers) return undefined;
-  try {
-    return (await langsmithRunTree())?.fromHeaders(headers, { tracingEnabled: true });
-  } catch (e) {
-    console.error(`jetgraph host: run not traced: ${String(e)}`); // tracing never fails a run
-    return undefined;
-  }
+// The run's tracer, when the run frame names the parent of its spans (jetgraph's root span of
+// the run): the run's callbacks, which the library hands to every runnable it calls. Without
+// (the user's own LangSmith settings, or tracing off), nothing: LangChain traces as its
+// environment says.
+function tracing(frame: Frame): { callbacks?: RunTracer[] } {
+  const parent = traceParentOf(frame.trace as Record<string, string> | null | undefined);
+  return parent === undefined ? {} : { callbacks: [new RunTracer(parent, toApi)] };
 }
 
 // How long the traces still queued at exit may take to be sent: jetgraph gives a host little
@@ -733,7 +698,7 @@ async function flushTraces(): Promise<void> {
     try {
       const { awaitAllCallbacks } = await import("@langchain/core/callbacks/promises");
       await awaitAllCallbacks();
-      if (runTreeClass !== undefined) await (await runTreeClass)?.getSharedClient?.().awaitPendingTraceBatches?.();
+      await flushSpans();
     } catch (e) {
       console.error(`jetgraph host: traces not flushed: ${String(e)}`);
     }
