@@ -98,12 +98,13 @@ func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 }
 
 // Unanswered reports whether a publish may have been lost rather than refused: it was not
-// answered in time, or no server took it (a cluster electing a leader). Sending the same
-// message (with its id) again is safe: it is stored once.
+// answered in time, or no server took it (a cluster electing a leader, or the connection down:
+// nothing is buffered while it is, see connect). Sending the same message (with its id) again is
+// safe: it is stored once.
 func Unanswered(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, jetstream.ErrAsyncPublishTimeout)
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrReconnectBufExceeded)
 }
 
 // AppendBatch stores events as one atomic batch: all of them, in order, or none. It returns the

@@ -184,6 +184,11 @@ func connect(cfg Config, name string, reconnected func()) (*nats.Conn, error) {
 		nats.Name(name), nats.ReconnectHandler(func(*nats.Conn) { reconnected() }), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(reconnectWait), nats.ReconnectJitter(100*time.Millisecond, 100*time.Millisecond),
 		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut), nats.Timeout(connectWait),
+		// No publish is buffered while the connection is down: the client would send it after
+		// the reconnect, when its caller has long given up (a lease lost, another process
+		// doing the step), and the write would land behind the caller's back. A publish while
+		// disconnected fails at once, and the caller retries it knowing so.
+		nats.ReconnectBufSize(-1),
 	}
 	if cfg.Creds != "" {
 		opt, err := credsOption(cfg.Creds)
