@@ -16,6 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of
@@ -61,6 +63,11 @@ type Deps struct {
 	// CORSOrigins are the browser origins, besides loopback ones, allowed to call the API
 	// ("*": every origin).
 	CORSOrigins []string
+	// HTTP is langgraph.json's "http" (custom routes, disable_* toggles, mount_prefix, cors;
+	// see deployment.go); nil: none.
+	HTTP *graphs.HTTPConfig
+	// App serves HTTP.App, the user's custom routes (engine/hosting.App); nil: none.
+	App CustomApp
 	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
 	Pprof bool
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
@@ -96,8 +103,18 @@ func New(d Deps) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
 	e.Use(d.Metrics.middleware)
-	e.Use(cors(d.CORSOrigins))
+	if d.HTTP != nil {
+		e.Pre(s.classify)
+	}
+	if d.HTTP != nil && d.HTTP.CORS != nil {
+		e.Use(deploymentCORS(d.HTTP.CORS)) // http.cors replaces the server's CORS settings
+	} else {
+		e.Use(cors(d.CORSOrigins))
+	}
 	e.Use(middleware.Recover())
+	if d.HTTP != nil {
+		e.Use(s.deployment)
+	}
 	e.Use(checkUTF8)
 
 	s.systemRoutes()
