@@ -21,7 +21,7 @@ import platform
 import sys
 import threading
 import traceback
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from typing import IO, Any, cast
 
 PROTOCOL = 1
@@ -564,7 +564,7 @@ class Host:
                 task.cancel()
         elif t == "http" and self.app is not None:
             rid = frame["id"]
-            self.tasks[rid] = asyncio.create_task(self._http(rid, self.app, frame))
+            self.tasks[rid] = asyncio.create_task(self._http(rid, self.app.serve(frame)))
         elif t == "http.body" and self.app is not None:
             self.app.feed(frame)
         elif isinstance(t, str) and hasattr(self, "do_" + t):
@@ -576,9 +576,9 @@ class Host:
                 self.conn.send({"t": "done", "id": frame["id"], "error": {
                     "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
 
-    async def _http(self, rid: str, app: App, frame: dict[str, Any]) -> None:
+    async def _http(self, rid: str, serving: Coroutine[Any, Any, None]) -> None:
         try:
-            await app.serve(frame)
+            await serving
         finally:
             self.tasks.pop(rid, None)
 

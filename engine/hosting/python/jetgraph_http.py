@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 Send = Callable[[dict[str, Any]], None]
@@ -87,12 +87,16 @@ class App:
         if q is not None:
             q.put_nowait((base64.b64decode(frame.get("data") or ""), bool(frame.get("more"))))
 
-    async def serve(self, frame: dict[str, Any]) -> None:
-        """Serves one request to its end; the task is cancelled when the client goes away."""
-        rid = frame["id"]
+    def serve(self, frame: dict[str, Any]) -> Coroutine[Any, Any, None]:
+        """Serves one request to its end (the coroutine's task is cancelled when the client goes
+        away). Its body's queue is there at once: the body's frames follow the request's."""
         q: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue()
-        self.bodies[rid] = q
+        self.bodies[frame["id"]] = q
         q.put_nowait((base64.b64decode(frame.get("body") or ""), bool(frame.get("more"))))
+        return self._serve(frame, q)
+
+    async def _serve(self, frame: dict[str, Any], q: asyncio.Queue[tuple[bytes, bool]]) -> None:
+        rid = frame["id"]
         body_done = False
         finished = asyncio.Event()
         started = False

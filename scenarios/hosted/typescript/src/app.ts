@@ -1,0 +1,23 @@
+// The hosted TypeScript scenario's custom routes (langgraph.json's http.app): a Hono app.
+import { Hono } from "hono";
+import { streamSSE } from "hono/streaming";
+
+export const app = new Hono();
+
+app.get("/hello", (c) => c.json({ hello: c.req.query("name") ?? "world" }));
+
+app.post("/echo", async (c) => {
+  const body = await c.req.text();
+  return c.json({ bytes: Buffer.byteLength(body), upper: body.toUpperCase() });
+});
+
+app.get("/ticks", (c) =>
+  streamSSE(c, async (stream) => {
+    for (let i = 0; i < 3; i++) {
+      await stream.writeSSE({ event: "tick", data: String(i) });
+      await stream.sleep(300);
+    }
+  }),
+);
+
+app.get("/threads/custom", (c) => c.json({ custom: "threads" }));
