@@ -11,6 +11,8 @@ import (
 // langgraph, so they are type-checked here against the versions the hosted scenarios pin.
 const (
 	typeScriptHost = "../engine/hosting/typescript/host.ts"
+	// typeScriptHTTP is the host's driver of custom routes, checked against the pinned hono.
+	typeScriptHTTP = "../engine/hosting/typescript/http.ts"
 	pythonHostDir  = "../engine/hosting/python"
 )
 
@@ -35,8 +37,12 @@ func TestTypeScriptHostTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	httpSrc, err := os.ReadFile(typeScriptHTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	for name, data := range map[string]string{"host.ts": string(src), "package.json": `{"type": "module"}`} {
+	for name, data := range map[string]string{"host.ts": string(src), "http.ts": string(httpSrc), "package.json": `{"type": "module"}`} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +51,7 @@ func TestTypeScriptHostTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tsc := exec.Command("node", filepath.Join(modules, "typescript", "bin", "tsc"), "--noEmit", "--strict",
-		"--target", "ES2023", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--types", "node", "host.ts")
+		"--target", "ES2023", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--types", "node", "host.ts", "http.ts")
 	tsc.Dir = dir
 	if out, err := tsc.CombinedOutput(); err != nil {
 		t.Fatalf("tsc --noEmit --strict %s: %v\n%s", typeScriptHost, err, out)
@@ -74,7 +80,7 @@ func TestPythonTypes(t *testing.T) {
 		lock  string   // the lock file of the environment the code runs in
 		paths []string // relative to dir
 	}{
-		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py"}},
+		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py", "jetgraph_http.py"}},
 		{"scenario scripts", "python", pythonRequirements, scripts},
 		{"python example", pythonExample, filepath.Join(pythonExample, "requirements.txt"), []string{"agent"}},
 	}

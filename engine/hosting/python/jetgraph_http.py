@@ -105,7 +105,8 @@ class App:
             "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
             "method": frame["method"], "scheme": frame.get("scheme") or "http", "path": path,
             "raw_path": (frame.get("raw_path") or path).encode(), "query_string": (frame.get("query") or "").encode(),
-            "root_path": "", "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in frame.get("headers") or []],
+            "root_path": "",
+            "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in frame.get("headers") or []],
             "client": tuple(frame["client"]) if frame.get("client") else None,
             "server": tuple(frame["server"]) if frame.get("server") else None,
             "state": dict(self.state),
@@ -124,7 +125,8 @@ class App:
             nonlocal started
             if msg["type"] == "http.response.start":
                 started = True
-                headers = [[bytes(k).decode("latin-1"), bytes(v).decode("latin-1")] for k, v in msg.get("headers") or []]
+                headers = [[bytes(k).decode("latin-1"), bytes(v).decode("latin-1")]
+                           for k, v in msg.get("headers") or []]
                 self.send({"t": "event", "id": rid, "mode": "http.response.start",
                            "data": {"status": msg["status"], "headers": headers}})
             elif msg["type"] == "http.response.body":
