@@ -52,14 +52,15 @@ func RouteOf(c echo.Context) RouteInfo {
 	if ri, ok := c.Get(routeInfoKey).(RouteInfo); ok {
 		return ri
 	}
-	return RouteInfo{Path: c.Request().URL.Path, MiddlewareOrder: graphs.MiddlewareFirst, Public: publicPath(c.Request().URL.Path)}
+	return RouteInfo{Path: c.Request().URL.Path, MiddlewareOrder: graphs.MiddlewareFirst, Public: IsPublicPath(c.Request().URL.Path)}
 }
 
 // PublicPaths are the routes that need no authentication, matched exactly: the health check,
 // info, metrics and documentation (the reference servers' meta routes).
 var PublicPaths = []string{"/ok", "/info", "/metrics", "/docs", "/openapi.json"}
 
-func publicPath(path string) bool {
+// IsPublicPath reports whether path is one of PublicPaths (exactly) or a documentation asset.
+func IsPublicPath(path string) bool {
 	for _, p := range PublicPaths {
 		if path == p {
 			return true
@@ -141,7 +142,7 @@ func (s *Server) classify(next echo.HandlerFunc) echo.HandlerFunc {
 				ri.outside = true
 			}
 		}
-		ri.Public = publicPath(path)
+		ri.Public = IsPublicPath(path)
 		if !ri.outside && s.deps.App != nil && !unshadowable(path) {
 			// A route of the app for the path but not the method leaves the request to the
 			// built-in routes (404 or 405), as on the reference servers.
