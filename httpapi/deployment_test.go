@@ -119,7 +119,7 @@ func TestDeploymentCORS(t *testing.T) {
 			"Access-Control-Allow-Origin": "https://app.example", "Access-Control-Allow-Methods": "GET, POST",
 			"Access-Control-Max-Age": "120", "Access-Control-Allow-Credentials": "true",
 			"Access-Control-Allow-Headers": "Accept, Accept-Language, Content-Language, Content-Type, x-custom",
-			"Vary": "Origin, Access-Control-Request-Method, Access-Control-Request-Headers, Access-Control-Request-Private-Network"}},
+			"Vary":                         "Origin, Access-Control-Request-Method, Access-Control-Request-Headers, Access-Control-Request-Private-Network"}},
 		{"preflight by regex", "OPTIONS", "https://x.b.example", "GET", "", 200, "OK", map[string]string{"Access-Control-Allow-Origin": "https://x.b.example"}},
 		{"refused", "OPTIONS", "https://evil.example", "DELETE", "", 400, "Disallowed CORS origin, method", map[string]string{"Access-Control-Allow-Origin": ""}},
 		{"refused header", "OPTIONS", "https://app.example", "GET", "x-other", 400, "Disallowed CORS headers", nil},
