@@ -67,31 +67,29 @@ func (h *Host) appStatus() *AppStatus {
 	return h.hello.App
 }
 
-// compiled returns the app's routes, compiled once per host start that reported them; it waits
-// for the host to start (a deployment's custom routes are there as soon as it serves).
-func (a *App) compiled(ctx context.Context) ([]compiledRoute, error) {
-	h := a.pool.pick()
-	if err := h.WaitReady(ctx); err != nil {
-		return nil, err
-	}
-	st := h.appStatus()
+// compiled returns the app's routes, compiled once per host start that reported them. It never
+// waits: before the host first started no custom route matches (jetgraph's /ok reports the host
+// as starting meanwhile), and while a host is started again its last routes serve.
+func (a *App) compiled() ([]compiledRoute, error) {
+	st := a.pool.pick().appStatus()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if st == a.from && a.from != nil {
+	if st == nil {
+		return nil, fmt.Errorf("the app %s: its host has not started yet", a.spec)
+	}
+	if st == a.from {
 		return a.routes, a.err
 	}
 	a.from, a.routes, a.err = st, nil, nil
-	switch {
-	case st == nil:
-		a.err = fmt.Errorf("the host did not load the app %s", a.spec)
-	case !st.OK:
+	if !st.OK {
 		a.err = fmt.Errorf("the app %s: %s", a.spec, st.Error)
 	}
 	for _, r := range st.routesOrNil() {
 		re, err := regexp.Compile(r.Pattern)
 		if err != nil {
 			a.err = fmt.Errorf("the app %s: route %q: %w", a.spec, r.Pattern, err)
-			break
+			a.pool.hosts[0].log.Error("custom route not served: its path does not compile in Go's regexp syntax", "error", a.err)
+			continue
 		}
 		a.routes = append(a.routes, compiledRoute{re: re, methods: r.Methods})
 	}
@@ -109,8 +107,8 @@ func (st *AppStatus) routesOrNil() []appRoute {
 // and partial when only the path matches (the app then answers 405, unless a built-in route
 // serves the request). An app that failed to load matches nothing (its error is logged when
 // its host starts).
-func (a *App) Match(ctx context.Context, method, path string) (full, partial bool) {
-	routes, _ := a.compiled(ctx)
+func (a *App) Match(_ context.Context, method, path string) (full, partial bool) {
+	routes, _ := a.compiled()
 	for _, r := range routes {
 		if !r.re.MatchString(path) {
 			continue
@@ -123,9 +121,9 @@ func (a *App) Match(ctx context.Context, method, path string) (full, partial boo
 	return false, partial
 }
 
-// Err is why the app is not served (it failed to load), nil while it is.
-func (a *App) Err(ctx context.Context) error {
-	_, err := a.compiled(ctx)
+// Err is why the app is not served (not started yet, failed to load), nil while it is.
+func (a *App) Err() error {
+	_, err := a.compiled()
 	return err
 }
 

@@ -210,7 +210,7 @@ func (h *Host) supervise(ctx context.Context) {
 				}
 			}
 			if hl.App != nil && !hl.App.OK {
-				h.log.Error("custom routes (http.app) not loaded: they answer 500", "error", hl.App.Error)
+				h.log.Error("custom routes (http.app) not loaded: not served", "error", hl.App.Error)
 			}
 			select {
 			case <-p.exited:
