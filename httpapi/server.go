@@ -57,6 +57,9 @@ type Deps struct {
 	Health func(ctx context.Context) error
 	// Info is served at GET /info.
 	Info map[string]any
+	// InfoNow, when set, is served at GET /info instead: what is known only once the server
+	// runs (the hosted graphs' library versions).
+	InfoNow func() map[string]any
 	// Metrics serves GET /metrics.
 	Metrics *Metrics
 	Logger  *slog.Logger

@@ -25,16 +25,18 @@ func TestHostedHTTP(t *testing.T) {
 	t.Run("python", func(t *testing.T) {
 		userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
 		srv := startServerArgs(t, t.TempDir(), "--config", "hosted/python/langgraph.http.json", "--python", userPython)
-		checkDeploymentHTTP(t, srv.URL)
+		checkDeploymentHTTP(t, srv.URL, "langgraph_py_version", "1.2.24")
 	})
 	t.Run("typescript", func(t *testing.T) {
 		ensureTypeScriptProject(t)
 		srv := startServerArgs(t, t.TempDir(), "--config", "hosted/typescript/langgraph.http.json")
-		checkDeploymentHTTP(t, srv.URL)
+		checkDeploymentHTTP(t, srv.URL, "langgraph_js_version", "1.7.3")
 	})
 }
 
-func checkDeploymentHTTP(t *testing.T, base string) {
+// checkDeploymentHTTP drives the scenario's routes; /info names the hosted library's version
+// under libraryKey.
+func checkDeploymentHTTP(t *testing.T, base, libraryKey, library string) {
 	t.Helper()
 	get := func(path string, hdr ...string) (*http.Response, string) {
 		t.Helper()
@@ -87,8 +89,11 @@ func checkDeploymentHTTP(t *testing.T, base string) {
 		Flags   map[string]bool `json:"flags"`
 		Host    map[string]any  `json:"host"`
 	}
+	var libs map[string]any
+	_ = json.Unmarshal([]byte(body), &libs)
 	if err := json.Unmarshal([]byte(body), &info); err != nil || res.StatusCode != 200 || info.Version == "" ||
-		!info.Flags["assistants"] || !info.Flags["crons"] || info.Flags["langsmith"] || info.Host["kind"] != "self-hosted" {
+		!info.Flags["assistants"] || !info.Flags["crons"] || info.Flags["langsmith"] || info.Host["kind"] != "self-hosted" ||
+		libs[libraryKey] != library {
 		t.Errorf("GET /api/info = %d %s", res.StatusCode, body)
 	}
 	// Built-in routes are served under the prefix.

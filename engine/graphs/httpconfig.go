@@ -137,8 +137,10 @@ func (c *configParser) httpConfig(raw json.RawMessage) (*HTTPConfig, error) {
 			}
 		case kv.key == "configurable_headers":
 			h.ConfigurableHeaders = kv.value
+			c.warn(k + ": not acted on yet, ignored")
 		case kv.key == "logging_headers":
 			h.LoggingHeaders = kv.value
+			c.warn(k + ": not acted on yet, ignored")
 		default:
 			c.warn(k + ": unknown key, ignored (known: app, cors, mount_prefix, enable_custom_route_auth, middleware_order, configurable_headers, logging_headers, disable_{assistants,threads,runs,store,meta,ui,mcp,a2a,webhooks})")
 		}

@@ -139,7 +139,7 @@ func serve(ctx context.Context, o *options) error {
 	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: hostsHealth(p.Health, hosts), Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
-		Info: serverInfo(version, hosts), HTTP: proj.HTTP,
+		Info: serverInfo(version, nil), InfoNow: func() map[string]any { return serverInfo(version, hosts) }, HTTP: proj.HTTP,
 	}
 	if customApp != nil {
 		deps.App = customApp
