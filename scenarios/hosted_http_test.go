@@ -26,11 +26,13 @@ func TestHostedHTTP(t *testing.T) {
 		userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
 		srv := startServerArgs(t, t.TempDir(), "--config", "hosted/python/langgraph.http.json", "--python", userPython)
 		checkDeploymentHTTP(t, srv.URL, "langgraph_py_version", "1.2.24")
+		checkClientGone(t, srv)
 	})
 	t.Run("typescript", func(t *testing.T) {
 		ensureTypeScriptProject(t)
 		srv := startServerArgs(t, t.TempDir(), "--config", "hosted/typescript/langgraph.http.json")
 		checkDeploymentHTTP(t, srv.URL, "langgraph_js_version", "1.7.3")
+		checkClientGone(t, srv)
 	})
 }
 
@@ -176,5 +178,27 @@ func checkDeploymentHTTP(t *testing.T, base, libraryKey, library string) {
 	res, _ = get("/api/hello", "Origin", "https://app.example")
 	if res.Header.Get("Access-Control-Allow-Origin") != "https://app.example" || res.Header.Get("Access-Control-Expose-Headers") != "x-total" {
 		t.Errorf("simple CORS headers: %v", res.Header)
+	}
+}
+
+// checkClientGone: a client that leaves an endless event stream ends the app's request (the
+// app logs it; its log is jetgraph's).
+func checkClientGone(t *testing.T, srv *server) {
+	t.Helper()
+	res, err := http.Get(srv.URL + "/api/forever")
+	if err != nil {
+		t.Fatalf("GET /api/forever: %v", err)
+	}
+	line, err := bufio.NewReader(res.Body).ReadString('\n')
+	if err != nil || line != "data: 0\n" {
+		t.Fatalf("GET /api/forever: first line %q, %v", line, err)
+	}
+	res.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(srv.logs.String(), "forever: client gone") {
+		if time.Now().After(deadline) {
+			t.Fatal("the app's request went on after its client left")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -1,6 +1,7 @@
 """The hosted Python scenario's custom routes (langgraph.json's http.app): a Starlette app."""
 
 import asyncio
+import sys
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -26,6 +27,22 @@ async def ticks(request: Request) -> Response:
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
+async def forever(request: Request) -> Response:
+    """Ticks until the client goes away: jetgraph then cancels the request in the host."""
+
+    async def events():  # noqa: ANN202 - an async generator of str
+        i = 0
+        try:
+            while True:
+                yield f"data: {i}\n\n"
+                i += 1
+                await asyncio.sleep(0.1)
+        finally:
+            print("forever: client gone", file=sys.stderr, flush=True)
+
+    return StreamingResponse(events(), media_type="text/event-stream")
+
+
 async def custom_threads(request: Request) -> Response:
     return JSONResponse({"custom": "threads"})
 
@@ -34,5 +51,6 @@ app = Starlette(routes=[
     Route("/hello", hello),
     Route("/echo", echo, methods=["POST"]),
     Route("/ticks", ticks),
+    Route("/forever", forever),
     Route("/threads/custom", custom_threads),
 ])

@@ -20,4 +20,15 @@ app.get("/ticks", (c) =>
   }),
 );
 
+// Ticks until the client goes away: jetgraph then aborts the request in the host.
+app.get("/forever", (c) =>
+  streamSSE(c, async (stream) => {
+    stream.onAbort(() => console.error("forever: client gone"));
+    for (let i = 0; !stream.aborted; i++) {
+      await stream.writeSSE({ data: String(i) });
+      await stream.sleep(100);
+    }
+  }),
+);
+
 app.get("/threads/custom", (c) => c.json({ custom: "threads" }));
