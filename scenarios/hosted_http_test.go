@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -200,5 +202,34 @@ func checkClientGone(t *testing.T, srv *server) {
 			t.Fatal("the app's request went on after its client left")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestHostedHTTPConfigCheck: `jetgraph config check` loads http.app in its host as serve would,
+// and names an app that does not load.
+func TestHostedHTTPConfigCheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	bin := buildBinary(t)
+	out, err := exec.Command(bin, "config", "check", "--config", "hosted/python/langgraph.http.json", "--python", userPython).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "visits" {
+		t.Fatalf("config check of a loading app: %v\n%s", err, out)
+	}
+	dir, err := filepath.Abs(filepath.Dir(hostedPythonConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "langgraph.json")
+	app := filepath.Join(dir, "visits", "app.py")
+	body := `{"graphs": {"visits": "` + filepath.Join(dir, "visits", "graph.py") + `:graph"}, "http": {"app": "` + app + `:nope"}}`
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command(bin, "config", "check", "--config", conf, "--python", userPython).CombinedOutput()
+	want := "http.app: the app " + app + ":nope: AttributeError: " + app + " has no attribute 'nope'"
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("config check of an app that does not load: %v, want %q in:\n%s", err, want, out)
 	}
 }
