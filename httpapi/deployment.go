@@ -40,11 +40,20 @@ type RouteInfo struct {
 	// Path is the request's path as the routes see it (mount_prefix removed).
 	Path string
 
-	outside  bool              // under mount_prefix while the path is not: 404
-	disabled graphs.RouteGroup // turned off by a disable_* toggle: 404 (unless Custom)
+	requested string            // the path as requested (mount_prefix included), for the log
+	outside   bool              // under mount_prefix while the path is not: 404
+	disabled  graphs.RouteGroup // turned off by a disable_* toggle: 404 (unless Custom)
 }
 
 const routeInfoKey = "jetgraph.route"
+
+// requestedPath is the request's path as the client sent it (mount_prefix included).
+func requestedPath(c echo.Context) string {
+	if ri, ok := c.Get(routeInfoKey).(RouteInfo); ok {
+		return ri.requested
+	}
+	return c.Request().URL.Path
+}
 
 // RouteOf returns what the deployment layer decided of the request (the zero RouteInfo, with
 // the request's path, when the config has no "http").
@@ -127,7 +136,7 @@ func (s *Server) classify(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		path := req.URL.Path
-		ri := RouteInfo{MiddlewareOrder: h.MiddlewareOrder, Path: path}
+		ri := RouteInfo{MiddlewareOrder: h.MiddlewareOrder, Path: path, requested: path}
 		if prefix := h.MountPrefix; prefix != "" && !rootService(path) {
 			switch {
 			case path == prefix || strings.HasPrefix(path, prefix+"/"):

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -57,7 +58,8 @@ func TestDeploymentToggles(t *testing.T) {
 // TestDeploymentMountPrefix: the API moves under mount_prefix; health checks and jetgraph's own
 // services stay at the root.
 func TestDeploymentMountPrefix(t *testing.T) {
-	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), HTTP: &graphs.HTTPConfig{MountPrefix: "/my/api"},
+	var log bytes.Buffer
+	srv := httpapi.New(httpapi.Deps{Logger: slog.New(slog.NewTextHandler(&log, nil)), HTTP: &graphs.HTTPConfig{MountPrefix: "/my/api"},
 		Info: map[string]any{"version": "t"}})
 	for _, c := range []struct {
 		path string
@@ -71,6 +73,10 @@ func TestDeploymentMountPrefix(t *testing.T) {
 		if rec.Code != c.want {
 			t.Errorf("GET %s = %d, want %d", c.path, rec.Code, c.want)
 		}
+	}
+	// The log names the path as requested, the prefix included.
+	if !strings.Contains(log.String(), "path=/my/api/info ") {
+		t.Errorf("access log:\n%s", log.String())
 	}
 }
 

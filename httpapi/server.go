@@ -163,7 +163,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			level = slog.LevelDebug
 		}
 		s.log.Log(req.Context(), level, "http",
-			"method", req.Method, "path", req.URL.Path, "route", c.Path(),
+			"method", req.Method, "path", requestedPath(c), "route", c.Path(),
 			"status", c.Response().Status, "bytes", c.Response().Size,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))

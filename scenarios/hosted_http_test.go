@@ -77,6 +77,8 @@ func checkDeploymentHTTP(t *testing.T, base, libraryKey, library string) {
 		body   string
 	}{
 		{"/api/threads/custom", 200, `{"custom":"threads"}`}, // before the built-in /threads/{thread_id}
+		{"/api/items/42", 200, `{"item":42}`},                // a path parameter with a pattern
+		{"/api/items/4x", 404, `{"detail":"Not Found"}`},     // the pattern does not match: jetgraph's 404
 		{"/api/store/items?namespace=a&key=b", 404, `{"detail":"Not Found"}`},
 		{"/info", 404, `{"detail":"Not Found"}`}, // the API is under the prefix
 		{"/ok", 200, ""},                         // health checks stay at the root

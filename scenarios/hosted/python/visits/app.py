@@ -43,6 +43,10 @@ async def forever(request: Request) -> Response:
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
+async def item(request: Request) -> Response:
+    return JSONResponse({"item": request.path_params["item_id"]})
+
+
 async def custom_threads(request: Request) -> Response:
     return JSONResponse({"custom": "threads"})
 
@@ -52,5 +56,6 @@ app = Starlette(routes=[
     Route("/echo", echo, methods=["POST"]),
     Route("/ticks", ticks),
     Route("/forever", forever),
+    Route("/items/{item_id:int}", item),
     Route("/threads/custom", custom_threads),
 ])

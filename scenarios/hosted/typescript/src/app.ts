@@ -31,4 +31,6 @@ app.get("/forever", (c) =>
   }),
 );
 
+app.get("/items/:id{[0-9]+}", (c) => c.json({ item: Number(c.req.param("id")) }));
+
 app.get("/threads/custom", (c) => c.json({ custom: "threads" }));
