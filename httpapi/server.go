@@ -16,6 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of
@@ -55,12 +57,20 @@ type Deps struct {
 	Health func(ctx context.Context) error
 	// Info is served at GET /info.
 	Info map[string]any
+	// InfoNow, when set, is served at GET /info instead: what is known only once the server
+	// runs (the hosted graphs' library versions).
+	InfoNow func() map[string]any
 	// Metrics serves GET /metrics.
 	Metrics *Metrics
 	Logger  *slog.Logger
 	// CORSOrigins are the browser origins, besides loopback ones, allowed to call the API
 	// ("*": every origin).
 	CORSOrigins []string
+	// HTTP is langgraph.json's "http" (custom routes, disable_* toggles, mount_prefix, cors;
+	// see deployment.go); nil: none.
+	HTTP *graphs.HTTPConfig
+	// App serves HTTP.App, the user's custom routes (engine/hosting.App); nil: none.
+	App CustomApp
 	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
 	Pprof bool
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
@@ -96,8 +106,18 @@ func New(d Deps) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
 	e.Use(d.Metrics.middleware)
-	e.Use(cors(d.CORSOrigins))
+	if d.HTTP != nil {
+		e.Pre(s.classify)
+	}
+	if d.HTTP != nil && d.HTTP.CORS != nil {
+		e.Use(deploymentCORS(d.HTTP.CORS)) // http.cors replaces the server's CORS settings
+	} else {
+		e.Use(cors(d.CORSOrigins))
+	}
 	e.Use(middleware.Recover())
+	if d.HTTP != nil {
+		e.Use(s.deployment)
+	}
 	e.Use(checkUTF8)
 
 	s.systemRoutes()
@@ -143,7 +163,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			level = slog.LevelDebug
 		}
 		s.log.Log(req.Context(), level, "http",
-			"method", req.Method, "path", req.URL.Path, "route", c.Path(),
+			"method", req.Method, "path", requestedPath(c), "route", c.Path(),
 			"status", c.Response().Status, "bytes", c.Response().Size,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))

@@ -29,6 +29,9 @@ func (s *Server) health(c echo.Context) error {
 
 func (s *Server) info(c echo.Context) error {
 	info := s.deps.Info
+	if s.deps.InfoNow != nil {
+		info = s.deps.InfoNow()
+	}
 	if info == nil {
 		info = map[string]any{}
 	}

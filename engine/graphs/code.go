@@ -66,7 +66,6 @@ var langgraphKeys = map[string]string{
 	"dockerfile_lines": "",
 	"api_version":      "",
 	"auth":             "not supported yet, ignored",
-	"http":             "not supported yet, ignored",
 	"ui":               "not supported yet, ignored",
 	"webhooks":         "not supported yet, ignored",
 }

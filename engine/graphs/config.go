@@ -135,7 +135,7 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 		return nil, err
 	}
 	proj := &Project{}
-	var graphsRaw json.RawMessage
+	var graphsRaw, httpRaw json.RawMessage
 	for _, kv := range top {
 		switch kv.key {
 		case "graphs":
@@ -165,6 +165,8 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 			if proj.ThreadTTL, err = c.checkpointer(kv.value); err != nil {
 				return nil, err
 			}
+		case "http":
+			httpRaw = kv.value // read once env and dependencies are known: its app is code
 		case "$schema":
 		default:
 			c.topLevel(kv.key)
@@ -172,6 +174,11 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 	}
 	if graphsRaw == nil {
 		return nil, c.fail("graphs", "missing: name at least one graph")
+	}
+	if httpRaw != nil {
+		if proj.HTTP, err = c.httpConfig(httpRaw); err != nil {
+			return nil, err
+		}
 	}
 	entries, err := c.object("graphs", graphsRaw)
 	if err != nil {

@@ -26,6 +26,9 @@ type Project struct {
 	// ThreadTTL is "checkpointer.ttl": the time to live of threads created without one; nil
 	// when the file has none.
 	ThreadTTL *ThreadTTL
+	// HTTP is "http": the deployment's custom routes, route toggles, mount prefix and CORS;
+	// nil when the file has none.
+	HTTP *HTTPConfig
 }
 
 // Embedding providers a store.index may name.

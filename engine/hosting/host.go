@@ -77,6 +77,8 @@ type hello struct {
 	Runtime  string                 `json:"runtime"`
 	Library  string                 `json:"library"`
 	Graphs   map[string]GraphStatus `json:"graphs"`
+	// App is what the host said of the custom routes it loaded (--app); nil when it has none.
+	App *AppStatus `json:"app,omitempty"`
 }
 
 // Host is a supervised host process: started again with backoff whenever it dies.
@@ -206,6 +208,9 @@ func (h *Host) supervise(ctx context.Context) {
 				if !st.OK {
 					h.log.Error("graph not loaded", "graph_id", id, "error", st.Error)
 				}
+			}
+			if hl.App != nil && !hl.App.OK {
+				h.log.Error("custom routes (http.app) not loaded: not served", "error", hl.App.Error)
 			}
 			select {
 			case <-p.exited:
@@ -481,6 +486,9 @@ type request struct {
 	ctx     context.Context
 	onEvent func(mode string, ns []string, data json.RawMessage)
 	onCall  func(ctx context.Context, method string, params json.RawMessage) (any, error)
+	// started, when set, is called (in a goroutine of its own) once the request frame is sent,
+	// with its id: it may send more frames of the request (a custom route's body).
+	started func(id string, send func(any) error)
 	done    chan frame
 }
 
@@ -507,6 +515,9 @@ func (h *Host) do(ctx context.Context, typ string, fields map[string]any, req *r
 		delete(p.reqs, id)
 		p.mu.Unlock()
 		return nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("The %s host does not answer", h.cfg.Language), err)
+	}
+	if req.started != nil {
+		go req.started(id, p.send)
 	}
 	var f frame
 	select {

@@ -118,6 +118,14 @@ type Options struct {
 // makes reg run them there. It returns the hosts (for health and Close); none when reg has no
 // hosted graph.
 func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
+	hosts, _, err := AttachApp(reg, nil, o)
+	return hosts, err
+}
+
+// AttachApp is Attach, with the project's custom routes (langgraph.json's http.app) loaded by
+// the host of their language and project, started for them when no graph needs it. The App is
+// nil when app is.
+func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App, error) {
 	type key struct{ language, root string }
 	groups := map[key][]graphs.Entry{}
 	var order []key
@@ -128,14 +136,26 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		}
 		groups[k] = append(groups[k], e)
 	}
+	var appKey key
+	if app != nil {
+		appKey = key{app.Language, app.Root}
+		if _, ok := groups[appKey]; !ok {
+			order = append(order, appKey)
+		}
+	}
 	var hosts []*Host
+	var served *App
 	for _, k := range order {
-		cmd, err := hostCommand(k.language, k.root, groups[k], o)
+		var kApp *graphs.Code
+		if app != nil && k == appKey {
+			kApp = app
+		}
+		cmd, err := hostCommand(k.language, k.root, groups[k], kApp, o)
 		if err != nil {
 			for _, h := range hosts {
 				h.Close()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		var ids []string
 		for _, e := range groups[k] {
@@ -143,7 +163,7 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		}
 		size := max(o.PoolSize, 1)
 		pool := &Pool{}
-		configEnv := groups[k][0].Code.Env
+		configEnv := projectCode(groups[k], kApp).Env
 		if o.Tracing != nil {
 			if name := userTracing(configEnv, os.Getenv); name != "" {
 				logger(o).Info("hosted graphs trace as your LangSmith settings say, not into jetgraph's /tracing",
@@ -167,11 +187,14 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 		}
 		for _, id := range ids {
 			if err := reg.Host(id, pool.Factory(id)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
+		if kApp != nil {
+			served = &App{pool: pool, spec: kApp.Spec()}
+		}
 	}
-	return hosts, nil
+	return hosts, served, nil
 }
 
 func logger(o Options) *slog.Logger {
@@ -182,7 +205,8 @@ func logger(o Options) *slog.Logger {
 }
 
 // hostCommand is the command that starts the host of a language for entries of one project.
-func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]string, error) {
+func hostCommand(language, root string, entries []graphs.Entry, app *graphs.Code, o Options) ([]string, error) {
+	deps := projectCode(entries, app).Dependencies
 	switch language {
 	case graphs.LanguagePython:
 		cache := o.CacheDir
@@ -202,11 +226,14 @@ func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]st
 			return nil, err
 		}
 		cmd := []string{python, "-u", script, "--root", root}
-		for _, dep := range entries[0].Code.Dependencies {
+		for _, dep := range deps {
 			cmd = append(cmd, "--path", dep)
 		}
 		for _, e := range entries {
 			cmd = append(cmd, "--graph", e.ID+"="+e.Code.Spec())
+		}
+		if app != nil {
+			cmd = append(cmd, "--app", app.Spec())
 		}
 		return cmd, nil
 	case graphs.LanguageTypeScript:
@@ -214,7 +241,7 @@ func hostCommand(language, root string, entries []graphs.Entry, o Options) ([]st
 		if err != nil {
 			return nil, err
 		}
-		return typescriptCommand(node, root, entries)
+		return typescriptCommand(node, root, entries, app, deps)
 	}
 	return nil, fmt.Errorf("hosting: no host for %s graphs", language)
 }

@@ -61,6 +61,11 @@ func compileHost() ([]byte, error) {
 	return res.OutputFiles[0].Contents, nil
 }
 
+// typescriptHTTP is the host's driver of custom routes (http.app), imported only with an app.
+//
+//go:embed typescript/http.ts
+var typescriptHTTP string
+
 // nodeCache is where, inside the project, the compiled host and the bundled graphs go: under
 // its node_modules, so that they import the project's own packages (Node resolves bare imports
 // from the importing file's folder upwards), in the folder tools keep their caches in.
@@ -69,8 +74,8 @@ func nodeCache(root string) string { return filepath.Join(root, "node_modules", 
 // typescriptCommand compiles the host and bundles the graphs of entries (one project, root) for
 // Node: the user's TypeScript and local imports are bundled by esbuild, their packages stay
 // imports of the project's node_modules. It returns the command that starts the host.
-func typescriptCommand(node, configDir string, entries []graphs.Entry) ([]string, error) {
-	root, err := nodeProject(configDir, entries[0].Code.Dependencies)
+func typescriptCommand(node, configDir string, entries []graphs.Entry, app *graphs.Code, deps []string) ([]string, error) {
+	root, err := nodeProject(configDir, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -90,23 +95,54 @@ func typescriptCommand(node, configDir string, entries []graphs.Entry) ([]string
 	cmd := []string{node, hostFile, "--root", root}
 	for _, e := range entries {
 		out := filepath.Join(dir, "graphs", e.ID+".mjs")
-		res := api.Build(api.BuildOptions{EntryPoints: []string{e.Code.Path}, Outfile: out, Bundle: true,
-			Packages: api.PackagesExternal, Platform: api.PlatformNode, Format: api.FormatESModule,
-			Target: api.ES2022, Write: true, LogLevel: api.LogLevelSilent, AbsWorkingDir: root, Sourcemap: api.SourceMapInline})
-		if len(res.Errors) > 0 {
-			msgs := make([]string, 0, len(res.Errors))
-			for _, m := range res.Errors {
-				loc := ""
-				if m.Location != nil {
-					loc = fmt.Sprintf("%s:%d:%d: ", m.Location.File, m.Location.Line, m.Location.Column)
-				}
-				msgs = append(msgs, loc+m.Text)
-			}
-			return nil, fmt.Errorf("graph %s: %s", e.ID, strings.Join(msgs, "; "))
+		if err := bundleTS(root, e.Code.Path, out); err != nil {
+			return nil, fmt.Errorf("graph %s: %w", e.ID, err)
 		}
 		cmd = append(cmd, "--graph", e.ID+"="+out+":"+e.Code.Attr)
 	}
+	if app != nil {
+		driver, err := compileTS(dir, "http", typescriptHTTP)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(dir, "app", "app.mjs")
+		if err := bundleTS(root, app.Path, out); err != nil {
+			return nil, fmt.Errorf("http.app: %w", err)
+		}
+		cmd = append(cmd, "--app", out+":"+app.Attr, "--http-driver", driver)
+	}
 	return cmd, nil
+}
+
+// compileTS compiles one of the host's files and writes it into dir as name-<hash>.mjs.
+func compileTS(dir, name, source string) (string, error) {
+	res := api.Transform(source, api.TransformOptions{Loader: api.LoaderTS, Format: api.FormatESModule,
+		Target: api.ES2022, Sourcefile: "jetgraph-" + name + ".ts"})
+	if len(res.Errors) > 0 {
+		return "", fmt.Errorf("hosting: compile the TypeScript host (%s): %s", name, res.Errors[0].Text)
+	}
+	sum := sha256.Sum256(res.Code)
+	file := filepath.Join(dir, name+"-"+hex.EncodeToString(sum[:6])+".mjs")
+	return file, writeIfChanged(file, res.Code)
+}
+
+// bundleTS bundles the user's file (local imports in, packages out) into out.
+func bundleTS(root, entry, out string) error {
+	res := api.Build(api.BuildOptions{EntryPoints: []string{entry}, Outfile: out, Bundle: true,
+		Packages: api.PackagesExternal, Platform: api.PlatformNode, Format: api.FormatESModule,
+		Target: api.ES2022, Write: true, LogLevel: api.LogLevelSilent, AbsWorkingDir: root, Sourcemap: api.SourceMapInline})
+	if len(res.Errors) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(res.Errors))
+	for _, m := range res.Errors {
+		loc := ""
+		if m.Location != nil {
+			loc = fmt.Sprintf("%s:%d:%d: ", m.Location.File, m.Location.Line, m.Location.Column)
+		}
+		msgs = append(msgs, loc+m.Text)
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // nodeProject is the folder whose node_modules the graphs import from: the config's, else the

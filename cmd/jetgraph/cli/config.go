@@ -27,8 +27,8 @@ func configCommand(o *options) *cobra.Command {
 and tool it names must exist in this program (jetgraph, or your own program built on cli.Main),
 and every Python graph (./path/file.py:attr) must load: its host is started with --python (or
 the Python found as serve finds it) and loads it with the project's langgraph. langgraph.json's
-env (an object or a .env file), dependencies, store.index and checkpointer.ttl are checked as
-serve reads them.
+env (an object or a .env file), dependencies, store.index, checkpointer.ttl and http are checked
+as serve reads them, and http.app (your custom routes) must load in its host too.
 It prints the ids of the graphs it would serve, one a line; an invalid file is an error naming
 the key and the reason. The control plane builds a revision with it.`,
 		Args: cobra.NoArgs,
@@ -45,7 +45,7 @@ the key and the reason. The control plane builds a revision with it.`,
 			if _, err := (storeOptions{keyEnv: "OPENAI_API_KEY"}).index(proj, o.config); err != nil {
 				return err
 			}
-			if err := checkHosted(cmd.Context(), o, reg); err != nil {
+			if err := checkHosted(cmd.Context(), o, reg, proj.HTTP); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintln(o.prog.Stdout, strings.Join(reg.IDs(), "\n"))
@@ -59,26 +59,39 @@ the key and the reason. The control plane builds a revision with it.`,
 	return cmd
 }
 
-// checkHosted loads the hosted graphs of reg in their hosts, as serve would, and reports every
-// graph that does not load with the reason its host gave.
-func checkHosted(ctx context.Context, o *options, reg *graphs.Registry) error {
-	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
+// checkHosted loads the hosted graphs of reg, and the custom routes of http.app, in their
+// hosts, as serve would, and reports every graph (and the app) that does not load with the
+// reason its host gave.
+func checkHosted(ctx context.Context, o *options, reg *graphs.Registry, httpConfig *graphs.HTTPConfig) error {
+	var appCode *graphs.Code
+	if httpConfig != nil {
+		appCode = httpConfig.App
+	}
+	hosts, app, err := hosting.AttachApp(reg, appCode, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
 	if err != nil {
 		return err
 	}
 	var errs []error
+	started := true
 	for _, h := range hosts {
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		err := h.WaitReady(wctx)
 		cancel()
 		if err != nil {
-			errs = append(errs, h.Health())
+			errs, started = append(errs, h.Health()), false
 		}
 		for id, st := range h.Graphs() {
 			if !st.OK {
 				errs = append(errs, fmt.Errorf("%s: graphs.%s: %s", o.config, id, st.Error))
 			}
 		}
+	}
+	if app != nil && started {
+		if err := app.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: http.app: %w", o.config, err))
+		}
+	}
+	for _, h := range hosts {
 		h.Close()
 	}
 	return errors.Join(errs...)

@@ -73,7 +73,11 @@ func serve(ctx context.Context, o *options) error {
 			return err
 		}
 	}
-	hosts, err := hosting.Attach(reg, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
+	var appCode *graphs.Code
+	if proj.HTTP != nil {
+		appCode = proj.HTTP.App
+	}
+	hosts, customApp, err := hosting.AttachApp(reg, appCode, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
 	if err != nil {
 		return err
 	}
@@ -108,7 +112,7 @@ func serve(ctx context.Context, o *options) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-fields: %w", err)
 	}
-	hooks, err := webhooks.New(webhooks.Config{Disabled: o.webhooksDisabled, Fields: fields, Logger: logger})
+	hooks, err := webhooks.New(webhooks.Config{Disabled: o.webhooksDisabled || (proj.HTTP != nil && proj.HTTP.DisableWebhooks), Fields: fields, Logger: logger})
 	if err != nil {
 		return fmt.Errorf("webhooks: %w", err)
 	}
@@ -135,10 +139,10 @@ func serve(ctx context.Context, o *options) error {
 	deps := httpapi.Deps{
 		Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Crons: p.Crons, Events: p.Log, Tracing: tracingapi.New(p.Tracing),
 		Health: hostsHealth(p.Health, hosts), Metrics: metrics, CORSOrigins: splitList(o.corsOrigins), Logger: logger, Graphs: p.Graphs, Runner: p.Runner, Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams, Runs: p.Runs, Pprof: o.pprof,
-		Info: map[string]any{
-			"version": version,
-			"flags":   map[string]bool{"assistants": true, "crons": true, "langsmith": false, "store": true, "tracing": true, "streaming": true},
-		},
+		Info: serverInfo(version, nil), InfoNow: func() map[string]any { return serverInfo(version, hosts) }, HTTP: proj.HTTP,
+	}
+	if customApp != nil {
+		deps.App = customApp
 	}
 	if !o.disableA2A {
 		deps.A2A = a2a.New(a2a.Deps{Assistants: p.Assistants, Runs: p.Runs, States: p.Runner, Threads: p.Threads, Logger: logger})

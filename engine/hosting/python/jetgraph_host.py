@@ -20,7 +20,7 @@ import platform
 import sys
 import threading
 import traceback
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from typing import IO, Any, cast
 
 PROTOCOL = 1
@@ -71,6 +71,7 @@ from pydantic import TypeAdapter, create_model  # noqa: E402
 
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
 from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
+from jetgraph_http import App, routes_of  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
 
@@ -387,6 +388,11 @@ def _file_module(root: str, where: str) -> Any:
 
 
 def load(root: str, spec: str) -> Loaded:
+    return Loaded(load_attr(root, spec))
+
+
+def load_attr(root: str, spec: str) -> Any:
+    """The attribute a spec names (./path/file.py:attr or package.module:attr)."""
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
         raise ValueError(f"{spec!r} must be ./path/file.py:attribute or package.module:attribute")
@@ -396,7 +402,7 @@ def load(root: str, spec: str) -> Loaded:
         module = importlib.import_module(where)
     if not hasattr(module, attr):
         raise AttributeError(f"{where} has no attribute {attr!r}")
-    return Loaded(getattr(module, attr))
+    return getattr(module, attr)
 
 
 def _library_durability(asked: str | None) -> Durability:
@@ -539,8 +545,8 @@ def _flush_traces() -> None:
 class Host:
     """Serves jetgraph's requests until stdin closes."""
 
-    def __init__(self, conn: Conn, graphs: dict[str, Loaded]) -> None:
-        self.conn, self.graphs = conn, graphs
+    def __init__(self, conn: Conn, graphs: dict[str, Loaded], app: App | None = None) -> None:
+        self.conn, self.graphs, self.app = conn, graphs, app
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def dispatch(self, frame: dict[str, Any]) -> None:
@@ -551,6 +557,11 @@ class Host:
             task = self.tasks.get(frame.get("id", ""))
             if task is not None:
                 task.cancel()
+        elif t == "http" and self.app is not None:
+            rid = frame["id"]
+            self.tasks[rid] = asyncio.create_task(self._http(rid, self.app.serve(frame)))
+        elif t == "http.body" and self.app is not None:
+            self.app.feed(frame)
         elif isinstance(t, str) and hasattr(self, "do_" + t):
             rid = frame["id"]
             self.tasks[rid] = asyncio.create_task(self.serve(frame))
@@ -559,6 +570,12 @@ class Host:
             if "id" in frame:  # a request this host does not know still gets its answer
                 self.conn.send({"t": "done", "id": frame["id"], "error": {
                     "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
+
+    async def _http(self, rid: str, serving: Coroutine[Any, Any, None]) -> None:
+        try:
+            await serving
+        finally:
+            self.tasks.pop(rid, None)
 
     async def serve(self, frame: dict[str, Any]) -> None:
         rid = frame["id"]
@@ -696,6 +713,7 @@ async def main() -> None:
     parser.add_argument("--root", required=True, help="the folder of the config file")
     parser.add_argument("--graph", action="append", default=[], help="id=./path/file.py:attr")
     parser.add_argument("--path", action="append", default=[], help="a local dependency's folder, for imports")
+    parser.add_argument("--app", default="", help="the custom routes: ./path/file.py:attr (an ASGI app)")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
@@ -711,11 +729,21 @@ async def main() -> None:
             report[gid] = {"ok": True, "factory": graphs[gid].factory is not None}
         except BaseException as e:  # noqa: BLE001 - a user's module may raise anything, SystemExit too
             report[gid] = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    app: App | None = None
+    app_report: dict[str, Any] | None = None
+    if args.app:
+        try:
+            app = App(load_attr(root, args.app), conn.send)
+            app_report = {"ok": True, "routes": routes_of(app.app)}
+            await app.startup()
+        except BaseException as e:  # noqa: BLE001 - a user's module may raise anything
+            app, app_report = None, {"ok": False, "error": f"{type(e).__name__}: {e}"}
     from importlib.metadata import version
 
     conn.send({"t": "hello", "protocol": PROTOCOL, "language": "python", "runtime": platform.python_version(),
-               "library": version("langgraph"), "graphs": report})
-    host = Host(conn, graphs)
+               "library": version("langgraph"), "graphs": report,
+               **({"app": app_report} if app_report is not None else {})})
+    host = Host(conn, graphs, app)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 << 20)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -42,6 +42,10 @@ const out = process.stdout;
 console.log = console.error;
 console.info = console.error;
 
+// The custom routes' driver (http.ts), imported at run time when the config names an app.
+type HTTPApp = { app: unknown; serve(frame: Obj): Promise<void>; feed(frame: Obj): void; cancel(id: string): boolean };
+type HTTPDriver = { App: new (app: never, send: (f: Obj) => void) => HTTPApp; routesOf(app: unknown): unknown[] };
+
 function send(frame: Obj): void {
   out.write(JSON.stringify(frame) + "\n");
 }
@@ -720,8 +724,12 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   let root = process.cwd();
   const specs: [string, string][] = [];
+  let appSpec = "";
+  let driver = "";
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--root") root = args[++i];
+    else if (args[i] === "--app") appSpec = args[++i];
+    else if (args[i] === "--http-driver") driver = args[++i];
     else if (args[i] === "--graph") {
       const g = args[++i];
       const eq = g.indexOf("=");
@@ -746,7 +754,25 @@ async function main(): Promise<void> {
   } catch {
     // the version is for the log only
   }
-  send({ t: "hello", protocol: PROTOCOL, language: "typescript", runtime: process.version, library, graphs: report });
+  // The custom routes (http.app): the driver (http.ts, compiled beside this file) is imported
+  // only when the config names an app.
+  let app: HTTPApp | undefined;
+  let appReport: Obj | undefined;
+  if (appSpec) {
+    try {
+      const http = (await import(pathToFileURL(driver).href)) as HTTPDriver;
+      const i = appSpec.lastIndexOf(":");
+      const mod = (await import(pathToFileURL(appSpec.slice(0, i)).href)) as Obj;
+      const attr = appSpec.slice(i + 1);
+      if (!(attr in mod)) throw new Error(`${appSpec.slice(0, i)} has no export ${JSON.stringify(attr)}`);
+      app = new http.App((await mod[attr]) as never, send);
+      appReport = { ok: true, routes: http.routesOf(app.app) };
+    } catch (e) {
+      appReport = { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+    }
+  }
+  send({ t: "hello", protocol: PROTOCOL, language: "typescript", runtime: process.version, library, graphs: report,
+    ...(appReport ? { app: appReport } : {}) });
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
@@ -758,6 +784,12 @@ async function main(): Promise<void> {
       const err = frame.error as { class?: string; message?: string } | undefined;
       if (err) c.reject(new Error(`${err.class}: ${err.message}`));
       else c.resolve(frame.result);
+    } else if (frame.t === "http" && app !== undefined) {
+      void app.serve(frame);
+    } else if (frame.t === "http.body" && app !== undefined) {
+      app.feed(frame);
+    } else if (frame.t === "cancel" && app?.cancel(frame.id!)) {
+      // a custom route's request, ended
     } else if (frame.t === "cancel") {
       // In the run's context: a node's abort listener may still call the store or the saver.
       requests.run(frame.id!, () => running.get(frame.id!)?.abort());
