@@ -70,8 +70,8 @@ from langgraph.types import (  # noqa: E402
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
-from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
 from jetgraph_http import App, routes_of  # noqa: E402
+from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
 
 Graph = Pregel[Any, Any, Any, Any]
 
