@@ -131,6 +131,7 @@ func (s *Service) check(ctx context.Context, op string, spec *engine.CronSpec, s
 	p := &spec.Payload
 	p.Config = engine.KeepSecretsMap(&v, p.Config, storedConfig, "body", "config")
 	p.Context = engine.KeepSecretsMap(&v, p.Context, storedContext, "body", "context")
+	p.Config = withAuth(ctx, p.Config)
 	var storedWebhook any
 	if stored != nil {
 		storedWebhook = stored.Webhook
@@ -343,4 +344,26 @@ func (s *Service) Search(ctx context.Context, q engine.CronQuery) ([]engine.Cron
 		return nil, 0, engine.E(engine.Op("crons.search"), err)
 	}
 	return cs, n, nil
+}
+
+// withAuth is config with the user of ctx in its configurable, so that the cron's runs carry the
+// user who created or last changed it (they fire with no request, hence no user, of their own).
+// An anonymous ctx, or a configurable that is no object (refused elsewhere), leaves it as it is.
+func withAuth(ctx context.Context, config map[string]any) map[string]any {
+	if _, ok := engine.UserFrom(ctx); !ok {
+		return config
+	}
+	if config == nil {
+		config = map[string]any{}
+	}
+	cf, isMap := config["configurable"].(map[string]any)
+	if config["configurable"] != nil && !isMap {
+		return config
+	}
+	if cf == nil {
+		cf = map[string]any{}
+		config["configurable"] = cf
+	}
+	engine.SetAuthConfigurable(ctx, cf)
+	return config
 }

@@ -165,6 +165,10 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 			if proj.ThreadTTL, err = c.checkpointer(kv.value); err != nil {
 				return nil, err
 			}
+		case "http":
+			if proj.ConfigurableHeaders, err = c.httpSettings(kv.value); err != nil {
+				return nil, err
+			}
 		case "$schema":
 		default:
 			c.topLevel(kv.key)

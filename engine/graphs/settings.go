@@ -26,6 +26,9 @@ type Project struct {
 	// ThreadTTL is "checkpointer.ttl": the time to live of threads created without one; nil
 	// when the file has none.
 	ThreadTTL *ThreadTTL
+	// ConfigurableHeaders is "http.configurable_headers": the request headers a run's
+	// configurable gets; nil when the file has none (then none).
+	ConfigurableHeaders *engine.HeaderPatterns
 }
 
 // Embedding providers a store.index may name.

@@ -149,6 +149,7 @@ type options struct {
 	trace            traceOptions
 	control          controlOptions
 	store            storeOptions
+	auth             authOptions
 }
 
 // envPrefix starts the environment twin of every flag: --nats-url is JETGRAPH_NATS_URL.
@@ -236,6 +237,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	addTraceFlags(f, &o.trace)
 	addControlFlags(f, &o.control)
 	addStoreFlags(f, &o.store)
+	addAuthFlags(f, &o.auth)
 }
 
 // versionCommand is `jetgraph version`.
