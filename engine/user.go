@@ -75,15 +75,60 @@ func (u User) permissionList() []any {
 	return out
 }
 
+// authKeys are the configurable keys of the user.
+var authKeys = []string{ConfigAuthUser, ConfigAuthUserID, ConfigAuthPermissions}
+
 // SetAuthConfigurable writes the user of ctx into configurable under the reference's keys, over
-// whatever the request's body gave for them (a client never speaks for its own identity). An
-// anonymous ctx leaves configurable as it is: a cron's fire keeps the user its creation stored.
+// whatever the request's body gave for them; an anonymous ctx removes them: a client never
+// speaks for an identity.
 func SetAuthConfigurable(ctx context.Context, configurable map[string]any) {
+	if configurable == nil {
+		return
+	}
 	u, ok := UserFrom(ctx)
-	if !ok || configurable == nil {
+	if !ok {
+		for _, k := range authKeys {
+			delete(configurable, k)
+		}
 		return
 	}
 	configurable[ConfigAuthUser] = u.Object()
 	configurable[ConfigAuthUserID] = u.Identity
 	configurable[ConfigAuthPermissions] = u.permissionList()
+}
+
+// CopyAuthConfigurable copies the user's keys of from (a run's own recorded configurable) into
+// to, which layers of config that never carry a user (the assistant's, the thread's) made.
+func CopyAuthConfigurable(to, from map[string]any) {
+	for _, k := range authKeys {
+		if v, ok := from[k]; ok {
+			to[k] = v
+		}
+	}
+}
+
+// UserOfConfigurable is the user SetAuthConfigurable wrote into configurable (a cron's stored
+// payload), ok false when there is none.
+func UserOfConfigurable(configurable map[string]any) (User, bool) {
+	obj, _ := configurable[ConfigAuthUser].(map[string]any)
+	id, _ := configurable[ConfigAuthUserID].(string)
+	if obj == nil || id == "" {
+		return User{}, false
+	}
+	u := User{Identity: id, Fields: map[string]any{}}
+	u.Display, _ = obj["display_name"].(string)
+	for k, v := range obj {
+		switch k {
+		case "identity", "display_name", "is_authenticated", "permissions":
+		default:
+			u.Fields[k] = v
+		}
+	}
+	perms, _ := configurable[ConfigAuthPermissions].([]any)
+	for _, p := range perms {
+		if s, ok := p.(string); ok {
+			u.Permissions = append(u.Permissions, s)
+		}
+	}
+	return u, true
 }

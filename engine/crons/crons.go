@@ -346,11 +346,14 @@ func (s *Service) Search(ctx context.Context, q engine.CronQuery) ([]engine.Cron
 	return cs, n, nil
 }
 
-// withAuth is config with the user of ctx in its configurable, so that the cron's runs carry the
-// user who created or last changed it (they fire with no request, hence no user, of their own).
-// An anonymous ctx, or a configurable that is no object (refused elsewhere), leaves it as it is.
+// withAuth is config with the user of ctx in its configurable, so that the cron's runs fire as
+// the user who created or last changed it (they have no request of their own). An anonymous ctx
+// removes a user the body named; a configurable that is no object (refused elsewhere) stays.
 func withAuth(ctx context.Context, config map[string]any) map[string]any {
 	if _, ok := engine.UserFrom(ctx); !ok {
+		if cf, ok := config["configurable"].(map[string]any); ok {
+			engine.SetAuthConfigurable(ctx, cf)
+		}
 		return config
 	}
 	if config == nil {

@@ -2,20 +2,10 @@ package authn_test
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,100 +13,8 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/httpapi/authn"
+	"github.com/jetgraph/jetgraph/httpapi/authn/authntest"
 )
-
-// issuer is an identity provider the test runs: signing keys, and their JWKS served over
-// HTTP, which the test may change (a key rotation) and whose fetches it counts.
-type issuer struct {
-	mu      sync.Mutex
-	keys    map[string]crypto.Signer // by kid
-	served  []string                 // kids the JWKS lists
-	fetches atomic.Int32
-	URL     string
-}
-
-func newIssuer(t *testing.T) *issuer {
-	t.Helper()
-	is := &issuer{keys: map[string]crypto.Signer{}}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		is.fetches.Add(1)
-		is.mu.Lock()
-		defer is.mu.Unlock()
-		var keys []map[string]string
-		for _, kid := range is.served {
-			keys = append(keys, jwk(kid, is.keys[kid].Public()))
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": keys})
-	}))
-	t.Cleanup(srv.Close)
-	is.URL = srv.URL + "/.well-known/jwks.json"
-	return is
-}
-
-// add makes a key of kid (RSA or EC P-256), published in the JWKS when publish is set.
-func (is *issuer) add(t *testing.T, kid string, ec, publish bool) {
-	t.Helper()
-	var k crypto.Signer
-	var err error
-	if ec {
-		k, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	} else {
-		k, err = rsa.GenerateKey(rand.Reader, 2048)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	is.keys[kid] = k
-	if publish {
-		is.served = append(is.served, kid)
-	}
-}
-
-// publish lists kid in the JWKS from now on (a rotation).
-func (is *issuer) publish(kid string) {
-	is.mu.Lock()
-	defer is.mu.Unlock()
-	is.served = append(is.served, kid)
-}
-
-// sign signs claims with the key of kid.
-func (is *issuer) sign(t *testing.T, kid string, claims jwt.MapClaims) string {
-	t.Helper()
-	is.mu.Lock()
-	k := is.keys[kid]
-	is.mu.Unlock()
-	method := jwt.SigningMethod(jwt.SigningMethodRS256)
-	if _, ok := k.(*ecdsa.PrivateKey); ok {
-		method = jwt.SigningMethodES256
-	}
-	tok := jwt.NewWithClaims(method, claims)
-	tok.Header["kid"] = kid
-	s, err := tok.SignedString(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-
-// jwk is the public JWK of pub.
-func jwk(kid string, pub crypto.PublicKey) map[string]string {
-	switch p := pub.(type) {
-	case *rsa.PublicKey:
-		return map[string]string{"kty": "RSA", "kid": kid, "alg": "RS256", "use": "sig",
-			"n": b64(p.N.Bytes()), "e": b64(big.NewInt(int64(p.E)).Bytes())}
-	case *ecdsa.PublicKey:
-		e, _ := p.ECDH()
-		raw := e.Bytes() // 0x04 || X || Y
-		return map[string]string{"kty": "EC", "kid": kid, "alg": "ES256", "use": "sig", "crv": "P-256",
-			"x": b64(raw[1:33]), "y": b64(raw[33:])}
-	}
-	panic("unknown key type")
-}
 
 // request is a GET carrying header: value.
 func request(header, value string) *http.Request {
@@ -127,29 +25,15 @@ func request(header, value string) *http.Request {
 	return r
 }
 
-// claims are a valid token's claims for iss and aud, over extra.
-func claims(iss, aud string, extra jwt.MapClaims) jwt.MapClaims {
-	now := time.Now()
-	c := jwt.MapClaims{"sub": "user-1", "iss": iss, "aud": aud, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
-	for k, v := range extra {
-		if v == nil {
-			delete(c, k)
-		} else {
-			c[k] = v
-		}
-	}
-	return c
-}
-
 // TestJWKS verifies RS256 and ES256 tokens against a JWKS served over HTTP: good tokens give
 // their user, every other is a 401 failure saying why, with an invalid_token challenge and
 // nothing of the token.
 func TestJWKS(t *testing.T) {
-	is := newIssuer(t)
-	is.add(t, "rsa-1", false, true)
-	is.add(t, "ec-1", true, true)
-	is.add(t, "stranger", false, false) // never published
-	const iss, aud = "https://id.example.test/", "jetgraph-api"
+	is := authntest.NewIssuer(t)
+	is.Add(t, "rsa-1", false, true)
+	is.Add(t, "ec-1", true, true)
+	is.Add(t, "stranger", false, false) // never published
+	iss, aud := is.Name, is.Audience
 	a, err := authn.New(t.Context(), authn.Config{JWT: &authn.JWTConfig{JWKSURL: is.URL, Issuer: iss, Audience: []string{aud, "other"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +57,7 @@ func TestJWKS(t *testing.T) {
 		{"no subject", "rsa-1", jwt.MapClaims{"sub": nil}, "names no user", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			token := is.sign(t, c.kid, claims(iss, aud, c.extra))
+			token := is.Sign(t, c.kid, is.Claims("user-1", c.extra))
 			u, err := a.Authenticate(request("Authorization", "Bearer "+token))
 			if c.ok {
 				if err != nil || u.Identity != c.want {
@@ -190,7 +74,7 @@ func TestJWKS(t *testing.T) {
 			}
 		})
 	}
-	u, err := a.Authenticate(request("Authorization", "Bearer "+is.sign(t, "ec-1", claims(iss, aud, jwt.MapClaims{"identity": "ada", "name": "Ada", "scope": "read write"}))))
+	u, err := a.Authenticate(request("Authorization", "Bearer "+is.Sign(t, "ec-1", is.Claims("user-1", jwt.MapClaims{"identity": "ada", "name": "Ada", "scope": "read write"}))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,37 +97,37 @@ func TestJWKS(t *testing.T) {
 // TestJWKSRotation: a token of a kid the cached JWKS lacks has the JWKS fetched again, once per
 // interval: a rotated key works at once, a stream of forged kids costs no more fetches.
 func TestJWKSRotation(t *testing.T) {
-	is := newIssuer(t)
-	is.add(t, "old", true, true)
-	const iss, aud = "https://id.example.test/", "jetgraph-api"
+	is := authntest.NewIssuer(t)
+	is.Add(t, "old", true, true)
+	iss, aud := is.Name, is.Audience
 	a, err := authn.New(t.Context(), authn.Config{JWT: &authn.JWTConfig{JWKSURL: is.URL, Issuer: iss, Audience: []string{aud},
 		UnknownKIDInterval: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Authenticate(request("Authorization", "Bearer "+is.sign(t, "old", claims(iss, aud, nil)))); err != nil {
+	if _, err := a.Authenticate(request("Authorization", "Bearer "+is.Sign(t, "old", is.Claims("user-1", nil)))); err != nil {
 		t.Fatal(err)
 	}
-	before := is.fetches.Load()
-	is.add(t, "new", false, false)
-	is.publish("new") // the issuer rotates
-	if _, err := a.Authenticate(request("Authorization", "Bearer "+is.sign(t, "new", claims(iss, aud, nil)))); err != nil {
+	before := is.Fetches()
+	is.Add(t, "new", false, false)
+	is.Publish("new") // the issuer rotates
+	if _, err := a.Authenticate(request("Authorization", "Bearer "+is.Sign(t, "new", is.Claims("user-1", nil)))); err != nil {
 		t.Fatalf("rotated key: %v", err)
 	}
-	if got := is.fetches.Load(); got != before+1 {
+	if got := is.Fetches(); got != before+1 {
 		t.Errorf("fetches for the rotated kid: %d, want 1", got-before)
 	}
-	is.add(t, "forged", false, false)
+	is.Add(t, "forged", false, false)
 	for range 5 {
 		start := time.Now()
-		if _, err := a.Authenticate(request("Authorization", "Bearer "+is.sign(t, "forged", claims(iss, aud, nil)))); !engine.Is(engine.Unauthorized, err) {
+		if _, err := a.Authenticate(request("Authorization", "Bearer "+is.Sign(t, "forged", is.Claims("user-1", nil)))); !engine.Is(engine.Unauthorized, err) {
 			t.Fatalf("forged kid: %v", err)
 		}
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("a forged kid waited %v for the rate limit", d)
 		}
 	}
-	if got := is.fetches.Load(); got != before+1 {
+	if got := is.Fetches(); got != before+1 {
 		t.Errorf("forged kids fetched the JWKS %d more times, want 0", got-before-1)
 	}
 }
@@ -263,7 +147,8 @@ func TestHS256(t *testing.T) {
 		}
 		return s
 	}
-	good := claims("", "", jwt.MapClaims{"iss": nil, "aud": nil})
+	is := authntest.Issuer{}
+	good := is.Claims("user-1", jwt.MapClaims{"iss": nil, "aud": nil})
 	for _, c := range []struct {
 		name  string
 		token string
@@ -272,7 +157,7 @@ func TestHS256(t *testing.T) {
 		{"good", sign(secret, jwt.SigningMethodHS256, good), true},
 		{"other secret", sign([]byte(strings.Repeat("other-", 8)), jwt.SigningMethodHS256, good), false},
 		{"HS512", sign(secret, jwt.SigningMethodHS512, good), false},
-		{"expired", sign(secret, jwt.SigningMethodHS256, claims("", "", jwt.MapClaims{"exp": time.Now().Add(-time.Hour).Unix()})), false},
+		{"expired", sign(secret, jwt.SigningMethodHS256, is.Claims("user-1", jwt.MapClaims{"exp": time.Now().Add(-time.Hour).Unix()})), false},
 		{"alg none", func() string {
 			s, _ := jwt.NewWithClaims(jwt.SigningMethodNone, good).SignedString(jwt.UnsafeAllowNoneSignatureType)
 			return s
