@@ -1,7 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +51,57 @@ func TestAuthSDKs(t *testing.T) {
 	}
 	if !strings.Contains(logs, "user=ada") || !strings.Contains(logs, "status=401") {
 		t.Errorf("the access log shows no authenticated user or no 401")
+	}
+}
+
+// TestReadmeAuthSteps runs the README's shell steps of the API key and HS256 ways as they are
+// written, with the binary, a data folder and a free address in place of jetgraph serve's
+// defaults: the first answers 401 without the key and the search with it; the second answers the
+// search to the token the steps sign with openssl.
+func TestReadmeAuthSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed")
+	}
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := buildBinary(t)
+	for _, c := range []struct {
+		name  string
+		serve string   // the block's serve line, which finds it
+		want  []string // in its output, in order
+	}{
+		{"api-key", "jetgraph serve --auth api-key &", []string{`{"detail":"Missing API key`, "[]"}},
+		{"hs256", "jetgraph serve --auth jwt &", []string{"[]"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var block string
+			for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
+				if strings.Contains(m[1], c.serve+"\n") {
+					block = m[1]
+				}
+			}
+			if block == "" {
+				t.Fatalf("the README has no block with %q", c.serve)
+			}
+			addr := freeAddr(t)
+			serve := fmt.Sprintf("'%s' serve --data '%s' --addr %s", bin, t.TempDir(), addr)
+			script := strings.ReplaceAll(block, "localhost:8123", addr)
+			script = strings.Replace(script, c.serve, strings.Replace(c.serve, "jetgraph serve", serve, 1)+
+				"\nSERVER=$!\ntrap 'kill $SERVER; wait $SERVER' EXIT\nfor i in $(seq 300); do curl -sf "+addr+"/ok >/dev/null && break; sleep 0.1; done", 1)
+			out := runClient(t, []string{"JETGRAPH_ADMIN_KEY=", "JETGRAPH_AUTH_JWT_SECRET="}, "bash", "-euc", script)
+			rest := out
+			for _, w := range c.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("the steps printed no %q after the earlier ones:\n%s", w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+		})
 	}
 }

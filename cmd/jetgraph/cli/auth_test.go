@@ -68,6 +68,7 @@ func TestServeAuth(t *testing.T) {
 				{"POST", "/threads/search", `{}`},
 				{"POST", "/assistants/search", `{}`},
 				{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`},
+				{"POST", "/a2a/agent_simple", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}`},
 				{"GET", "/threads/00000000-0000-0000-0000-000000000000/stream", ""},
 				{"POST", "/runs/stream", `{"assistant_id":"agent_simple"}`},
 				{"GET", "/store/items?namespace=ada&key=key_one", ""},
