@@ -32,7 +32,7 @@ func (s *Server) docsRoutes() {
 
 // openapi answers the OpenAPI document.
 func (s *Server) openapi(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, openapiJSON)
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, s.openapiDoc)
 }
 
 // docsFiles are the /docs page and its assets: Swagger UI, embedded so that the page works

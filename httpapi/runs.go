@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -54,8 +53,6 @@ var (
 	// runFields are the fields a run list may select.
 	runFields = []string{"run_id", "thread_id", "assistant_id", "created_at", "updated_at", "status",
 		"metadata", "kwargs", "multitask_strategy"}
-	// credentialHeaders are never copied into configurable, whatever ConfigurableHeaders says.
-	credentialHeaders = []string{"authorization", "proxy-authorization", "x-api-key", "cookie", "set-cookie"}
 )
 
 // runInput is a parsed run-creation body: what the scheduler records, and what the HTTP layer
@@ -235,33 +232,20 @@ func interruptList(f *Fields, name string) []string {
 	return f.Strings(name)
 }
 
-// headerConfig copies the request headers that match Deps.ConfigurableHeaders into the run's
-// config.configurable under their lower-case names. Values the body gives win; credentials are
-// never copied.
+// headerConfig copies the request headers that Deps.ConfigurableHeaders allows into the run's
+// config.configurable under their lower-case names, over the body's values for them as the
+// reference servers do (the deployment opted the header in); credentials never are.
 func (s *Server) headerConfig(f *Fields, h http.Header, c *runs.Create) {
-	if len(s.deps.ConfigurableHeaders) == 0 {
+	if s.deps.ConfigurableHeaders.Empty() {
 		return
 	}
 	for name, values := range h {
 		key := strings.ToLower(name)
-		if len(values) == 0 || slices.Contains(credentialHeaders, key) || !matchesAny(s.deps.ConfigurableHeaders, key) {
+		if len(values) == 0 || !s.deps.ConfigurableHeaders.Allows(key) {
 			continue
 		}
-		cf := configurable(f, c)
-		if _, given := cf[key]; !given {
-			cf[key] = values[0]
-		}
+		configurable(f, c)[key] = values[len(values)-1]
 	}
-}
-
-// matchesAny reports whether the header name key matches one of the glob patterns.
-func matchesAny(patterns []string, key string) bool {
-	for _, p := range patterns {
-		if ok, err := path.Match(strings.ToLower(strings.TrimSpace(p)), key); err == nil && ok {
-			return true
-		}
-	}
-	return false
 }
 
 // resolveRun resolves the run's assistant: an unknown assistant is a NotFound error with the

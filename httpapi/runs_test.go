@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/httpapi"
@@ -663,11 +664,17 @@ func TestRunValidation(t *testing.T) {
 			`"webhook":"http://127.0.0.1:1/hook","after_seconds":0,"durability":"sync","feedback_keys":[]}`)
 }
 
+// TestRunConfigurableHeaders: http.configurable_headers opts headers into a run's configurable
+// as the reference does: the includes' headers but the excludes', over the body's values, never
+// a credential (even included by name), and none without includes.
 func TestRunConfigurableHeaders(t *testing.T) {
 	body := `{"assistant_id":"agent_simple","input":{"messages":"hi"}}`
-	header := map[string]string{"X-Configurable-Header": "from-header", "X-Api-Key": "secret", "Authorization": "Bearer secret"}
+	header := map[string]string{"X-Configurable-Header": "from-header", "X-Api-Key": "secret", "Authorization": "Bearer secret",
+		"X-Tenant-Id": "secret", "X-Hidden": "no", "User-Agent": "ua"}
 
-	on := startRunStack(t, func(d *httpapi.Deps) { d.ConfigurableHeaders = []string{"x-*", "authorization"} })
+	on := startRunStack(t, func(d *httpapi.Deps) {
+		d.ConfigurableHeaders = engine.HeaderPatterns{Include: []string{"x-*", "authorization", "X-Tenant-ID"}, Exclude: []string{"x-hid*"}}
+	})
 	tid := on.newThread(t)
 	code, _, out := on.do(t, "POST", "/threads/"+tid+"/runs/wait", body, header)
 	if msgs := contents(out); code != 200 || len(msgs) == 0 || msgs[len(msgs)-1] != "end: from-header" {
@@ -678,16 +685,17 @@ func TestRunConfigurableHeaders(t *testing.T) {
 	if cf["x-configurable-header"] != "from-header" {
 		t.Errorf("configurable: %v", cf)
 	}
-	for _, secret := range []string{"x-api-key", "authorization"} {
-		if _, ok := cf[secret]; ok {
-			t.Errorf("credential header %s copied into configurable: %v", secret, cf)
+	for _, absent := range []string{"x-api-key", "authorization", "x-tenant-id", "x-hidden", "user-agent"} {
+		if _, ok := cf[absent]; ok {
+			t.Errorf("header %s copied into configurable: %v", absent, cf)
 		}
 	}
-	// A value the body gives wins over the header's.
+	// The header's value wins over the body's (the reference updates configurable with the
+	// headers after the body).
 	_, _, out = on.do(t, "POST", "/threads/"+on.newThread(t)+"/runs/wait",
 		`{"assistant_id":"agent_simple","input":{"messages":"hi"},"config":{"configurable":{"x-configurable-header":"from-body"}}}`, header)
-	if msgs := contents(out); len(msgs) == 0 || msgs[len(msgs)-1] != "end: from-body" {
-		t.Fatalf("body over header: %v", out)
+	if msgs := contents(out); len(msgs) == 0 || msgs[len(msgs)-1] != "end: from-header" {
+		t.Fatalf("header over body: %v", out)
 	}
 
 	off := startRunStack(t, nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
@@ -38,10 +39,10 @@ type Deps struct {
 	Streams StreamService
 	// Outputs serves the thread-centric streaming protocol (engine/threadstream); nil: 503.
 	Outputs OutputService
-	// ConfigurableHeaders are glob patterns ("x-*") of request headers copied into the
-	// config.configurable of the runs a request creates (the reference servers'
-	// configurable_headers); credentials (authorization, x-api-key, cookies) never are.
-	ConfigurableHeaders []string
+	// ConfigurableHeaders are the request headers copied into the config.configurable of the
+	// runs a request creates (langgraph.json's http.configurable_headers); credentials
+	// (authorization, x-api-key, cookies) never are.
+	ConfigurableHeaders engine.HeaderPatterns
 	// Tracing is the LLM tracing API (the langsmith clients') that New mounts under /tracing:
 	// httpapi/tracingapi.New of the tracing service; nil: not served.
 	Tracing Routes
@@ -73,6 +74,11 @@ type Deps struct {
 	App CustomApp
 	// Pprof serves Go's profiler at /debug/pprof/ (off by default: it is for operators).
 	Pprof bool
+	// Auth, when set, authenticates every runtime request (MCP, A2A and the streams included)
+	// but the open ones (/ok, /info, /metrics, /docs, /openapi.json); the user it finds is in
+	// the request's context (engine.UserFrom) and reaches the runs' configurable. nil: anyone
+	// reaching the port acts, anonymously.
+	Auth Authenticator
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
 	// the data between the blocks of a client test suite. Never set in production.
 	Truncate Truncator
@@ -83,6 +89,11 @@ type Server struct {
 	echo *echo.Echo
 	deps Deps
 	log  *slog.Logger
+	// guarded are the route paths that need a credential when Deps.Auth is set.
+	guarded map[string]bool
+	// openapiDoc is the document /openapi.json serves: the embedded one, with the runtime's
+	// security schemes when Deps.Auth is set.
+	openapiDoc []byte
 }
 
 // exposedHeaders are readable by browser clients across origins; the SDKs read them.
@@ -98,7 +109,7 @@ func New(d Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{echo: e, deps: d, log: d.Logger}
+	s := &Server{echo: e, deps: d, log: d.Logger, openapiDoc: openapiJSON}
 	e.HTTPErrorHandler = s.errorHandler
 	e.Server.IdleTimeout = 75 * time.Second // the reference servers' keep-alive
 	e.Server.ReadHeaderTimeout = 30 * time.Second
@@ -115,6 +126,11 @@ func New(d Deps) *Server {
 		e.Use(cors(d.CORSOrigins))
 	}
 	e.Use(middleware.Recover())
+	if d.Auth != nil {
+		// Before the deployment layer, which serves the custom routes: those with
+		// http.enable_custom_route_auth are authenticated too.
+		e.Use(s.authenticate)
+	}
 	if d.HTTP != nil {
 		e.Use(s.deployment)
 	}
@@ -134,17 +150,18 @@ func New(d Deps) *Server {
 	s.streamRoutes()
 	s.mcpRoutes()
 	s.threadStreamRoutes()
-	if d.Tracing != nil {
-		d.Tracing.Mount(e)
-	}
 	if d.A2A != nil {
 		d.A2A.Mount(e)
 	}
-	if d.ControlPlane != nil {
-		d.ControlPlane.Mount(e)
-	}
 	if d.Truncate != nil {
 		e.POST("/internal/truncate", s.truncate)
+	}
+	s.guardRuntime() // the routes so far are the runtime's; those after authenticate on their own
+	if d.Tracing != nil {
+		d.Tracing.Mount(e)
+	}
+	if d.ControlPlane != nil {
+		d.ControlPlane.Mount(e)
 	}
 	return s
 }
@@ -162,11 +179,14 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.URL.Path == "/ok" || req.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
-		s.log.Log(req.Context(), level, "http",
-			"method", req.Method, "path", requestedPath(c), "route", c.Path(),
+		attrs := []any{"method", req.Method, "path", requestedPath(c), "route", c.Path(),
 			"status", c.Response().Status, "bytes", c.Response().Size,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000,
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID)}
+		if u, ok := engine.UserFrom(c.Request().Context()); ok { // the identity, never the credential
+			attrs = append(attrs, "user", u.Identity)
+		}
+		s.log.Log(req.Context(), level, "http", attrs...)
 		return nil
 	}
 }

@@ -131,6 +131,7 @@ func (s *Service) check(ctx context.Context, op string, spec *engine.CronSpec, s
 	p := &spec.Payload
 	p.Config = engine.KeepSecretsMap(&v, p.Config, storedConfig, "body", "config")
 	p.Context = engine.KeepSecretsMap(&v, p.Context, storedContext, "body", "context")
+	p.Config = withAuth(ctx, p.Config)
 	var storedWebhook any
 	if stored != nil {
 		storedWebhook = stored.Webhook
@@ -343,4 +344,29 @@ func (s *Service) Search(ctx context.Context, q engine.CronQuery) ([]engine.Cron
 		return nil, 0, engine.E(engine.Op("crons.search"), err)
 	}
 	return cs, n, nil
+}
+
+// withAuth is config with the user of ctx in its configurable, so that the cron's runs fire as
+// the user who created or last changed it (they have no request of their own). An anonymous ctx
+// removes a user the body named; a configurable that is no object (refused elsewhere) stays.
+func withAuth(ctx context.Context, config map[string]any) map[string]any {
+	if _, ok := engine.UserFrom(ctx); !ok {
+		if cf, ok := config["configurable"].(map[string]any); ok {
+			engine.SetAuthConfigurable(ctx, cf)
+		}
+		return config
+	}
+	if config == nil {
+		config = map[string]any{}
+	}
+	cf, isMap := config["configurable"].(map[string]any)
+	if config["configurable"] != nil && !isMap {
+		return config
+	}
+	if cf == nil {
+		cf = map[string]any{}
+		config["configurable"] = cf
+	}
+	engine.SetAuthConfigurable(ctx, cf)
+	return config
 }

@@ -176,6 +176,11 @@ func (s *Service) complete(ctx context.Context, id string, f engine.CronFire) er
 // fire is closed with it, never retried; an error is a failure to try again.
 func (s *Service) createRun(ctx context.Context, c engine.Cron, f engine.CronFire) (failure string, err error) {
 	p := c.Payload
+	if cf, ok := p.Config["configurable"].(map[string]any); ok {
+		if u, ok := engine.UserOfConfigurable(cf); ok {
+			ctx = engine.WithUser(ctx, u) // a cron fires as the user who made it
+		}
+	}
 	rc := runs.Create{
 		AssistantID: p.AssistantID, Input: p.Input, Config: p.Config, Context: p.Context,
 		Metadata: p.Metadata, StreamMode: p.StreamMode, InterruptBefore: p.InterruptBefore,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/jetgraph/jetgraph/engine"
 )
 
 // HTTPConfig is langgraph.json's "http": the deployment's own HTTP besides the LangGraph API.
@@ -26,9 +28,11 @@ type HTTPConfig struct {
 	EnableCustomRouteAuth bool
 	// MiddlewareOrder is "middleware_order": MiddlewareFirst (the default) or AuthFirst.
 	MiddlewareOrder string
-	// ConfigurableHeaders and LoggingHeaders are "configurable_headers" and "logging_headers",
-	// kept as written for the layer that reads them.
-	ConfigurableHeaders, LoggingHeaders json.RawMessage
+	// ConfigurableHeaders is "configurable_headers": the request headers a run's configurable
+	// gets; nil when none (then none).
+	ConfigurableHeaders *engine.HeaderPatterns
+	// LoggingHeaders is "logging_headers", kept as written: not acted on yet.
+	LoggingHeaders json.RawMessage
 }
 
 // CORS is "http.cors", the browser policy of the deployment's routes (the reference servers'
@@ -136,8 +140,9 @@ func (c *configParser) httpConfig(raw json.RawMessage) (*HTTPConfig, error) {
 				h.MiddlewareOrder = *order
 			}
 		case kv.key == "configurable_headers":
-			h.ConfigurableHeaders = kv.value
-			c.warn(k + ": not acted on yet, ignored")
+			if h.ConfigurableHeaders, err = c.headerPatterns(k, kv.value); err != nil {
+				return nil, err
+			}
 		case kv.key == "logging_headers":
 			h.LoggingHeaders = kv.value
 			c.warn(k + ": not acted on yet, ignored")

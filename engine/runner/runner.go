@@ -120,6 +120,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (Outcome, error) {
 	// recursion_limit) came from earlier requests and belong to them.
 	cfg := mergeConfig(a.Config, map[string]any{"configurable": thread.Config["configurable"]}, req.Config)
 	configurable := cfg["configurable"].(map[string]any)
+	// The user is the run's own (recorded from its request), never a layer's: mergeConfig drops
+	// langgraph_auth_* with the secrets, so that no assistant or thread config carries one.
+	if own, ok := req.Config["configurable"].(map[string]any); ok {
+		engine.CopyAuthConfigurable(configurable, own)
+	}
 	configurable["run_id"], configurable["graph_id"], configurable["assistant_id"] = req.RunID, a.GraphID, a.AssistantID
 	if req.ThreadID != "" {
 		configurable["thread_id"] = req.ThreadID

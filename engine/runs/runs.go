@@ -335,6 +335,7 @@ func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engi
 	}
 	configurable["run_id"], configurable["thread_id"], configurable["graph_id"], configurable["assistant_id"] =
 		runID, c.ThreadID, a.GraphID, a.AssistantID
+	engine.SetAuthConfigurable(ctx, configurable)
 	configurable["checkpoint_id"] = nil
 	if c.CheckpointID != "" {
 		configurable["checkpoint_id"] = c.CheckpointID

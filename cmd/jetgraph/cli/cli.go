@@ -150,6 +150,7 @@ type options struct {
 	trace            traceOptions
 	control          controlOptions
 	store            storeOptions
+	auth             authOptions
 }
 
 // envPrefix starts the environment twin of every flag: --nats-url is JETGRAPH_NATS_URL.
@@ -238,6 +239,7 @@ func addServeFlags(f *pflag.FlagSet, o *options) {
 	addTraceFlags(f, &o.trace)
 	addControlFlags(f, &o.control)
 	addStoreFlags(f, &o.store)
+	addAuthFlags(f, &o.auth)
 }
 
 // versionCommand is `jetgraph version`.

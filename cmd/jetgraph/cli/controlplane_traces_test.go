@@ -23,6 +23,17 @@ import (
 // send sends a request with key (none when empty) and returns the status and the decoded body.
 func send(t *testing.T, method, url, key, body string) (int, any) {
 	t.Helper()
+	var h map[string]string
+	if key != "" {
+		h = map[string]string{"X-Api-Key": key}
+	}
+	code, _, v := sendHeaders(t, method, url, h, body)
+	return code, v
+}
+
+// sendHeaders is send with the request's headers, and the answer's.
+func sendHeaders(t *testing.T, method, url string, header map[string]string, body string) (int, http.Header, any) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +41,8 @@ func send(t *testing.T, method, url, key, body string) (int, any) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -41,7 +52,7 @@ func send(t *testing.T, method, url, key, body string) (int, any) {
 	raw, _ := io.ReadAll(resp.Body)
 	var v any
 	_ = json.Unmarshal(raw, &v)
-	return resp.StatusCode, v
+	return resp.StatusCode, resp.Header, v
 }
 
 // field is v[path[0]][path[1]]..., nil when absent.

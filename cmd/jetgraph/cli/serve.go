@@ -26,6 +26,7 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/a2a"
+	"github.com/jetgraph/jetgraph/httpapi/authn"
 	"github.com/jetgraph/jetgraph/httpapi/tracingapi"
 	"github.com/jetgraph/jetgraph/projections"
 )
@@ -147,6 +148,10 @@ func serve(ctx context.Context, o *options) error {
 	if !o.disableA2A {
 		deps.A2A = a2a.New(a2a.Deps{Assistants: p.Assistants, Runs: p.Runs, States: p.Runner, Threads: p.Threads, Logger: logger})
 	}
+	if proj.HTTP != nil && proj.HTTP.ConfigurableHeaders != nil {
+		deps.ConfigurableHeaders = *proj.HTTP.ConfigurableHeaders
+	}
+	var keyChecker authn.KeyChecker
 	if !o.control.off {
 		cctx, cancel := context.WithCancel(ctx)
 		cp, err := openControlPlane(cctx, o, p.Log, data, ln.Addr().String(), p.Tracing)
@@ -160,7 +165,17 @@ func serve(ctx context.Context, o *options) error {
 			return err
 		}
 		deps.ControlPlane = cp.routes
+		keyChecker = cp.keys
 	}
+	auth, err := o.auth.authenticator(ctx, keyChecker, logger)
+	if err != nil {
+		return err
+	}
+	if auth != nil {
+		deps.Auth = auth
+		logger.Info("the runtime API authenticates every request", "auth", strings.Join(auth.Methods(), ","))
+	}
+	warnIfOpen(logger, ln.Addr(), auth)
 	if o.dev {
 		deps.Truncate = p.Truncate
 		logger.Warn("development mode: POST /internal/truncate empties the data")

@@ -291,3 +291,29 @@ func (s *Service) Revoke(ctx context.Context, id string) error {
 	}
 	return engine.E(engine.Op(op), engine.NotFound, fmt.Sprintf("Key %s not found (or revoked already).", id))
 }
+
+// RuntimeUser is the user an API key proves to the runtime API (authn.KeyChecker): its
+// tenant, by name, with AdminPermission for an admin key. A deployment's trace key proves
+// nobody here. Only a key of jetgraph's form is looked for again in the log when the
+// projection lacks it, so that random keys cost a read, not a catch-up.
+func (s *Service) RuntimeUser(ctx context.Context, key string) (engine.User, error) {
+	const op = "keys.runtime_user"
+	rec, ok, err := s.lookup(ctx, op, key, strings.HasPrefix(key, Prefix))
+	if err != nil {
+		return engine.User{}, err
+	}
+	if !ok || rec.Revoked {
+		return engine.User{}, engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
+	}
+	if rec.DeploymentID != "" {
+		return engine.User{}, engine.E(engine.Op(op), engine.Unauthorized, "This API key only sends a deployment's traces (/tracing).")
+	}
+	u := engine.User{Identity: rec.TenantName, Fields: map[string]any{"tenant_id": rec.TenantID, "key_id": rec.ID}}
+	if u.Identity == "" {
+		u.Identity = rec.TenantID
+	}
+	if rec.Admin {
+		u.Permissions = []string{engine.AdminPermission}
+	}
+	return u, nil
+}

@@ -478,6 +478,24 @@ def _command(cmd: dict[str, Any]) -> Command[Any]:
     return Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
 
 
+class AuthUser(dict[str, Any]):
+    """langgraph_auth_user as the reference's graphs read it: by key (user["identity"]) and by
+    attribute (user.identity, user.permissions), as its ProxyUser allows; JSON as a dict."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _with_user(configurable: dict[str, Any]) -> None:
+    """Makes configurable's langgraph_auth_user an AuthUser (it comes as an object)."""
+    user = configurable.get("langgraph_auth_user")
+    if isinstance(user, dict) and not isinstance(user, AuthUser):
+        configurable["langgraph_auth_user"] = AuthUser(user)
+
+
 def _newest(config: RunnableConfig, drop: bool = False) -> RunnableConfig:
     """config naming the thread's newest checkpoint: without an empty checkpoint id (or any,
     with drop). The library reads a state "live" (finished tasks of an open step applied,
@@ -602,6 +620,7 @@ class Host:
 
     async def do_run(self, rid: str, g: Graph, frame: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         config = {**config, "configurable": dict(config.get("configurable") or {})}
+        _with_user(config["configurable"])
         config["configurable"]["thread_id"] = frame.get("thread_id") or rid
         if frame.get("checkpoint_id"):
             config["configurable"]["checkpoint_id"] = frame["checkpoint_id"]

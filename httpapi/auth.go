@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/jetgraph/jetgraph/engine"
+)
+
+// Authenticator decides who a request to the runtime API is (httpapi/authn.Authenticator). Its
+// error is an Unauthorized engine error, which may carry the WWW-Authenticate challenge of the
+// 401 (a WWWAuthenticate method).
+type Authenticator interface {
+	Authenticate(r *http.Request) (engine.User, error)
+	// Methods names the ways of authenticating it accepts: "api-key", "jwt".
+	Methods() []string
+}
+
+// openPaths are the runtime routes answered without a credential, as the reference servers
+// answer them: health checks, the server's description, metrics and this API's document.
+var openPaths = []string{"/ok", "/info", "/metrics", "/openapi.json", "/docs", "/docs/assets/:file"}
+
+// guardRuntime records the routes registered so far, the runtime's, as those that need a
+// credential (but the open ones); the routes mounted after (the tracing API, the control plane)
+// authenticate on their own. Called once every runtime route is registered.
+func (s *Server) guardRuntime() {
+	if s.deps.Auth == nil {
+		return
+	}
+	s.guarded = map[string]bool{}
+	for _, r := range s.echo.Routes() {
+		if !slices.Contains(openPaths, r.Path) {
+			s.guarded[r.Path] = true
+		}
+	}
+	s.openapiDoc = securedOpenAPI(openapiJSON, s.guarded, s.deps.Auth.Methods())
+}
+
+// authenticate puts the user of a runtime request's credential in its context, and answers a
+// request without a valid one 401 with a challenge. A custom route (http.app) is authenticated
+// only when http.enable_custom_route_auth says so, as on the reference servers. Preflights carry no credential and are
+// answered by the CORS middleware before this.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		guarded := s.guarded[c.Path()]
+		if ri := RouteOf(c); ri.Custom {
+			guarded = !ri.Public // the user's route: authenticated with http.enable_custom_route_auth
+		}
+		if !guarded || req.Method == http.MethodOptions {
+			return next(c)
+		}
+		u, err := s.deps.Auth.Authenticate(req)
+		if err != nil {
+			var ch interface{ WWWAuthenticate() string }
+			if errors.As(err, &ch) {
+				c.Response().Header().Set(echo.HeaderWWWAuthenticate, ch.WWWAuthenticate())
+			}
+			return err
+		}
+		c.SetRequest(req.WithContext(engine.WithUser(req.Context(), u)))
+		return next(c)
+	}
+}
+
+// Security schemes of the runtime routes in the OpenAPI document: the API key (the control
+// plane's, whose schemes the document has already) and JWT bearer tokens.
+const (
+	schemeAPIKey = "ApiKey"
+	schemeBearer = "BearerAuth"
+	schemeJWT    = "JWT"
+)
+
+// pathParam is an OpenAPI path's parameter, {name}, which echo writes :name.
+var pathParam = regexp.MustCompile(`\{([^}/]+)\}`)
+
+// securedOpenAPI is doc with the security of the guarded routes: the JWT scheme among the
+// document's schemes when methods has jwt, and on every operation of a guarded path the
+// schemes methods accept. An operation with a security of its own keeps it.
+func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string) []byte {
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return doc // the embedded document is checked by the tests
+	}
+	var security []any
+	for _, m := range methods {
+		switch m {
+		case "api-key":
+			security = append(security, map[string]any{schemeAPIKey: []any{}}, map[string]any{schemeBearer: []any{}})
+		case "jwt":
+			security = append(security, map[string]any{schemeJWT: []any{}})
+			comp, _ := d["components"].(map[string]any)
+			if comp == nil {
+				comp = map[string]any{}
+				d["components"] = comp
+			}
+			schemes, _ := comp["securitySchemes"].(map[string]any)
+			if schemes == nil {
+				schemes = map[string]any{}
+				comp["securitySchemes"] = schemes
+			}
+			schemes[schemeJWT] = map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+				"description": "A JWT bearer token (Authorization: Bearer <token>): HS256 with the server's shared secret, or signed by a key of its JWKS; its identity or sub claim is the user."}
+		}
+	}
+	paths, _ := d["paths"].(map[string]any)
+	for p, ops := range paths {
+		if !guarded[pathParam.ReplaceAllString(p, ":$1")] {
+			continue
+		}
+		opMap, _ := ops.(map[string]any)
+		for method, o := range opMap {
+			op, ok := o.(map[string]any)
+			if !ok || method == "parameters" {
+				continue
+			}
+			if _, has := op["security"]; !has {
+				op["security"] = security
+				addUnauthorized(op)
+			}
+		}
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		return doc
+	}
+	return out
+}
+
+// addUnauthorized documents the 401 of a guarded operation.
+func addUnauthorized(op map[string]any) {
+	responses, _ := op["responses"].(map[string]any)
+	if responses == nil {
+		return
+	}
+	if _, has := responses["401"]; !has {
+		responses["401"] = map[string]any{"description": "No valid credential: the detail says what was missing or wrong; WWW-Authenticate carries the challenge.",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+				"type": "object", "properties": map[string]any{"detail": map[string]any{"type": "string"}}}}}}
+	}
+}
