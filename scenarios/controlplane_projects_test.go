@@ -105,13 +105,17 @@ func patchRef(t *testing.T, srv *server, dep, ref string) string {
 	return d["latest_revision_id"].(string)
 }
 
-// buildFailed polls a revision to BUILD_FAILED and checks that failure_reason holds want.
+// buildFailed polls a revision to BUILD_FAILED and checks that failure_reason holds want, and
+// that the revision's log ends with the line that says why.
 func buildFailed(t *testing.T, srv *server, dep, rev, want string) {
 	t.Helper()
 	r := pollRevision(t, srv, dep, rev, settled)
 	reason, _ := r["failure_reason"].(string)
 	if r["status"] != "BUILD_FAILED" || !strings.Contains(reason, want) {
 		t.Fatalf("revision %s: %v, reason %q, want BUILD_FAILED naming %q", rev, r["status"], reason, want)
+	}
+	if last := lastLine(revisionLog(t, srv, dep, rev)); !strings.HasPrefix(last, "BUILD_FAILED: ") || !strings.Contains(last, want) {
+		t.Errorf("revision %s's log ends with %q, want the line BUILD_FAILED: naming %q", rev, last, want)
 	}
 }
 
@@ -191,6 +195,10 @@ func TestControlPlaneProjects(t *testing.T) {
 			t.Errorf("a code-only change installed again (want a cache hit and no npm command):\n%s", log)
 		}
 		runClient(t, []string{"JETGRAPH_URL=" + srv.URL}, "node", "controlplane.mjs", url, scenarioAdminKey, "second", "run")
+		// The official Python SDK too, against the TypeScript deployment.
+		if out := runPythonEnv(t, srv, []string{"JETGRAPH_URL=" + url, key}, "controlplane_project.py", "second"); out != "agent,second\nhello Ada\n" {
+			t.Fatalf("the TypeScript deployment's second graph through the Python SDK: %q", out)
+		}
 		t.Logf("TypeScript project: create -> DEPLOYED %v (cold cache), code change -> DEPLOYED %v (warm cache)",
 			cold.Round(100*time.Millisecond), warm.Round(100*time.Millisecond))
 
@@ -243,6 +251,8 @@ func TestControlPlaneProjects(t *testing.T) {
 		if want := "agent,second\nhello Ada; secret from the deployment; plain from-the-file\n"; out != want {
 			t.Fatalf("the second graph through the Python SDK: %q, want %q", out, want)
 		}
+		// The official JS SDK too, against the Python deployment.
+		runClient(t, []string{"JETGRAPH_URL=" + srv.URL}, "node", "controlplane.mjs", url, scenarioAdminKey, "second", "run")
 		t.Logf("Python project: create -> DEPLOYED %v (cold cache), code change -> DEPLOYED %v (warm cache)",
 			cold.Round(100*time.Millisecond), warm.Round(100*time.Millisecond))
 
