@@ -16,11 +16,9 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	cp "github.com/jetgraph/jetgraph/engine/controlplane"
 	"github.com/jetgraph/jetgraph/engine/controlplane/seal"
-	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
-	"github.com/jetgraph/jetgraph/projections"
 	"github.com/jetgraph/jetgraph/projections/deployments"
-	"github.com/jetgraph/jetgraph/projections/projectionstest"
+	"github.com/jetgraph/jetgraph/projections/deployments/deploymentstest"
 )
 
 // envDeployer is a recorder that keeps the secrets each rollout got, and prints them (as a
@@ -54,11 +52,7 @@ func (e *envDeployer) secret(name string) string {
 func sealedPlane(t *testing.T, store, dbPath string, ring *seal.Keyring) *plane {
 	t.Helper()
 	l := eventlogtest.OpenDir(t, store)
-	db := projectionstest.OpenDB(t, dbPath)
-	view := deployments.New(db)
-	view.SealSecrets(ring)
-	proj := projections.NewProjector(db, l, eventlog.ControlStream, view)
-	projectionstest.Run(t, proj)
+	view, proj := deploymentstest.OpenAt(t, l, dbPath, func(v *deployments.View) { v.SealSecrets(ring) })
 	svc := cp.NewService(l, proj, view, nil, (&recorder{}).CustomURL)
 	svc.SealSecrets(ring)
 	ctx := engine.WithTenant(context.Background(), "6f1c6a56-8e0a-4c55-9d9f-7d6c4b0c7a01")

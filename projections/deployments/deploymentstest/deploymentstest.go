@@ -15,8 +15,19 @@ import (
 // Open folds l's control stream into a projection file of the test, running until it ends.
 func Open(t testing.TB, l *eventlog.Log) (*deployments.View, *projections.Projector) {
 	t.Helper()
-	db := projectionstest.OpenDB(t, filepath.Join(t.TempDir(), "controlplane.db"))
+	return OpenAt(t, l, filepath.Join(t.TempDir(), "controlplane.db"), nil)
+}
+
+// OpenAt is Open with the projection file at path (a test that reads the file's bytes), and
+// setup, when not nil, called on the view before the projector folds anything (to seal the
+// secrets it folds, say).
+func OpenAt(t testing.TB, l *eventlog.Log, path string, setup func(*deployments.View)) (*deployments.View, *projections.Projector) {
+	t.Helper()
+	db := projectionstest.OpenDB(t, path)
 	view := deployments.New(db)
+	if setup != nil {
+		setup(view)
+	}
 	proj := projections.NewProjector(db, l, eventlog.ControlStream, view)
 	projectionstest.Run(t, proj)
 	return view, proj
