@@ -30,7 +30,7 @@ class AuthHandler:
             raise ImportError("auth.path needs the langgraph-sdk package in the project's environment") from e
         if not isinstance(auth, Auth):
             raise TypeError(f"expected a langgraph_sdk.Auth instance, got {type(auth).__qualname__}")
-        fn = auth._authenticate_handler
+        fn: Any = auth._authenticate_handler
         if fn is None:
             raise ValueError("the Auth object has no @auth.authenticate handler")
         sig = inspect.signature(fn)
@@ -145,4 +145,5 @@ def normalize(result: Any) -> dict[str, Any]:
     if not isinstance(identity, str) or not identity:
         raise ValueError(f"the user's identity must be a non-empty string, got {identity!r}")
     fields["permissions"] = [str(p) for p in (permissions or [])]
-    return json.loads(json.dumps(fields, default=str))
+    out: dict[str, Any] = json.loads(json.dumps(fields, default=str))
+    return out

@@ -598,7 +598,8 @@ class Host:
         try:
             self.conn.send({"t": "done", "id": rid, "result": await auth.authenticate(frame)})
         except asyncio.CancelledError:
-            self.conn.send({"t": "done", "id": rid, "error": {"class": "CancelledError", "message": "", "traceback": ""}})
+            self.conn.send({"t": "done", "id": rid, "error": {
+                "class": "CancelledError", "message": "", "traceback": ""}})
         except Exception as e:  # noqa: BLE001 - the handler's failure is the request's answer (a 500)
             print(f"jetgraph host: the auth handler failed: {type(e).__name__}: {e}", file=sys.stderr)
             self.conn.send({"t": "done", "id": rid, "error": _error(e)})
