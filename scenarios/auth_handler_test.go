@@ -11,7 +11,8 @@ import (
 // TestAuthHandler serves a project whose langgraph.json names a langgraph_sdk.Auth (auth.path):
 // its @auth.authenticate handler decides every API request through the official Python SDK (a
 // token's user reaches a hosted graph's configurable, 401 and 403 with the handler's message, a
-// failing handler a 500 that tells nothing), its @auth.on handler is warned of as not applied,
+// failing handler a 500 that tells nothing, a token's user cached as auth.cache says), its
+// @auth.on handler is warned of as not applied,
 // and a project whose auth.path is no Auth fails config check and serve.
 func TestAuthHandler(t *testing.T) {
 	if testing.Short() {
@@ -26,6 +27,10 @@ func TestAuthHandler(t *testing.T) {
 	logs := srv.logs.String()
 	if !strings.Contains(logs, "@auth.on handlers (authorization, filters) are not applied yet") {
 		t.Errorf("no warning that the @auth.on handler is not applied")
+	}
+	// ada made two requests and bob one: auth.cache (keyed by authorization) asked the handler once each.
+	if n, m := strings.Count(logs, "auth_handler: authenticated ada"), strings.Count(logs, "auth_handler: authenticated bob"); n != 1 || m != 1 {
+		t.Errorf("the handler authenticated ada %d times and bob %d, want once each (auth.cache)", n, m)
 	}
 	if !strings.Contains(logs, "secret-internal-detail") {
 		t.Errorf("the handler's failure is not in the server's log")

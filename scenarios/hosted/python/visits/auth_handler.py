@@ -1,9 +1,11 @@
 """A langgraph_sdk.Auth whose @auth.authenticate handler knows users by their bearer token:
 ada (a dict with a display name, permissions and an email), bob (a bare identity string),
-a banned user (403), and a token that makes the handler fail (a 500 that tells nothing)."""
+a banned user (403), and a token that makes the handler fail (a 500 that tells nothing). Each
+user it authenticates is a line of its log: with auth.cache, one per token."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -32,6 +34,7 @@ async def authenticate(authorization: str | None, headers: dict[bytes, bytes], p
         raise RuntimeError("secret-internal-detail")
     if token not in USERS:
         raise Auth.exceptions.HTTPException(status_code=401, detail="Unknown token")
+    print(f"auth_handler: authenticated {token.removeprefix('tok-')}", file=sys.stderr)  # counted by the test
     return USERS[token]
 
 
