@@ -89,10 +89,10 @@ func (c *configParser) authCache(raw json.RawMessage) (*AuthCache, error) {
 		}
 	}
 	if v.TTL != nil {
-		if *v.TTL <= 0 {
+		out.TTL = time.Duration(*v.TTL * float64(time.Second))
+		if *v.TTL <= 0 || out.TTL <= 0 {
 			return nil, c.fail("auth.cache.ttl_seconds", "must be more than 0")
 		}
-		out.TTL = time.Duration(*v.TTL * float64(time.Second))
 	}
 	if v.MaxSize != nil {
 		if *v.MaxSize <= 0 {
