@@ -46,6 +46,10 @@ async def main() -> None:
     check(status == 500 and "secret" not in body, f"a failing handler: {status} {body}")
     async with httpx.AsyncClient(base_url=URL) as http:
         check((await http.get("/ok")).status_code == 200, "/ok needs no token")
+        doc = (await http.get("/openapi.json")).json()
+        ops = [op for path in doc["paths"].values() for op in path.values() if isinstance(op, dict)]
+        check(all(op.get("security", []) is not None for op in ops), "an operation's security is null")
+        check(any("401" in op.get("responses", {}) for op in ops), "no operation documents its 401")
 
     ada = as_("tok-ada")
     thread = await ada.threads.create()
