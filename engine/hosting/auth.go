@@ -82,7 +82,9 @@ func (a *Auth) Authenticate(r *http.Request) (engine.User, error) {
 		"headers": requestHeaders(r), "scheme": scheme(r)}
 	raw, err := a.pool.do(r.Context(), frameAuthenticate, fields, &request{})
 	if err != nil {
-		a.pool.hosts[0].log.Error("the auth handler failed", "handler", a.spec, "error", err)
+		if r.Context().Err() == nil { // a client that went away is no failure of the handler
+			a.pool.hosts[0].log.Error("the auth handler failed", "handler", a.spec, "error", err)
+		}
 		return engine.User{}, engine.E(engine.Op(op), engine.Other, "Internal Server Error", err)
 	}
 	var ans authAnswer
