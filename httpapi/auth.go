@@ -120,7 +120,9 @@ func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string) []byt
 				continue
 			}
 			if _, has := op["security"]; !has {
-				op["security"] = security
+				if security != nil { // the user's own handler ("custom") has no scheme to name yet
+					op["security"] = security
+				}
 				addUnauthorized(op)
 			}
 		}

@@ -74,9 +74,11 @@ func TestReadmeAuthSteps(t *testing.T) {
 		name  string
 		serve string   // the block's serve line, which finds it
 		want  []string // in its output, in order
+		venv  bool     // run with the hosted Python project's virtual environment active
 	}{
-		{"api-key", "jetgraph serve --auth api-key &", []string{`{"detail":"Missing API key`, "[]"}},
-		{"hs256", "jetgraph serve --auth jwt &", []string{"[]"}},
+		{"api-key", "jetgraph serve --auth api-key &", []string{`{"detail":"Missing API key`, "[]"}, false},
+		{"hs256", "jetgraph serve --auth jwt &", []string{"[]"}, false},
+		{"handler", "jetgraph serve --config langgraph.json &", []string{`{"detail":"Unknown or missing token"}`, "[]"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var block string
@@ -93,7 +95,13 @@ func TestReadmeAuthSteps(t *testing.T) {
 			script := strings.ReplaceAll(block, "localhost:8123", addr)
 			script = strings.Replace(script, c.serve, strings.Replace(c.serve, "jetgraph serve", serve, 1)+
 				"\nSERVER=$!\ntrap 'kill $SERVER; wait $SERVER' EXIT\nfor i in $(seq 300); do curl -sf "+addr+"/ok >/dev/null && break; sleep 0.1; done", 1)
-			out := runClient(t, []string{"JETGRAPH_ADMIN_KEY=", "JETGRAPH_AUTH_JWT_SECRET="}, "bash", "-euc", script)
+			env := []string{"JETGRAPH_ADMIN_KEY=", "JETGRAPH_AUTH_JWT_SECRET="}
+			if c.venv { // the steps write their files in the folder they run in
+				python := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+				env = append(env, "VIRTUAL_ENV="+filepath.Dir(filepath.Dir(python)))
+				script = "cd '" + t.TempDir() + "'\n" + script
+			}
+			out := runClient(t, env, "bash", "-euc", script)
 			rest := out
 			for _, w := range c.want {
 				i := strings.Index(rest, w)

@@ -65,7 +65,6 @@ var langgraphKeys = map[string]string{
 	"image_distro":     "",
 	"dockerfile_lines": "",
 	"api_version":      "",
-	"auth":             "not supported yet, ignored",
 	"ui":               "not supported yet, ignored",
 	"webhooks":         "not supported yet, ignored",
 }

@@ -38,8 +38,8 @@ func TestLanggraphJSON(t *testing.T) {
 		t.Errorf("ids = %s", got)
 	}
 	wantWarn := []string{
-		"auth: not supported yet, ignored",
 		"colour: unknown key, ignored (known: graphs, env, and langgraph.json's)",
+		"auth: no path, so no auth handler: ignored",
 	}
 	if !reflect.DeepEqual(warnings, wantWarn) {
 		t.Errorf("warnings = %q\nwant %q", warnings, wantWarn)

@@ -135,7 +135,7 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 		return nil, err
 	}
 	proj := &Project{}
-	var graphsRaw, httpRaw json.RawMessage
+	var graphsRaw, httpRaw, authRaw json.RawMessage
 	for _, kv := range top {
 		switch kv.key {
 		case "graphs":
@@ -167,6 +167,8 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 			}
 		case "http":
 			httpRaw = kv.value // read once env and dependencies are known: its app is code
+		case "auth":
+			authRaw = kv.value // its path is code, like http.app
 		case "$schema":
 		default:
 			c.topLevel(kv.key)
@@ -177,6 +179,11 @@ func (cat Catalog) ParseProject(file string, raw []byte, lookupEnv func(string) 
 	}
 	if httpRaw != nil {
 		if proj.HTTP, err = c.httpConfig(httpRaw); err != nil {
+			return nil, err
+		}
+	}
+	if authRaw != nil {
+		if proj.Auth, err = c.authConfig(authRaw); err != nil {
 			return nil, err
 		}
 	}

@@ -29,6 +29,8 @@ type Project struct {
 	// HTTP is "http": the deployment's custom routes, route toggles, mount prefix and CORS;
 	// nil when the file has none.
 	HTTP *HTTPConfig
+	// Auth is "auth": the user's own auth handler; nil when the file has none.
+	Auth *AuthConfig
 }
 
 // Embedding providers a store.index may name.

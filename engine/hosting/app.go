@@ -146,16 +146,7 @@ var hopHeaders = map[string]bool{"connection": true, "keep-alive": true, "transf
 // away cancels the app's request.
 func (a *App) Serve(w http.ResponseWriter, r *http.Request, path string) error {
 	const op = "hosting.app"
-	var headers [][2]string
-	headers = append(headers, [2]string{"host", r.Host})
-	for k, vs := range r.Header {
-		if hopHeaders[strings.ToLower(k)] {
-			continue
-		}
-		for _, v := range vs {
-			headers = append(headers, [2]string{strings.ToLower(k), v})
-		}
-	}
+	headers := requestHeaders(r)
 	hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
 	fields := map[string]any{"method": r.Method, "path": path, "raw_path": path, "query": r.URL.RawQuery,
 		"headers": headers, "scheme": scheme(r), "body": "", "more": hasBody}

@@ -79,6 +79,8 @@ type hello struct {
 	Graphs   map[string]GraphStatus `json:"graphs"`
 	// App is what the host said of the custom routes it loaded (--app); nil when it has none.
 	App *AppStatus `json:"app,omitempty"`
+	// Auth is what the host said of the auth handler it loaded (--auth); nil when it has none.
+	Auth *AuthStatus `json:"auth,omitempty"`
 }
 
 // Host is a supervised host process: started again with backoff whenever it dies.
@@ -208,6 +210,9 @@ func (h *Host) supervise(ctx context.Context) {
 				if !st.OK {
 					h.log.Error("graph not loaded", "graph_id", id, "error", st.Error)
 				}
+			}
+			if hl.Auth != nil && !hl.Auth.OK {
+				h.log.Error("auth handler (auth.path) not loaded: every request it guards fails", "error", hl.Auth.Error)
 			}
 			if hl.App != nil && !hl.App.OK {
 				h.log.Error("custom routes (http.app) not loaded: not served", "error", hl.App.Error)

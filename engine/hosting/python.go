@@ -1,6 +1,7 @@
 package hosting
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -126,6 +127,14 @@ func Attach(reg *graphs.Registry, o Options) ([]*Host, error) {
 // the host of their language and project, started for them when no graph needs it. The App is
 // nil when app is.
 func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App, error) {
+	hosts, served, _, err := AttachProject(reg, app, nil, o)
+	return hosts, served, err
+}
+
+// AttachProject is AttachApp, with the user's auth handler (langgraph.json's auth) loaded by
+// the Python host of its project, started for it when no graph or app needs it. The Auth is
+// nil when auth is.
+func AttachProject(reg *graphs.Registry, app *graphs.Code, auth *graphs.AuthConfig, o Options) ([]*Host, *App, *Auth, error) {
 	type key struct{ language, root string }
 	groups := map[key][]graphs.Entry{}
 	var order []key
@@ -136,26 +145,36 @@ func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App
 		}
 		groups[k] = append(groups[k], e)
 	}
-	var appKey key
+	var appKey, authKey key
 	if app != nil {
 		appKey = key{app.Language, app.Root}
 		if _, ok := groups[appKey]; !ok {
 			order = append(order, appKey)
 		}
 	}
+	if auth != nil {
+		authKey = key{auth.Path.Language, auth.Path.Root}
+		if _, ok := groups[authKey]; !ok && (app == nil || authKey != appKey) {
+			order = append(order, authKey)
+		}
+	}
 	var hosts []*Host
 	var served *App
+	var servedAuth *Auth
 	for _, k := range order {
-		var kApp *graphs.Code
+		var kApp, kAuth *graphs.Code
 		if app != nil && k == appKey {
 			kApp = app
 		}
-		cmd, err := hostCommand(k.language, k.root, groups[k], kApp, o)
+		if auth != nil && k == authKey {
+			kAuth = auth.Path
+		}
+		cmd, err := hostCommand(k.language, k.root, groups[k], kApp, kAuth, o)
 		if err != nil {
 			for _, h := range hosts {
 				h.Close()
 			}
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var ids []string
 		for _, e := range groups[k] {
@@ -163,7 +182,7 @@ func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App
 		}
 		size := max(o.PoolSize, 1)
 		pool := &Pool{}
-		configEnv := projectCode(groups[k], kApp).Env
+		configEnv := projectCode(groups[k], cmp.Or(kApp, kAuth)).Env
 		if o.Tracing != nil {
 			if name := userTracing(configEnv, os.Getenv); name != "" {
 				logger(o).Info("hosted graphs trace as your LangSmith settings say, not into jetgraph's /tracing",
@@ -187,14 +206,17 @@ func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App
 		}
 		for _, id := range ids {
 			if err := reg.Host(id, pool.Factory(id)); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		if kApp != nil {
 			served = &App{pool: pool, spec: kApp.Spec()}
 		}
+		if kAuth != nil {
+			servedAuth = &Auth{pool: pool, spec: kAuth.Spec(), cache: newAuthCache(auth.Cache)}
+		}
 	}
-	return hosts, served, nil
+	return hosts, served, servedAuth, nil
 }
 
 func logger(o Options) *slog.Logger {
@@ -205,8 +227,8 @@ func logger(o Options) *slog.Logger {
 }
 
 // hostCommand is the command that starts the host of a language for entries of one project.
-func hostCommand(language, root string, entries []graphs.Entry, app *graphs.Code, o Options) ([]string, error) {
-	deps := projectCode(entries, app).Dependencies
+func hostCommand(language, root string, entries []graphs.Entry, app, auth *graphs.Code, o Options) ([]string, error) {
+	deps := projectCode(entries, cmp.Or(app, auth)).Dependencies
 	switch language {
 	case graphs.LanguagePython:
 		cache := o.CacheDir
@@ -234,6 +256,9 @@ func hostCommand(language, root string, entries []graphs.Entry, app *graphs.Code
 		}
 		if app != nil {
 			cmd = append(cmd, "--app", app.Spec())
+		}
+		if auth != nil {
+			cmd = append(cmd, "--auth", auth.Spec())
 		}
 		return cmd, nil
 	case graphs.LanguageTypeScript:

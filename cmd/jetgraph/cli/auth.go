@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/authn"
 )
 
@@ -107,7 +108,7 @@ func loopback(addr net.Addr) bool {
 // warnIfOpen logs, at start, that the runtime API admits anyone when it authenticates nobody
 // on an address other machines reach. It does not refuse: a server behind a proxy or in a
 // container that does the authentication listens on every interface on purpose.
-func warnIfOpen(logger *slog.Logger, addr net.Addr, auth *authn.Authenticator) {
+func warnIfOpen(logger *slog.Logger, addr net.Addr, auth httpapi.Authenticator) {
 	if auth != nil || loopback(addr) {
 		return
 	}

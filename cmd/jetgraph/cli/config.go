@@ -45,7 +45,7 @@ the key and the reason. The control plane builds a revision with it.`,
 			if _, err := (storeOptions{keyEnv: "OPENAI_API_KEY"}).index(proj, o.config); err != nil {
 				return err
 			}
-			if err := checkHosted(cmd.Context(), o, reg, proj.HTTP); err != nil {
+			if err := checkHosted(cmd.Context(), o, reg, proj.HTTP, proj.Auth); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintln(o.prog.Stdout, strings.Join(reg.IDs(), "\n"))
@@ -62,12 +62,12 @@ the key and the reason. The control plane builds a revision with it.`,
 // checkHosted loads the hosted graphs of reg, and the custom routes of http.app, in their
 // hosts, as serve would, and reports every graph (and the app) that does not load with the
 // reason its host gave.
-func checkHosted(ctx context.Context, o *options, reg *graphs.Registry, httpConfig *graphs.HTTPConfig) error {
+func checkHosted(ctx context.Context, o *options, reg *graphs.Registry, httpConfig *graphs.HTTPConfig, auth *graphs.AuthConfig) error {
 	var appCode *graphs.Code
 	if httpConfig != nil {
 		appCode = httpConfig.App
 	}
-	hosts, app, err := hosting.AttachApp(reg, appCode, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
+	hosts, app, userAuth, err := hosting.AttachProject(reg, appCode, auth, hosting.Options{Python: o.python, Node: o.node, Logger: o.logger})
 	if err != nil {
 		return err
 	}
@@ -89,6 +89,11 @@ func checkHosted(ctx context.Context, o *options, reg *graphs.Registry, httpConf
 	if app != nil && started {
 		if err := app.Err(); err != nil {
 			errs = append(errs, fmt.Errorf("%s: http.app: %w", o.config, err))
+		}
+	}
+	if userAuth != nil && started {
+		if err := userAuth.WaitLoaded(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: auth.path: %w", o.config, err))
 		}
 	}
 	for _, h := range hosts {

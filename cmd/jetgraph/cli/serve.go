@@ -78,7 +78,10 @@ func serve(ctx context.Context, o *options) error {
 	if proj.HTTP != nil {
 		appCode = proj.HTTP.App
 	}
-	hosts, customApp, err := hosting.AttachApp(reg, appCode, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
+	if proj.Auth != nil && o.auth.methods != "" && o.auth.methods != authNone {
+		return fmt.Errorf("%s: auth.path (your auth handler) decides who every request is: it cannot go with --auth %s (drop one of them)", o.config, o.auth.methods)
+	}
+	hosts, customApp, userAuth, err := hosting.AttachProject(reg, appCode, proj.Auth, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
 	if err != nil {
 		return err
 	}
@@ -87,6 +90,14 @@ func serve(ctx context.Context, o *options) error {
 			h.Close()
 		}
 	}()
+	if userAuth != nil { // the API never serves a request its handler cannot judge
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := userAuth.WaitLoaded(wctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: auth.path: %w", o.config, err)
+		}
+	}
 	storeIndex, err := o.store.index(proj, o.config)
 	if err != nil {
 		return err
@@ -167,9 +178,13 @@ func serve(ctx context.Context, o *options) error {
 		deps.ControlPlane = cp.routes
 		keyChecker = cp.keys
 	}
-	auth, err := o.auth.authenticator(ctx, keyChecker, logger)
-	if err != nil {
+	var auth httpapi.Authenticator
+	if userAuth != nil {
+		auth = userAuth
+	} else if builtin, err := o.auth.authenticator(ctx, keyChecker, logger); err != nil {
 		return err
+	} else if builtin != nil {
+		auth = builtin
 	}
 	if auth != nil {
 		deps.Auth = auth

@@ -69,6 +69,7 @@ from langgraph.types import (  # noqa: E402
 )
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
+from jetgraph_auth import AuthHandler  # noqa: E402
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
 from jetgraph_http import App, routes_of  # noqa: E402
 from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
@@ -563,8 +564,9 @@ def _flush_traces() -> None:
 class Host:
     """Serves jetgraph's requests until stdin closes."""
 
-    def __init__(self, conn: Conn, graphs: dict[str, Loaded], app: App | None = None) -> None:
-        self.conn, self.graphs, self.app = conn, graphs, app
+    def __init__(self, conn: Conn, graphs: dict[str, Loaded], app: App | None = None,
+                 auth: AuthHandler | None = None) -> None:
+        self.conn, self.graphs, self.app, self.auth = conn, graphs, app, auth
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def dispatch(self, frame: dict[str, Any]) -> None:
@@ -580,6 +582,9 @@ class Host:
             self.tasks[rid] = asyncio.create_task(self._http(rid, self.app.serve(frame)))
         elif t == "http.body" and self.app is not None:
             self.app.feed(frame)
+        elif t == "authenticate" and self.auth is not None:
+            rid = frame["id"]
+            self.tasks[rid] = asyncio.create_task(self._authenticate(rid, self.auth, frame))
         elif isinstance(t, str) and hasattr(self, "do_" + t):
             rid = frame["id"]
             self.tasks[rid] = asyncio.create_task(self.serve(frame))
@@ -588,6 +593,18 @@ class Host:
             if "id" in frame:  # a request this host does not know still gets its answer
                 self.conn.send({"t": "done", "id": frame["id"], "error": {
                     "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
+
+    async def _authenticate(self, rid: str, auth: AuthHandler, frame: dict[str, Any]) -> None:
+        try:
+            self.conn.send({"t": "done", "id": rid, "result": await auth.authenticate(frame)})
+        except asyncio.CancelledError:
+            self.conn.send({"t": "done", "id": rid, "error": {
+                "class": "CancelledError", "message": "", "traceback": ""}})
+        except Exception as e:  # noqa: BLE001 - the handler's failure is the request's answer (a 500)
+            print(f"jetgraph host: the auth handler failed: {type(e).__name__}: {e}", file=sys.stderr)
+            self.conn.send({"t": "done", "id": rid, "error": _error(e)})
+        finally:
+            self.tasks.pop(rid, None)
 
     async def _http(self, rid: str, serving: Coroutine[Any, Any, None]) -> None:
         try:
@@ -733,6 +750,7 @@ async def main() -> None:
     parser.add_argument("--graph", action="append", default=[], help="id=./path/file.py:attr")
     parser.add_argument("--path", action="append", default=[], help="a local dependency's folder, for imports")
     parser.add_argument("--app", default="", help="the custom routes: ./path/file.py:attr (an ASGI app)")
+    parser.add_argument("--auth", default="", help="the auth handler: ./path/file.py:attr (a langgraph_sdk.Auth)")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
@@ -757,12 +775,21 @@ async def main() -> None:
             await app.startup()
         except BaseException as e:  # noqa: BLE001 - a user's module may raise anything
             app, app_report = None, {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    auth: AuthHandler | None = None
+    auth_report: dict[str, Any] | None = None
+    if args.auth:
+        try:
+            auth = AuthHandler(load_attr(root, args.auth))
+            auth_report = auth.report()
+        except BaseException as e:  # noqa: BLE001 - a user's module may raise anything
+            auth, auth_report = None, {"ok": False, "error": f"{type(e).__name__}: {e}"}
     from importlib.metadata import version
 
     conn.send({"t": "hello", "protocol": PROTOCOL, "language": "python", "runtime": platform.python_version(),
                "library": version("langgraph"), "graphs": report,
-               **({"app": app_report} if app_report is not None else {})})
-    host = Host(conn, graphs, app)
+               **({"app": app_report} if app_report is not None else {}),
+               **({"auth": auth_report} if auth_report is not None else {})})
+    host = Host(conn, graphs, app, auth)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 << 20)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

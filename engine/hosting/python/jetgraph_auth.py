@@ -1,0 +1,149 @@
+"""The user's auth handler (langgraph.json's `auth.path`) in jetgraph's Python host.
+
+jetgraph sends an `authenticate` frame for each request its API guards (PROTOCOL.md, "Auth
+handler"); the `@auth.authenticate` handler of the user's `langgraph_sdk.Auth` gets the
+parameters it names, as the reference server gives them, and its answer (a user, or its
+`Auth.exceptions.HTTPException`) goes back in `done`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any
+
+# The handler's parameters the reference server fills (langgraph_api.auth.custom); "body" is
+# in its list but never given, so a handler must give it a default there and here alike.
+SUPPORTED = ("request", "body", "user", "path", "method", "scopes", "path_params", "query_params",
+             "headers", "authorization", "scope")
+
+
+class AuthHandler:
+    """A loaded `langgraph_sdk.Auth` and the parameters its authenticate handler takes."""
+
+    def __init__(self, auth: Any) -> None:
+        try:
+            from langgraph_sdk import Auth
+        except ImportError as e:
+            raise ImportError("auth.path needs the langgraph-sdk package in the project's environment") from e
+        if not isinstance(auth, Auth):
+            raise TypeError(f"expected a langgraph_sdk.Auth instance, got {type(auth).__qualname__}")
+        fn: Any = auth._authenticate_handler
+        if fn is None:
+            raise ValueError("the Auth object has no @auth.authenticate handler")
+        sig = inspect.signature(fn)
+        unsupported = [n for n, p in sig.parameters.items() if n not in SUPPORTED and p.default is p.empty]
+        if unsupported:
+            raise ValueError(f"the authenticate handler has unsupported required parameters: {', '.join(unsupported)} "
+                             f"(supported: {', '.join(SUPPORTED)})")
+        self.auth, self.fn = auth, fn
+        self.params = {n for n in sig.parameters if n in SUPPORTED}
+        self.http_exception: type[Exception] = Auth.exceptions.HTTPException
+
+    def report(self) -> dict[str, Any]:
+        """What `hello` says of it: loaded, and how many @auth.on handlers it has (not applied yet)."""
+        on = sum(len(v) for v in self.auth._handlers.values()) + len(self.auth._global_handlers)
+        return {"ok": True, "on_handlers": on}
+
+    async def authenticate(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """The answer to an `authenticate` frame: {"user": ...} or {"status", "detail"} (a 401/403)."""
+        try:
+            args = self._arguments(frame)
+            if inspect.iscoroutinefunction(self.fn):
+                out = await self.fn(**args)
+            else:  # a blocking handler runs in a thread, as the reference runs it in its threadpool
+                out = await asyncio.to_thread(self.fn, **args)
+                if inspect.isawaitable(out):
+                    out = await out
+        except self.http_exception as e:
+            status = int(getattr(e, "status_code", 401))
+            if status not in (401, 403):
+                raise  # as on the reference server: any other status is the handler's failure, a 500
+            return {"status": status, "detail": str(getattr(e, "detail", ""))}
+        return {"user": normalize(out)}
+
+    def _arguments(self, frame: dict[str, Any]) -> dict[str, Any]:
+        headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in frame.get("headers") or []]
+        scope: dict[str, Any] = {
+            "type": "http", "method": frame.get("method", "GET"), "path": frame.get("path", "/"),
+            "raw_path": frame.get("path", "/").encode(), "query_string": (frame.get("query") or "").encode(),
+            "headers": headers, "scheme": frame.get("scheme", "http"), "root_path": "", "path_params": {},
+            "http_version": "1.1", "server": None, "client": None,
+        }
+        args: dict[str, Any] = {}
+        p = self.params
+        if "scope" in p:
+            args["scope"] = scope
+        if "request" in p:
+            from starlette.requests import Request  # the reference's Request: a Starlette one
+
+            args["request"] = Request(scope)
+        if "user" in p:
+            args["user"] = None
+        if "scopes" in p:
+            args["scopes"] = []
+        if "path_params" in p:
+            args["path_params"] = {}
+        if "path" in p:
+            args["path"] = scope["path"]
+        if "method" in p:
+            args["method"] = scope["method"]
+        if "query_params" in p:
+            args["query_params"] = _query_params(scope["query_string"])
+        if "headers" in p:
+            args["headers"] = dict(headers)
+        if "authorization" in p:
+            auth = dict(headers).get(b"authorization")
+            args["authorization"] = auth.decode("utf-8") if auth is not None else None
+        return args
+
+
+def _query_params(raw: bytes) -> Any:
+    try:
+        from starlette.datastructures import QueryParams
+
+        return QueryParams(raw)
+    except ImportError:  # no Starlette in the project: the query's first values as a dict
+        from urllib.parse import parse_qsl
+
+        out: dict[str, str] = {}
+        for k, v in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+            out.setdefault(k, v)
+        return out
+
+
+def normalize(result: Any) -> dict[str, Any]:
+    """The handler's answer as jetgraph's user: identity, display_name, is_authenticated,
+    permissions and the user's other fields (JSON), as the reference server reads it."""
+    if isinstance(result, tuple):
+        if len(result) != 2:
+            raise ValueError(f"expected a tuple with two elements (permissions, user), got {len(result)}")
+        permissions, user = result
+    elif hasattr(result, "permissions"):
+        permissions, user = result.permissions, result
+    elif isinstance(result, dict) and "permissions" in result:
+        permissions, user = result["permissions"], result
+    else:
+        permissions, user = [], result
+    if isinstance(user, str):
+        fields: dict[str, Any] = {"identity": user}
+    elif isinstance(user, dict) and "identity" in user:
+        fields = dict(user)
+    elif hasattr(user, "identity"):
+        dump: Callable[..., Any] | None = getattr(user, "model_dump", None) or getattr(user, "dict", None)
+        fields = dict(dump()) if callable(dump) else {}
+        fields.setdefault("identity", user.identity)
+        for k in ("display_name", "is_authenticated"):
+            if hasattr(user, k):
+                fields.setdefault(k, getattr(user, k))
+    else:
+        raise ValueError("expected a user with an identity (str): a string, a dict with identity, or an object "
+                         f"with an identity attribute; got {type(user).__qualname__}")
+    identity = fields.get("identity")
+    if not isinstance(identity, str) or not identity:
+        raise ValueError(f"the user's identity must be a non-empty string, got {identity!r}")
+    fields["permissions"] = [str(p) for p in (permissions or [])]
+    out: dict[str, Any] = json.loads(json.dumps(fields, default=str))
+    return out

@@ -1,0 +1,66 @@
+package scenarios
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAuthHandler serves a project whose langgraph.json names a langgraph_sdk.Auth (auth.path):
+// its @auth.authenticate handler decides every API request through the official Python SDK (a
+// token's user reaches a hosted graph's configurable, 401 and 403 with the handler's message, a
+// failing handler a 500 that tells nothing, a token's user cached as auth.cache says), its
+// @auth.on handler is warned of as not applied,
+// and a project whose auth.path is no Auth fails config check and serve.
+func TestAuthHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	conf := filepath.Join(filepath.Dir(hostedPythonConfig), "auth_handler.json")
+	srv := startServerArgs(t, t.TempDir(), "--config", conf, "--python", userPython)
+	if got := lastLine(runPythonEnv(t, srv, nil, "auth_handler_sdk.py")); got != "ok" {
+		t.Fatalf("auth_handler_sdk.py printed %q, want ok", got)
+	}
+	logs := srv.logs.String()
+	if !strings.Contains(logs, "@auth.on handlers (authorization, filters) are not applied yet") {
+		t.Errorf("no warning that the @auth.on handler is not applied")
+	}
+	// ada made two requests and bob one: auth.cache (keyed by authorization) asked the handler once each.
+	if n, m := strings.Count(logs, "auth_handler: authenticated ada"), strings.Count(logs, "auth_handler: authenticated bob"); n != 1 || m != 1 {
+		t.Errorf("the handler authenticated ada %d times and bob %d, want once each (auth.cache)", n, m)
+	}
+	if !strings.Contains(logs, "secret-internal-detail") {
+		t.Errorf("the handler's failure is not in the server's log")
+	}
+
+	bin := buildBinary(t)
+	out, err := exec.Command(bin, "serve", "--config", conf, "--python", userPython, "--auth", "jwt", "--data", t.TempDir(), "--addr", freeAddr(t)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot go with --auth jwt") {
+		t.Errorf("serve with auth.path and --auth: %v\n%s", err, out)
+	}
+
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "auth.py"), []byte("auth = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "langgraph.json")
+	graphPath, err := filepath.Abs(filepath.Join(filepath.Dir(hostedPythonConfig), "visits", "whoami.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"graphs": {"whoami": "`+graphPath+`:graph"}, "auth": {"path": "./auth.py:auth"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "auth.path: the auth handler " + filepath.Join(dir, "auth.py") + ":auth: TypeError: expected a langgraph_sdk.Auth instance, got int"
+	out, err = exec.Command(bin, "config", "check", "--config", bad, "--python", userPython).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("config check of an auth.path that is no Auth: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "serve", "--config", bad, "--python", userPython, "--data", t.TempDir(), "--addr", freeAddr(t)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("serve of an auth.path that is no Auth: %v\n%s", err, out)
+	}
+}
