@@ -141,7 +141,7 @@ func benchCompareCommand(stdout io.Writer) *cobra.Command {
 		Long: `Run the cycle of 'jetgraph bench runs' against several targets side by side: N measured
 cycles each, in bursts of --burst cycles at concurrency C, the targets taking turns (the order
 rotates every round) so that whatever else loads the machine loads them alike. Per target it
-prints runs/s (successful cycles over the wall time of its own bursts), the p50/p95 latency of
+prints runs/s (successful cycles over the wall time of its own bursts), the p50/p95/p99 latency of
 the whole cycle and of the runs/wait call, and, for a target given a pid, the CPU time that
 process and all its descendants used during its bursts, per successful run (and the part of it
 the pid's own process used).
@@ -353,8 +353,8 @@ func (r compareReport) writeTable(w io.Writer) error {
 	for _, t := range r.Targets {
 		width = max(width, len(t.Name))
 	}
-	fmt.Fprintf(&b, "%-*s %9s %9s %9s %9s %9s %11s %12s %7s %6s %7s\n", width, "target", "runs/s", "p50 ms", "p95 ms",
-		"wait p50", "wait p95", "cpu ms/run", "(root pid)", "cpu %", "ok", "errors")
+	fmt.Fprintf(&b, "%-*s %9s %9s %9s %9s %9s %9s %9s %11s %12s %7s %6s %7s\n", width, "target", "runs/s", "p50 ms", "p95 ms",
+		"p99 ms", "wait p50", "wait p95", "wait p99", "cpu ms/run", "(root pid)", "cpu %", "ok", "errors")
 	opt := func(v *float64, format string) string {
 		if v == nil {
 			return "-"
@@ -362,8 +362,8 @@ func (r compareReport) writeTable(w io.Writer) error {
 		return fmt.Sprintf(format, *v)
 	}
 	for _, t := range r.Targets {
-		fmt.Fprintf(&b, "%-*s %9.1f %9.2f %9.2f %9.2f %9.2f %11s %12s %7s %6d %7d\n", width, t.Name, t.RunsPerSecond,
-			t.Cycle.P50, t.Cycle.P95, t.Wait.P50, t.Wait.P95, opt(t.CPUMsPerRun, "%.2f"), opt(t.RootMsPerRun, "%.2f"),
+		fmt.Fprintf(&b, "%-*s %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %11s %12s %7s %6d %7d\n", width, t.Name, t.RunsPerSecond,
+			t.Cycle.P50, t.Cycle.P95, t.Cycle.P99, t.Wait.P50, t.Wait.P95, t.Wait.P99, opt(t.CPUMsPerRun, "%.2f"), opt(t.RootMsPerRun, "%.2f"),
 			opt(t.CPUPercent, "%.0f"), t.OK, t.Errors)
 	}
 	b.WriteString("\n")

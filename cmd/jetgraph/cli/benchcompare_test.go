@@ -135,7 +135,7 @@ func TestBenchCompareTable(t *testing.T) {
 	}
 	for _, want := range []string{
 		"2 targets, 8 cycles each (+1 warm-up), concurrency 2, bursts of 3 over 3 rounds",
-		"runs/s", "p50 ms", "p95 ms", "cpu ms/run", "(root pid)", "first ", "second ", "first errors of second:", "boom",
+		"runs/s", "p50 ms", "p95 ms", "p99 ms", "wait p99", "cpu ms/run", "(root pid)", "first ", "second ", "first errors of second:", "boom",
 		"first  " + srvA.URL + ", assistant echo, CPU of pid " + pid, "first / second: ", "x the runs/s",
 	} {
 		if !strings.Contains(out, want) {
