@@ -16,9 +16,8 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
-// gitopsFiles lists the files of branch main of the bare repository repo (none before its
-// first commit).
-func gitopsFiles(t *testing.T, repo string) []string {
+// gitopsCommit is the head commit of branch main of repo; nil before its first commit.
+func gitopsCommit(t *testing.T, repo string) *object.Commit {
 	t.Helper()
 	r, err := git.PlainOpen(repo)
 	if err != nil {
@@ -31,6 +30,17 @@ func gitopsFiles(t *testing.T, repo string) []string {
 	c, err := r.CommitObject(ref.Hash())
 	if err != nil {
 		t.Fatal(err)
+	}
+	return c
+}
+
+// gitopsFiles lists the files of branch main of the bare repository repo (none before its
+// first commit).
+func gitopsFiles(t *testing.T, repo string) []string {
+	t.Helper()
+	c := gitopsCommit(t, repo)
+	if c == nil {
+		return nil
 	}
 	tr, err := c.Tree()
 	if err != nil {
@@ -45,17 +55,9 @@ func gitopsFiles(t *testing.T, repo string) []string {
 // files ("" before its first commit).
 func gitopsHead(t *testing.T, repo string) (msg, text string) {
 	t.Helper()
-	r, err := git.PlainOpen(repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := r.Reference(plumbing.NewBranchReferenceName("main"), true)
-	if err != nil {
+	c := gitopsCommit(t, repo)
+	if c == nil {
 		return "", ""
-	}
-	c, err := r.CommitObject(ref.Hash())
-	if err != nil {
-		t.Fatal(err)
 	}
 	files, err := c.Files()
 	if err != nil {
