@@ -38,6 +38,7 @@ var contextOf = map[string]string{
 	"engine/model":             runtime,
 	"engine/embedding":         runtime,
 	"engine/threads":           runtime,
+	"engine/owners":            runtime,
 	"engine/assistants":        runtime,
 	"engine/crons":             runtime,
 	"engine/store":             runtime,

@@ -63,7 +63,11 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 			return err
 		}
-		c.SetRequest(req.WithContext(engine.WithUser(req.Context(), u)))
+		ctx := engine.WithUser(req.Context(), u)
+		if az, ok := s.deps.Auth.(engine.Authorizer); ok {
+			ctx = engine.WithAuthorizer(ctx, az) // the user's rules decide what u may touch
+		}
+		c.SetRequest(req.WithContext(ctx))
 		return next(c)
 	}
 }
