@@ -29,6 +29,15 @@ func TestHostedHTTP(t *testing.T) {
 		srv := startServerArgs(t, t.TempDir(), "--config", "hosted/python/langgraph.http.json", "--python", userPython)
 		checkDeploymentHTTP(t, srv.URL, "langgraph_py_version", "1.2.24")
 		checkClientGone(t, srv)
+		// The app's lifespan runs as under an ASGI server: its startup before the first request,
+		// its shutdown when jetgraph stops the host.
+		if !strings.Contains(srv.logs.String(), "visits app: lifespan startup") {
+			t.Error("the app's lifespan startup did not run")
+		}
+		srv.Stop()
+		if !strings.Contains(srv.logs.String(), "visits app: lifespan shutdown") {
+			t.Errorf("the app's lifespan shutdown did not run when jetgraph stopped; its output:\n%s", srv.logs.String())
+		}
 	})
 	t.Run("typescript", func(t *testing.T) {
 		ensureTypeScriptProject(t)

@@ -541,6 +541,7 @@ def _traced(config: RunnableConfig, headers: dict[str, str] | None) -> RunnableC
 
 
 FLUSH_WAIT = 2.0  # seconds the traces still queued at exit may take to be sent
+APP_SHUTDOWN_WAIT = 1.0  # seconds the app's lifespan shutdown may take: jetgraph kills a host after 3
 
 
 def _flush_traces() -> None:
@@ -798,6 +799,8 @@ async def main() -> None:
             host.dispatch(json.loads(line))
     for task in list(host.tasks.values()):
         task.cancel()
+    if app is not None:
+        await app.shutdown(APP_SHUTDOWN_WAIT)
 
 
 if __name__ == "__main__":

@@ -81,6 +81,17 @@ class App:
         self._task = asyncio.create_task(run())
         await started
 
+    async def shutdown(self, wait: float) -> None:
+        """Runs the app's lifespan shutdown (closing what its startup opened), as ASGI servers do
+        when they stop, for `wait` seconds at most: jetgraph kills a host that lingers."""
+        if self._lifespan_end is None:
+            return
+        self._lifespan_end.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), wait)
+        except BaseException as e:  # noqa: BLE001 - the app's shutdown failing never hangs the host
+            print(f"jetgraph host: the app's shutdown did not finish ({type(e).__name__}: {e})", file=sys.stderr)
+
     def feed(self, frame: dict[str, Any]) -> None:
         """A chunk of a request's body (an `http.body` frame)."""
         q = self.bodies.get(frame.get("id", ""))

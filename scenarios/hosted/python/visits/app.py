@@ -1,7 +1,9 @@
 """The hosted Python scenario's custom routes (langgraph.json's http.app): a Starlette app."""
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -51,7 +53,15 @@ async def custom_threads(request: Request) -> Response:
     return JSONResponse({"custom": "threads"})
 
 
-app = Starlette(routes=[
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Says when it starts and stops: the scenario checks the host ran both."""
+    print("visits app: lifespan startup", file=sys.stderr, flush=True)
+    yield
+    print("visits app: lifespan shutdown", file=sys.stderr, flush=True)
+
+
+app = Starlette(lifespan=lifespan, routes=[
     Route("/hello", hello),
     Route("/echo", echo, methods=["POST"]),
     Route("/ticks", ticks),
