@@ -10,8 +10,8 @@ import (
 )
 
 // TestABHarness runs scenarios/bench/ab.sh end to end in a small configuration, HEAD against
-// the working tree, so that a broken harness fails CI: both targets served and measured, the
-// ratio printed. No timing is asserted.
+// the working tree with the JS reference dev server beside them, so that a broken harness fails
+// CI: the three targets served and measured, the ratios printed. No timing is asserted.
 func TestABHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds jetgraph twice and serves both")
@@ -23,13 +23,15 @@ func TestABHarness(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	if probe, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1))); err != nil {
-		t.Skipf("port %d is taken: %v", port+1, err)
-	} else {
-		probe.Close()
+	for _, p := range []int{port + 1, port + 2} {
+		if probe, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err != nil {
+			t.Skipf("port %d is taken: %v", p, err)
+		} else {
+			probe.Close()
+		}
 	}
 	cmd := exec.Command("bash", "bench/ab.sh", "--base", "HEAD", "-n", "20", "--rounds", "2", "-c", "4",
-		"--port", strconv.Itoa(port))
+		"--port", strconv.Itoa(port), "--reference", "js")
 	cmd.Env = append(cmd.Environ(), "JETGRAPH_AB_DIR="+t.TempDir())
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -45,6 +47,7 @@ func TestABHarness(t *testing.T) {
 		"\nbase ",
 		"\nworking ",
 		"working / base: ",
+		"working / langgraphjs-dev: ",
 		"x the CPU per run",
 	} {
 		if !strings.Contains(report, want) {
@@ -53,7 +56,7 @@ func TestABHarness(t *testing.T) {
 	}
 	for _, line := range strings.Split(report, "\n") {
 		f := strings.Fields(line)
-		if len(f) == 13 && !strings.HasPrefix(f[1], "http") && (f[0] == "base" || f[0] == "working") {
+		if len(f) == 13 && !strings.HasPrefix(f[1], "http") && (f[0] == "base" || f[0] == "working" || f[0] == "langgraphjs-dev") {
 			if ok, errs := f[len(f)-2], f[len(f)-1]; ok != "20" || errs != "0" {
 				t.Errorf("%s: %s ok, %s errors; want 20 and 0", f[0], ok, errs)
 			}
