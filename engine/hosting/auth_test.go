@@ -49,3 +49,44 @@ func TestAuthCache(t *testing.T) {
 		t.Error("an entry was kept past its TTL")
 	}
 }
+
+// TestAuthStatusHandles holds the choice of asking the host to the reference's lookup of a
+// handler: the pair, the resource's "*", the action's "*", or "*" for both (a global handler).
+func TestAuthStatusHandles(t *testing.T) {
+	for _, c := range []struct {
+		on       [][2]string
+		resource engine.AuthResource
+		action   engine.AuthAction
+		want     bool
+	}{
+		{nil, engine.ResourceThreads, engine.ActionRead, false},
+		{[][2]string{{"threads", "create"}}, engine.ResourceThreads, engine.ActionCreate, true},
+		{[][2]string{{"threads", "create"}}, engine.ResourceThreads, engine.ActionRead, false},
+		{[][2]string{{"threads", "create"}}, engine.ResourceAssistants, engine.ActionCreate, false},
+		{[][2]string{{"threads", "*"}}, engine.ResourceThreads, engine.ActionCreateRun, true},
+		{[][2]string{{"threads", "*"}}, engine.ResourceCrons, engine.ActionRead, false},
+		{[][2]string{{"*", "search"}}, engine.ResourceStore, engine.ActionSearch, true},
+		{[][2]string{{"*", "search"}}, engine.ResourceStore, engine.ActionPut, false},
+		{[][2]string{{"crons", "read"}, {"*", "*"}}, engine.ResourceStore, engine.ActionListNamespaces, true},
+	} {
+		st := &AuthStatus{OK: true, On: c.on}
+		if got := st.handles(c.resource, c.action); got != c.want {
+			t.Errorf("%v handles %s.%s = %v, want %v", c.on, c.resource, c.action, got, c.want)
+		}
+	}
+}
+
+// TestUserOf keeps what a handler's user says, is_authenticated false included (the reference
+// serves such a user and its rules and graphs read the flag).
+func TestUserOf(t *testing.T) {
+	u := userOf(map[string]any{"identity": "g", "is_authenticated": false, "permissions": []any{"p"}, "email": "e"})
+	if u.Identity != "g" || !u.Unauthenticated || u.Object()["is_authenticated"] != false || u.Fields["email"] != "e" || len(u.Permissions) != 1 {
+		t.Errorf("user %+v, object %v", u, u.Object())
+	}
+	if u := userOf(map[string]any{"identity": "a", "is_authenticated": true}); u.Unauthenticated || u.Object()["is_authenticated"] != true {
+		t.Errorf("an authenticated user: %+v", u)
+	}
+	if u := userOf(map[string]any{"identity": "a"}); u.Unauthenticated {
+		t.Errorf("a user without is_authenticated is not authenticated: %+v", u)
+	}
+}

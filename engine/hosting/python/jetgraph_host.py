@@ -584,7 +584,10 @@ class Host:
             self.app.feed(frame)
         elif t == "authenticate" and self.auth is not None:
             rid = frame["id"]
-            self.tasks[rid] = asyncio.create_task(self._authenticate(rid, self.auth, frame))
+            self.tasks[rid] = asyncio.create_task(self._auth(rid, self.auth.authenticate(frame)))
+        elif t == "authorize" and self.auth is not None:
+            rid = frame["id"]
+            self.tasks[rid] = asyncio.create_task(self._auth(rid, self.auth.authorize(frame)))
         elif isinstance(t, str) and hasattr(self, "do_" + t):
             rid = frame["id"]
             self.tasks[rid] = asyncio.create_task(self.serve(frame))
@@ -594,9 +597,9 @@ class Host:
                 self.conn.send({"t": "done", "id": frame["id"], "error": {
                     "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
 
-    async def _authenticate(self, rid: str, auth: AuthHandler, frame: dict[str, Any]) -> None:
+    async def _auth(self, rid: str, answer: Coroutine[Any, Any, dict[str, Any]]) -> None:
         try:
-            self.conn.send({"t": "done", "id": rid, "result": await auth.authenticate(frame)})
+            self.conn.send({"t": "done", "id": rid, "result": await answer})
         except asyncio.CancelledError:
             self.conn.send({"t": "done", "id": rid, "error": {
                 "class": "CancelledError", "message": "", "traceback": ""}})
