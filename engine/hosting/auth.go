@@ -1,6 +1,7 @@
 package hosting
 
 import (
+	"bytes"
 	"cmp"
 	"container/list"
 	"context"
@@ -300,9 +301,27 @@ func (a *Auth) Authorize(ctx context.Context, req *engine.AuthRequest) (engine.F
 		return engine.Filter{}, err
 	}
 	if ans.Value != nil {
-		req.Value = ans.Value
+		req.Value = keptTypes(value, ans.Value)
 	}
 	return f, nil
+}
+
+// keptTypes is the value the handler returned, with each field it left as it was kept as the
+// operation gave it (an int stays an int, a []string a []string): only what the handler changed
+// comes back in JSON's types.
+func keptTypes(sent, got map[string]any) map[string]any {
+	for k, v := range got {
+		old, ok := sent[k]
+		if !ok {
+			continue
+		}
+		a, errA := json.Marshal(old)
+		b, errB := json.Marshal(v)
+		if errA == nil && errB == nil && bytes.Equal(a, b) {
+			got[k] = old
+		}
+	}
+	return got
 }
 
 // statusKinds are the engine kinds of the statuses an @auth.on handler may raise; one jetgraph

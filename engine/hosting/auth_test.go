@@ -90,3 +90,18 @@ func TestUserOf(t *testing.T) {
 		t.Errorf("a user without is_authenticated is not authenticated: %+v", u)
 	}
 }
+
+// TestKeptTypes holds a handler's answer to the operation's own types where it changed nothing.
+func TestKeptTypes(t *testing.T) {
+	sent := map[string]any{"limit": 10, "namespace": []string{"a"}, "metadata": map[string]any{"k": "v"}, "gone": true}
+	got := keptTypes(sent, map[string]any{"limit": float64(10), "namespace": []any{"u", "a"}, "metadata": map[string]any{"k": "v"}, "new": "x"})
+	if _, ok := got["limit"].(int); !ok {
+		t.Errorf("limit %T, want the int sent", got["limit"])
+	}
+	if ns, ok := got["namespace"].([]any); !ok || len(ns) != 2 {
+		t.Errorf("the changed namespace %v (%T), want the handler's", got["namespace"], got["namespace"])
+	}
+	if _, ok := got["gone"]; ok || got["new"] != "x" {
+		t.Errorf("a field the handler removed or added: %v", got)
+	}
+}
