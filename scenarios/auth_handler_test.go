@@ -11,7 +11,7 @@ import (
 // TestAuthHandler serves a project whose langgraph.json names a langgraph_sdk.Auth (auth.path):
 // its @auth.authenticate handler decides every API request through the official Python SDK (a
 // token's user reaches a hosted graph's configurable, 401 and 403 with the handler's message, a
-// failing handler a 500 that tells nothing, a token's user cached as auth.cache says), and a project whose auth.path is no Auth fails config check and serve.
+// failing handler a 500 that tells nothing, a token's user cached as auth.cache says), and a project whose auth.path is no Auth (Python or TypeScript) fails config check (and serve).
 func TestAuthHandler(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scenario test; skipped with -short")
@@ -60,6 +60,25 @@ func TestAuthHandler(t *testing.T) {
 	out, err = exec.Command(bin, "serve", "--config", bad, "--python", userPython, "--data", t.TempDir(), "--addr", freeAddr(t)).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("serve of an auth.path that is no Auth: %v\n%s", err, out)
+	}
+
+	// The same of a TypeScript auth.path, in a project whose packages are the TypeScript
+	// scenario project's (a local dependency with node_modules).
+	ensureTypeScriptProject(t)
+	tsProject, err := filepath.Abs(filepath.Dir(hostedTypeScriptConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "auth.ts"), []byte("export const auth: number = 42;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"dependencies": ["`+tsProject+`"], "graphs": {"visits": "`+filepath.Join(tsProject, "src", "visits.ts")+`:graph"}, "auth": {"path": "./auth.ts:auth"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want = "auth.path: the auth handler " + filepath.Join(dir, "auth.ts") + ":auth: TypeError: expected an Auth of @langchain/langgraph-sdk/auth, got number"
+	out, err = exec.Command(bin, "config", "check", "--config", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("config check of a TypeScript auth.path that is no Auth: %v\n%s", err, out)
 	}
 }
 
