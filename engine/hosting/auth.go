@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -247,12 +248,47 @@ func (c *authCache) put(key string, u engine.User) {
 	}
 }
 
-// WaitLoaded waits for the handler's host to start and reports whether the handler loaded.
+// WaitLoaded waits for the handler's host to start and reports whether the handler loaded,
+// warning, as the reference does, of the operations its @auth.on handlers leave open when it has
+// some (an Auth with none authenticates only, which is no oversight).
 func (a *Auth) WaitLoaded(ctx context.Context) error {
 	if err := a.pool.pick().WaitReady(ctx); err != nil {
 		return fmt.Errorf("the auth handler %s: its host did not start: %w", a.spec, err)
 	}
-	return a.Err()
+	if err := a.Err(); err != nil {
+		return err
+	}
+	if open := a.Status().open(); len(open) > 0 {
+		a.pool.hosts[0].log.Warn("the auth handler has no @auth.on handler for some operations: every authenticated user may do them to every record (add a global handler that returns False, and allow per resource)",
+			"handler", a.spec, "open", strings.Join(open, ","))
+	}
+	return nil
+}
+
+// authOperations are the resources and actions the runtime asks rules about.
+var authOperations = map[engine.AuthResource][]engine.AuthAction{
+	engine.ResourceThreads:    {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch, engine.ActionCreateRun},
+	engine.ResourceAssistants: {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch},
+	engine.ResourceCrons:      {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch},
+	engine.ResourceStore:      {engine.ActionPut, engine.ActionGet, engine.ActionSearch, engine.ActionListNamespaces, engine.ActionDelete},
+}
+
+// open lists the operations ("threads.read") no handler answers, sorted; none when the Auth
+// has no handlers at all.
+func (st *AuthStatus) open() []string {
+	if st == nil || len(st.On) == 0 {
+		return nil
+	}
+	var out []string
+	for r, actions := range authOperations {
+		for _, act := range actions {
+			if !st.handles(r, act) {
+				out = append(out, string(r)+"."+string(act))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // authorizeAnswer is the host's answer to an authorize frame: the value as the handler left it

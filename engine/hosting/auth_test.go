@@ -2,6 +2,7 @@ package hosting
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -103,5 +104,20 @@ func TestKeptTypes(t *testing.T) {
 	}
 	if _, ok := got["gone"]; ok || got["new"] != "x" {
 		t.Errorf("a field the handler removed or added: %v", got)
+	}
+}
+
+// TestAuthStatusOpen lists what the reference warns of: the operations no handler answers, none
+// for an Auth without handlers or with a catch-all one.
+func TestAuthStatusOpen(t *testing.T) {
+	if got := (&AuthStatus{OK: true}).open(); got != nil {
+		t.Errorf("no handlers: %v", got)
+	}
+	if got := (&AuthStatus{OK: true, On: [][2]string{{"*", "*"}}}).open(); got != nil {
+		t.Errorf("a global handler: %v", got)
+	}
+	got := (&AuthStatus{OK: true, On: [][2]string{{"threads", "*"}, {"assistants", "*"}, {"crons", "*"}, {"store", "put"}, {"*", "search"}}}).open()
+	if want := []string{"store.delete", "store.get", "store.list_namespaces"}; !slices.Equal(got, want) {
+		t.Errorf("open %v, want %v", got, want)
 	}
 }
