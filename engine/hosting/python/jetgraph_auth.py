@@ -151,7 +151,7 @@ class AuthHandler:
 
 
 class HandlerUser(dict[str, Any]):
-    """The authenticated user as an @auth.on handler sees it, as the reference gives it: by key
+    """The authenticated user as an @auth.on handler and a graph see it, as the reference gives it: by key
     (`ctx.user["identity"]`, `.get`, `.dict()`) and by attribute (`ctx.user.identity`), with
     is_authenticated (true unless the user said otherwise) and display_name (the identity without one)."""
 

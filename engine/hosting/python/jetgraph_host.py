@@ -69,7 +69,7 @@ from langgraph.types import (  # noqa: E402
 )
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
-from jetgraph_auth import AuthHandler  # noqa: E402
+from jetgraph_auth import AuthHandler, HandlerUser  # noqa: E402
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
 from jetgraph_http import App, routes_of  # noqa: E402
 from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
@@ -479,22 +479,13 @@ def _command(cmd: dict[str, Any]) -> Command[Any]:
     return Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
 
 
-class AuthUser(dict[str, Any]):
-    """langgraph_auth_user as the reference's graphs read it: by key (user["identity"]) and by
-    attribute (user.identity, user.permissions), as its ProxyUser allows; JSON as a dict."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 def _with_user(configurable: dict[str, Any]) -> None:
-    """Makes configurable's langgraph_auth_user an AuthUser (it comes as an object)."""
+    """Makes configurable's langgraph_auth_user (it comes as an object) readable as the
+    reference's graphs read it: by key (user["identity"]) and by attribute (user.identity), as
+    its ProxyUser allows; JSON as a dict."""
     user = configurable.get("langgraph_auth_user")
-    if isinstance(user, dict) and not isinstance(user, AuthUser):
-        configurable["langgraph_auth_user"] = AuthUser(user)
+    if isinstance(user, dict) and not isinstance(user, HandlerUser):
+        configurable["langgraph_auth_user"] = HandlerUser(user)
 
 
 def _newest(config: RunnableConfig, drop: bool = False) -> RunnableConfig:
