@@ -150,10 +150,22 @@ class AuthHandler:
         return args
 
 
-class HandlerUser(dict[str, Any]):
-    """The authenticated user as an @auth.on handler and a graph see it, as the reference gives it: by key
-    (`ctx.user["identity"]`, `.get`, `.dict()`) and by attribute (`ctx.user.identity`), with
-    is_authenticated (true unless the user said otherwise) and display_name (the identity without one)."""
+class DotDict(dict[str, Any]):
+    """A dict whose keys read as attributes too, nested dicts alike, as the reference's DotDict."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            v = self[name]
+        except KeyError:
+            raise AttributeError(f"no attribute {name!r}") from None
+        return DotDict(v) if isinstance(v, dict) and not isinstance(v, DotDict) else v
+
+
+class HandlerUser(DotDict):
+    """The authenticated user as an @auth.on handler and a graph see it, as the reference gives it:
+    by key (`ctx.user["identity"]`, `.get`, `.dict()`) and by attribute (`ctx.user.identity`,
+    `ctx.user.org.id`), with is_authenticated (true unless the user said otherwise) and
+    display_name (the identity without one)."""
 
     def __init__(self, fields: dict[str, Any]) -> None:
         super().__init__(fields)
@@ -161,12 +173,6 @@ class HandlerUser(dict[str, Any]):
         if not self.get("display_name"):
             self["display_name"] = self.get("identity", "")
         self.setdefault("permissions", [])
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(f"the user has no attribute {name!r}") from None
 
     @property
     def identity(self) -> str:
