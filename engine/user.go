@@ -19,6 +19,10 @@ type User struct {
 	// Fields are what the credential says of the user besides (a JWT's verified claims): the
 	// graph reads them in langgraph_auth_user. Never a credential itself.
 	Fields map[string]any
+	// Unauthenticated is an auth handler's user that said is_authenticated: false; the reference
+	// serves it all the same and its rules and graphs read the flag. The zero value (every other
+	// user) is authenticated.
+	Unauthenticated bool
 }
 
 // AdminPermission is the permission of a user authenticated with an admin API key.
@@ -61,7 +65,7 @@ func (u User) Object() map[string]any {
 	maps.Copy(o, u.Fields)
 	o["identity"] = u.Identity
 	o["display_name"] = u.DisplayName()
-	o["is_authenticated"] = true
+	o["is_authenticated"] = !u.Unauthenticated
 	o["permissions"] = u.permissionList()
 	return o
 }
@@ -117,6 +121,9 @@ func UserOfConfigurable(configurable map[string]any) (User, bool) {
 	}
 	u := User{Identity: id, Fields: map[string]any{}}
 	u.Display, _ = obj["display_name"].(string)
+	if b, ok := obj["is_authenticated"].(bool); ok {
+		u.Unauthenticated = !b
+	}
 	for k, v := range obj {
 		switch k {
 		case "identity", "display_name", "is_authenticated", "permissions":

@@ -3,9 +3,12 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,14 +32,7 @@ func TestHostConformance(t *testing.T) {
 	}
 	for _, lang := range []string{graphs.LanguagePython, graphs.LanguageTypeScript} {
 		t.Run(lang, func(t *testing.T) {
-			opts := hosting.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			config := hostedTypeScriptConfig
-			if lang == graphs.LanguagePython {
-				config = hostedPythonConfig
-				opts.Python = ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
-			} else {
-				ensureTypeScriptProject(t)
-			}
+			opts, config := hostLangProject(t, lang, "")
 			reg, err := graphs.LoadConfig(config)
 			if err != nil {
 				t.Fatal(err)
@@ -61,6 +57,24 @@ func TestHostConformance(t *testing.T) {
 			drawingConformance(ctx, t, reg)
 		})
 	}
+}
+
+// hostLangProject readies the hosted scenario project of lang (its venv, its node_modules) and
+// returns the options its hosts start with and its config file: name in the project's folder,
+// or its langgraph.json when name is "".
+func hostLangProject(t *testing.T, lang, name string) (hosting.Options, string) {
+	opts := hosting.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	config := hostedTypeScriptConfig
+	if lang == graphs.LanguagePython {
+		config = hostedPythonConfig
+		opts.Python = ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	} else {
+		ensureTypeScriptProject(t)
+	}
+	if name != "" {
+		config = filepath.Join(filepath.Dir(config), name)
+	}
+	return opts, config
 }
 
 func conformance(ctx context.Context, t *testing.T, reg *graphs.Registry) {
@@ -265,4 +279,138 @@ func drawingConformance(ctx context.Context, t *testing.T, reg *graphs.Registry)
 	if want := []string{"__start__>greet", "ask>__end__", "greet>ask"}; !slices.Equal(edges, want) {
 		t.Errorf("edges %v, want %v", edges, want)
 	}
+}
+
+// TestHostAuthConformance holds both hosts to the protocol's auth frames (PROTOCOL.md, "Auth
+// handler"): one handler, owners_auth.py and owners_auth.ts, loaded by hosting.AttachProject as
+// serve loads it, must authenticate and authorize alike: users and their refusals, values the
+// rules change (owner metadata, a store namespace; a Python rule sees it as a tuple), filters,
+// a rule's 403 with its message, an assert, False, a result that is no filter, a guest's
+// is_authenticated false reaching the rules, and operations no rule answers allowed as they are.
+func TestHostAuthConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	answers := map[string]string{}
+	for _, lang := range []string{graphs.LanguagePython, graphs.LanguageTypeScript} {
+		t.Run(lang, func(t *testing.T) {
+			opts, config := hostLangProject(t, lang, "owners_auth.json")
+			proj, err := graphs.Catalog{}.LoadProject(config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hosts, _, auth, err := hosting.AttachProject(proj.Graphs, nil, proj.Auth, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				for _, h := range hosts {
+					h.Close()
+				}
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := auth.WaitLoaded(ctx); err != nil {
+				t.Fatal(err)
+			}
+			answers[lang] = authConformance(ctx, t, auth)
+		})
+	}
+	if py, ts := answers[graphs.LanguagePython], answers[graphs.LanguageTypeScript]; py != "" && py != ts {
+		t.Errorf("the hosts answer differently:\npython:\n%s\ntypescript:\n%s", py, ts)
+	}
+}
+
+// authConformance asks auth the table's questions, checks each answer and returns them all as
+// text, for the two hosts' to be compared.
+func authConformance(ctx context.Context, t *testing.T, auth *hosting.Auth) string {
+	var b strings.Builder
+	users := map[string]engine.User{}
+	for _, c := range []struct{ token, want string }{
+		{"", "unauthorized: Missing bearer token"},
+		{"tok-nobody", "unauthorized: Unknown token"},
+		{"tok-ada", "ada Ada L. [threads:delete] authenticated=true"},
+		{"tok-bob", "bob bob [] authenticated=true"},
+		{"tok-guest", "guest guest [] authenticated=false"},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/threads/search?limit=1", nil)
+		if c.token != "" {
+			r.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		u, err := auth.Authenticate(r)
+		got := fmt.Sprintf("%s %s %v authenticated=%v", u.Identity, u.DisplayName(), u.Permissions, u.Object()["is_authenticated"])
+		if err != nil {
+			got = fmt.Sprintf("%s: %s", engine.KindOf(err), engineDetail(err))
+		} else {
+			users[u.Identity] = u
+		}
+		if got != c.want {
+			t.Errorf("authenticate %q: %s, want %s", c.token, got, c.want)
+		}
+		fmt.Fprintf(&b, "authenticate %s: %s\n", c.token, got)
+	}
+	owned := map[string]any{"owner": "ada"}
+	for _, c := range []struct {
+		user     string
+		resource engine.AuthResource
+		action   engine.AuthAction
+		value    map[string]any
+		want     string // the value after the rule, the filter's answer on owned and on {}, or the error
+	}{
+		{"ada", engine.ResourceThreads, engine.ActionCreate, map[string]any{"thread_id": "t1", "metadata": map[string]any{"a": 1}},
+			`{"metadata":{"a":1,"owner":"ada"},"thread_id":"t1"} no filter`},
+		{"bob", engine.ResourceThreads, engine.ActionCreate, map[string]any{"thread_id": "t2", "metadata": nil},
+			`{"metadata":{"owner":"bob"},"thread_id":"t2"} no filter`},
+		{"ada", engine.ResourceThreads, engine.ActionRead, map[string]any{"thread_id": "t1"}, `{"thread_id":"t1"} owned=true other=false`},
+		{"bob", engine.ResourceThreads, engine.ActionRead, map[string]any{"thread_id": "t1"}, `{"thread_id":"t1"} owned=false other=false`},
+		{"ada", engine.ResourceThreads, engine.ActionCreateRun, map[string]any{"thread_id": "t1", "metadata": map[string]any{}},
+			`{"metadata":{"owner":"ada"},"thread_id":"t1"} owned=true other=false`},
+		{"ada", engine.ResourceThreads, engine.ActionDelete, map[string]any{"thread_id": "t1"}, `{"thread_id":"t1"} owned=true other=false`},
+		{"bob", engine.ResourceThreads, engine.ActionDelete, map[string]any{"thread_id": "t1"}, `forbidden: bob may not delete threads`},
+		{"ada", engine.ResourceThreads, engine.ActionSearch, map[string]any{"limit": 10}, `{"limit":10} owned=true other=false`},
+		{"guest", engine.ResourceThreads, engine.ActionSearch, map[string]any{"limit": 10}, `forbidden: guests may not search threads`},
+		{"ada", engine.ResourceAssistants, engine.ActionCreate, map[string]any{"graph_id": "g", "metadata": map[string]any{}},
+			`{"graph_id":"g","metadata":{"owner":"ada"}} no filter`},
+		{"ada", engine.ResourceAssistants, engine.ActionRead, map[string]any{"assistant_id": "a1"}, `{"assistant_id":"a1"} no filter`},
+		{"ada", engine.ResourceAssistants, engine.ActionUpdate, map[string]any{"assistant_id": "a1"}, `forbidden: Forbidden`},
+		{"ada", engine.ResourceAssistants, engine.ActionDelete, map[string]any{"assistant_id": "a1"}, `internal error: Auth handler returned invalid result`},
+		{"bob", engine.ResourceCrons, engine.ActionCreate, map[string]any{"schedule": "* * * * *", "metadata": map[string]any{"k": "v"}},
+			`{"metadata":{"k":"v","owner":"bob"},"schedule":"* * * * *"} no filter`},
+		{"bob", engine.ResourceCrons, engine.ActionSearch, map[string]any{"limit": 10}, `{"limit":10} owned=false other=false`},
+		{"ada", engine.ResourceStore, engine.ActionPut, map[string]any{"namespace": []string{"notes"}, "key": "k", "value": map[string]any{"x": 1}},
+			`{"key":"k","namespace":["ada","notes"],"value":{"x":1}} no filter`},
+		{"bob", engine.ResourceStore, engine.ActionListNamespaces, map[string]any{"namespace": nil, "suffix": nil},
+			`{"namespace":["bob"],"suffix":null} no filter`},
+	} {
+		req := &engine.AuthRequest{User: users[c.user], Resource: c.resource, Action: c.action, Value: c.value}
+		f, err := auth.Authorize(ctx, req)
+		var got string
+		switch {
+		case err != nil:
+			got = fmt.Sprintf("%s: %s", engine.KindOf(err), engineDetail(err))
+			if strings.HasPrefix(c.want, "internal error: ") { // the hosts word their 500s apart; their start agrees
+				got = got[:min(len(got), len(c.want))]
+			}
+		default:
+			v, _ := json.Marshal(req.Value)
+			got = string(v) + " no filter"
+			if !f.IsZero() {
+				got = fmt.Sprintf("%s owned=%v other=%v", v, f.Match(owned), f.Match(map[string]any{}))
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s %s.%s: %s, want %s", c.user, c.resource, c.action, got, c.want)
+		}
+		fmt.Fprintf(&b, "%s %s.%s: %s\n", c.user, c.resource, c.action, got)
+	}
+	return b.String()
+}
+
+// engineDetail is the detail an engine error answers with.
+func engineDetail(err error) string {
+	var ee *engine.Error
+	if errors.As(err, &ee) {
+		return ee.Detail
+	}
+	return err.Error()
 }

@@ -55,7 +55,7 @@ func TestTypeScriptHostTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tsc := exec.Command("node", filepath.Join(modules, "typescript", "bin", "tsc"), "--noEmit", "--strict",
-		"--target", "ES2023", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--types", "node", "host.ts", "http.ts")
+		"--target", "ES2023", "--module", "NodeNext", "--moduleResolution", "NodeNext", "--types", "node", "host.ts", "http.ts", "auth.ts")
 	tsc.Dir = dir
 	if out, err := tsc.CombinedOutput(); err != nil {
 		t.Fatalf("tsc --noEmit --strict %s: %v\n%s", typeScriptHost, err, out)
@@ -84,7 +84,7 @@ func TestPythonTypes(t *testing.T) {
 		lock  string   // the lock file of the environment the code runs in
 		paths []string // relative to dir
 	}{
-		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py", "jetgraph_tracer.py", "jetgraph_http.py"}},
+		{"host", pythonHostDir, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"), []string{"jetgraph_host.py", "jetgraph_codec.py", "jetgraph_tracer.py", "jetgraph_http.py", "jetgraph_auth.py"}},
 		{"scenario scripts", "python", pythonRequirements, scripts},
 		{"python example", pythonExample, filepath.Join(pythonExample, "requirements.txt"), []string{"agent"}},
 	}

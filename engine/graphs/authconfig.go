@@ -8,8 +8,10 @@ import (
 
 // AuthConfig is langgraph.json's "auth": the user's own auth handler.
 type AuthConfig struct {
-	// Path is "auth.path", a Python langgraph_sdk.Auth ("./auth.py:auth"), loaded by the Python
-	// host of the project; its @auth.authenticate handler decides who each request is.
+	// Path is "auth.path": a Python langgraph_sdk.Auth ("./auth.py:auth") or a TypeScript Auth of
+	// @langchain/langgraph-sdk/auth ("./src/auth.ts:auth"), loaded by the host of its language
+	// in the project; its authenticate handler decides who each request is, its on handlers
+	// what each user may do.
 	Path *Code
 	// Cache is "auth.cache": successful answers kept per the values of some request headers;
 	// nil: the handler runs for every request.
@@ -45,14 +47,11 @@ func (c *configParser) authConfig(raw json.RawMessage) (*AuthConfig, error) {
 		case "path":
 			var spec string
 			if err := json.Unmarshal(kv.value, &spec); err != nil || spec == "" {
-				return nil, c.fail(k, "must be ./path/file.py:attribute (a langgraph_sdk.Auth)")
+				return nil, c.fail(k, "must be ./path/file.py:attribute (a langgraph_sdk.Auth) or ./path/file.ts:attribute (an Auth of @langchain/langgraph-sdk/auth)")
 			}
 			e, err := c.code(k, spec)
 			if err != nil {
 				return nil, err
-			}
-			if e.Code.Language != LanguagePython {
-				return nil, c.fail(k, "%q: only a Python langgraph_sdk.Auth is served yet", spec)
 			}
 			a.Path = e.Code
 		case "cache":

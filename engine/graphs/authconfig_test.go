@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// TestAuthConfig reads langgraph.json's auth: a Python Auth's path, the cache with the
+// TestAuthConfig reads langgraph.json's auth: a Python or TypeScript Auth's path, the cache with the
 // reference's defaults, and every refusal with its location.
 func TestAuthConfig(t *testing.T) {
 	dir := t.TempDir()
@@ -30,12 +30,15 @@ func TestAuthConfig(t *testing.T) {
 	if c := a.Cache; c == nil || !slices.Equal(c.Keys, []string{"authorization"}) || c.TTL != time.Minute || c.MaxSize != 1000 {
 		t.Errorf("cache = %+v, want the reference's defaults", a.Cache)
 	}
+	p, err = parseNoEnv(file, []byte(`{"graphs": {"a": "echo"}, "auth": {"path": "./auth.ts:auth"}}`))
+	if err != nil || p.Auth == nil || p.Auth.Path.Language != LanguageTypeScript || p.Auth.Path.Path != filepath.Join(dir, "auth.ts") {
+		t.Errorf("a TypeScript auth.path: %v, %+v", err, p)
+	}
 	if p, err := parseNoEnv(file, []byte(`{"graphs": {"a": "echo"}, "auth": {"openapi": {}}}`)); err != nil || p.Auth != nil {
 		t.Errorf("auth without a path: %v, %+v", err, p)
 	}
 	for _, c := range []struct{ auth, want string }{
-		{`{"path": 3}`, `auth.path: must be ./path/file.py:attribute (a langgraph_sdk.Auth)`},
-		{`{"path": "./auth.ts:auth"}`, `auth.path: "./auth.ts:auth": only a Python langgraph_sdk.Auth is served yet`},
+		{`{"path": 3}`, `auth.path: must be ./path/file.py:attribute (a langgraph_sdk.Auth) or ./path/file.ts:attribute (an Auth of @langchain/langgraph-sdk/auth)`},
 		{`{"path": "./nope.py:auth"}`, `auth.path: "./nope.py:auth": no file ` + filepath.Join(dir, "nope.py")},
 		{`{"path": "./auth.py:auth", "cache": {"ttl_seconds": 0}}`, `auth.cache.ttl_seconds: must be more than 0`},
 		{`{"path": "./auth.py:auth", "cache": {"max_size": -1}}`, `auth.cache.max_size: must be 1 or more`},

@@ -1,11 +1,14 @@
 package hosting
 
 import (
+	"bytes"
+	"cmp"
 	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,8 +17,12 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
-// frameAuthenticate asks the host's auth handler who a request is (PROTOCOL.md, "Auth handler").
-const frameAuthenticate = "authenticate"
+// The frames of the host's auth handler (PROTOCOL.md, "Auth handler"): who a request is, and
+// what its @auth.on handler says of an operation.
+const (
+	frameAuthenticate = "authenticate"
+	frameAuthorize    = "authorize"
+)
 
 // MethodCustom is the way of authenticating of the user's own auth handler (Auth.Methods).
 const MethodCustom = "custom"
@@ -24,11 +31,28 @@ const MethodCustom = "custom"
 type AuthStatus struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
-	// OnHandlers is how many @auth.on handlers the Auth object has: not applied yet.
+	// OnHandlers is how many @auth.on handlers the Auth object has.
 	OnHandlers int `json:"on_handlers"`
+	// On are the (resource, action) pairs its handlers answer, "*" for any: an operation none
+	// answers is allowed without asking the host, as the reference allows it.
+	On [][2]string `json:"on"`
 }
 
-// Auth is the user's auth handler, run by the hosts of a pool: an httpapi.Authenticator.
+// handles reports whether one of the handlers answers resource and action (the reference's
+// lookup: the pair, the resource's "*", the action's "*", "*" for both; a global handler is the
+// last).
+func (st *AuthStatus) handles(resource engine.AuthResource, action engine.AuthAction) bool {
+	r, a := string(resource), string(action)
+	for _, k := range st.On {
+		if (k[0] == r || k[0] == "*") && (k[1] == a || k[1] == "*") {
+			return true
+		}
+	}
+	return false
+}
+
+// Auth is the user's auth handler, run by the hosts of a pool: an httpapi.Authenticator and an
+// engine.Authorizer.
 type Auth struct {
 	pool  *Pool
 	spec  string
@@ -122,6 +146,8 @@ func userOf(obj map[string]any) engine.User {
 				}
 			}
 		case "is_authenticated":
+			b, ok := v.(bool)
+			u.Unauthenticated = ok && !b
 		default:
 			u.Fields[k] = v
 		}
@@ -223,7 +249,8 @@ func (c *authCache) put(key string, u engine.User) {
 }
 
 // WaitLoaded waits for the handler's host to start and reports whether the handler loaded,
-// warning when the Auth object has @auth.on handlers, which are not applied yet.
+// warning, as the reference does, of the operations its @auth.on handlers leave open when it has
+// some (an Auth with none authenticates only, which is no oversight).
 func (a *Auth) WaitLoaded(ctx context.Context) error {
 	if err := a.pool.pick().WaitReady(ctx); err != nil {
 		return fmt.Errorf("the auth handler %s: its host did not start: %w", a.spec, err)
@@ -231,9 +258,113 @@ func (a *Auth) WaitLoaded(ctx context.Context) error {
 	if err := a.Err(); err != nil {
 		return err
 	}
-	if st := a.Status(); st.OnHandlers > 0 {
-		a.pool.hosts[0].log.Warn("the auth handler's @auth.on handlers (authorization, filters) are not applied yet: only @auth.authenticate decides, and every authenticated user reaches every resource",
-			"handler", a.spec, "on_handlers", st.OnHandlers)
+	if open := a.Status().open(); len(open) > 0 {
+		a.pool.hosts[0].log.Warn("the auth handler has no @auth.on handler for some operations: every authenticated user may do them to every record (add a global handler that returns False, and allow per resource)",
+			"handler", a.spec, "open", strings.Join(open, ","))
 	}
 	return nil
+}
+
+// authOperations are the resources and actions the runtime asks rules about.
+var authOperations = map[engine.AuthResource][]engine.AuthAction{
+	engine.ResourceThreads:    {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch, engine.ActionCreateRun},
+	engine.ResourceAssistants: {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch},
+	engine.ResourceCrons:      {engine.ActionCreate, engine.ActionRead, engine.ActionUpdate, engine.ActionDelete, engine.ActionSearch},
+	engine.ResourceStore:      {engine.ActionPut, engine.ActionGet, engine.ActionSearch, engine.ActionListNamespaces, engine.ActionDelete},
+}
+
+// open lists the operations ("threads.read") no handler answers, sorted; none when the Auth
+// has no handlers at all.
+func (st *AuthStatus) open() []string {
+	if st == nil || len(st.On) == 0 {
+		return nil
+	}
+	var out []string
+	for r, actions := range authOperations {
+		for _, act := range actions {
+			if !st.handles(r, act) {
+				out = append(out, string(r)+"."+string(act))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// authorizeAnswer is the host's answer to an authorize frame: the value as the handler left it
+// and its filter, or the status and detail it refused with.
+type authorizeAnswer struct {
+	Value  map[string]any `json:"value"`
+	Filter map[string]any `json:"filter"`
+	Status int            `json:"status"`
+	Detail string         `json:"detail"`
+}
+
+// Authorize asks the handler's @auth.on handler for req's resource and action (an
+// engine.Authorizer): it allows at once, without asking the host, when no handler answers them.
+// The value the handler left replaces req.Value; a status it raised is that error with its
+// detail; a handler that failed is a 500 whose answer says nothing of it (the log has it).
+func (a *Auth) Authorize(ctx context.Context, req *engine.AuthRequest) (engine.Filter, error) {
+	const op = "hosting.authorize"
+	st := a.Status()
+	if st == nil || !st.OK {
+		return engine.Filter{}, engine.E(engine.Op(op), engine.Unavailable, "The auth handler is not loaded", a.Err())
+	}
+	if !st.handles(req.Resource, req.Action) {
+		return engine.Filter{}, nil
+	}
+	value := req.Value
+	if value == nil {
+		value = map[string]any{}
+	}
+	fields := map[string]any{"user": req.User.Object(), "resource": req.Resource, "action": req.Action, "value": value}
+	raw, err := a.pool.do(ctx, frameAuthorize, fields, &request{})
+	if err != nil {
+		if ctx.Err() == nil {
+			a.pool.hosts[0].log.Error("the auth handler failed", "handler", a.spec, "resource", req.Resource, "action", req.Action, "error", err)
+		}
+		return engine.Filter{}, engine.E(engine.Op(op), engine.Other, "Internal Server Error", err)
+	}
+	var ans authorizeAnswer
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return engine.Filter{}, engine.E(engine.Op(op), engine.Other, "Internal Server Error", err)
+	}
+	if ans.Status != 0 {
+		return engine.Filter{}, engine.E(engine.Op(op), statusKinds[ans.Status], cmp.Or(ans.Detail, http.StatusText(ans.Status)))
+	}
+	f, err := engine.ParseFilter(ans.Filter)
+	if err != nil {
+		return engine.Filter{}, err
+	}
+	if ans.Value != nil {
+		req.Value = keptTypes(value, ans.Value)
+	}
+	return f, nil
+}
+
+// keptTypes is the value the handler returned, with each field it left as it was kept as the
+// operation gave it (an int stays an int, a []string a []string): only what the handler changed
+// comes back in JSON's types.
+func keptTypes(sent, got map[string]any) map[string]any {
+	for k, v := range got {
+		old, ok := sent[k]
+		if !ok {
+			continue
+		}
+		a, errA := json.Marshal(old)
+		b, errB := json.Marshal(v)
+		if errA == nil && errB == nil && bytes.Equal(a, b) {
+			got[k] = old
+		}
+	}
+	return got
+}
+
+// statusKinds are the engine kinds of the statuses an @auth.on handler may raise; one jetgraph
+// has no kind for is a 500 that carries the handler's detail.
+var statusKinds = map[int]engine.Kind{
+	http.StatusBadRequest: engine.BadRequest, http.StatusUnauthorized: engine.Unauthorized,
+	http.StatusForbidden: engine.Forbidden, http.StatusNotFound: engine.NotFound,
+	http.StatusConflict: engine.Conflict, http.StatusRequestEntityTooLarge: engine.TooLarge,
+	http.StatusUnprocessableEntity: engine.Invalid, http.StatusServiceUnavailable: engine.Unavailable,
 }

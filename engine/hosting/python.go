@@ -132,7 +132,7 @@ func AttachApp(reg *graphs.Registry, app *graphs.Code, o Options) ([]*Host, *App
 }
 
 // AttachProject is AttachApp, with the user's auth handler (langgraph.json's auth) loaded by
-// the Python host of its project, started for it when no graph or app needs it. The Auth is
+// the host of its language and project, started for it when no graph or app needs it. The Auth is
 // nil when auth is.
 func AttachProject(reg *graphs.Registry, app *graphs.Code, auth *graphs.AuthConfig, o Options) ([]*Host, *App, *Auth, error) {
 	type key struct{ language, root string }
@@ -266,7 +266,7 @@ func hostCommand(language, root string, entries []graphs.Entry, app, auth *graph
 		if err != nil {
 			return nil, err
 		}
-		return typescriptCommand(node, root, entries, app, deps)
+		return typescriptCommand(node, root, entries, app, auth, deps)
 	}
 	return nil, fmt.Errorf("hosting: no host for %s graphs", language)
 }

@@ -66,6 +66,11 @@ func compileHost() ([]byte, error) {
 //go:embed typescript/http.ts
 var typescriptHTTP string
 
+// typescriptAuth is the host's driver of the user's auth handler (auth.path), imported only with one.
+//
+//go:embed typescript/auth.ts
+var typescriptAuth string
+
 // nodeCache is where, inside the project, the compiled host and the bundled graphs go: under
 // its node_modules, so that they import the project's own packages (Node resolves bare imports
 // from the importing file's folder upwards), in the folder tools keep their caches in.
@@ -74,7 +79,7 @@ func nodeCache(root string) string { return filepath.Join(root, "node_modules", 
 // typescriptCommand compiles the host and bundles the graphs of entries (one project, root) for
 // Node: the user's TypeScript and local imports are bundled by esbuild, their packages stay
 // imports of the project's node_modules. It returns the command that starts the host.
-func typescriptCommand(node, configDir string, entries []graphs.Entry, app *graphs.Code, deps []string) ([]string, error) {
+func typescriptCommand(node, configDir string, entries []graphs.Entry, app, auth *graphs.Code, deps []string) ([]string, error) {
 	root, err := nodeProject(configDir, deps)
 	if err != nil {
 		return nil, err
@@ -100,16 +105,25 @@ func typescriptCommand(node, configDir string, entries []graphs.Entry, app *grap
 		}
 		cmd = append(cmd, "--graph", e.ID+"="+out+":"+e.Code.Attr)
 	}
-	if app != nil {
-		driver, err := compileTS(dir, "http", typescriptHTTP)
+	for _, d := range []struct {
+		code                    *graphs.Code
+		name, source, key, flag string
+	}{
+		{app, "http", typescriptHTTP, "http.app", "--app"},
+		{auth, "auth", typescriptAuth, "auth.path", "--auth"},
+	} {
+		if d.code == nil {
+			continue
+		}
+		driver, err := compileTS(dir, d.name, d.source)
 		if err != nil {
 			return nil, err
 		}
-		out := filepath.Join(dir, "app", "app.mjs")
-		if err := bundleTS(root, app.Path, out); err != nil {
-			return nil, fmt.Errorf("http.app: %w", err)
+		out := filepath.Join(dir, d.name, d.name+".mjs")
+		if err := bundleTS(root, d.code.Path, out); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.key, err)
 		}
-		cmd = append(cmd, "--app", out+":"+app.Attr, "--http-driver", driver)
+		cmd = append(cmd, d.flag, out+":"+d.code.Attr, d.flag+"-driver", driver)
 	}
 	return cmd, nil
 }

@@ -3,12 +3,14 @@
 jetgraph sends an `authenticate` frame for each request its API guards (PROTOCOL.md, "Auth
 handler"); the `@auth.authenticate` handler of the user's `langgraph_sdk.Auth` gets the
 parameters it names, as the reference server gives them, and its answer (a user, or its
-`Auth.exceptions.HTTPException`) goes back in `done`.
+`Auth.exceptions.HTTPException`) goes back in `done`. An `authorize` frame asks the `@auth.on`
+handler of a resource and action, as the reference server finds and calls it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import json
 from collections.abc import Callable
@@ -43,9 +45,57 @@ class AuthHandler:
         self.http_exception: type[Exception] = Auth.exceptions.HTTPException
 
     def report(self) -> dict[str, Any]:
-        """What `hello` says of it: loaded, and how many @auth.on handlers it has (not applied yet)."""
-        on = sum(len(v) for v in self.auth._handlers.values()) + len(self.auth._global_handlers)
-        return {"ok": True, "on_handlers": on}
+        """What `hello` says of it: loaded, how many @auth.on handlers it has and the
+        (resource, action) pairs they answer ("*" for any; a global handler is ("*", "*"))."""
+        handlers: dict[tuple[str, str], list[Any]] = self.auth._handlers
+        on = sum(len(v) for v in handlers.values()) + len(self.auth._global_handlers)
+        keys = [list(k) for k in handlers]
+        if self.auth._global_handlers and ["*", "*"] not in keys:
+            keys.append(["*", "*"])
+        return {"ok": True, "on_handlers": on, "on": keys}
+
+    def _handler(self, resource: str, action: str) -> Any:
+        """The handler the reference server picks: the most specific, the last one registered."""
+        handlers: dict[tuple[str, str], list[Any]] = self.auth._handlers
+        for key in ((resource, action), (resource, "*"), ("*", action), ("*", "*")):
+            if key in handlers:
+                return handlers[key][-1]
+        if self.auth._global_handlers:
+            return self.auth._global_handlers[-1]
+        return None
+
+    async def authorize(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """The answer to an `authorize` frame: {"value", "filter"?} with the value as the handler
+        left it, or {"status", "detail"} when it refused (its HTTPException, an assert, False) or
+        returned what is no filter (a 500, as the reference answers)."""
+        from langgraph_sdk import Auth
+
+        resource, action = str(frame["resource"]), str(frame["action"])
+        value: dict[str, Any] = frame.get("value") or {}
+        handler = self._handler(resource, action)
+        if handler is None:
+            return {"value": value}
+        if resource == "store":  # the reference gives a store op's namespaces as tuples
+            for k in ("namespace", "suffix"):
+                if isinstance(value.get(k), list):
+                    value[k] = tuple(value[k])
+        user = HandlerUser(frame.get("user") or {})
+        ctx = Auth.types.AuthContext(permissions=list(user.permissions), user=user,
+                                     resource=resource, action=action)  # type: ignore[arg-type]
+        try:
+            result = await handler(ctx=ctx, value=value)
+        except self.http_exception as e:
+            return {"status": int(getattr(e, "status_code", 500)), "detail": str(getattr(e, "detail", ""))}
+        except AssertionError as e:
+            return {"status": 403, "detail": str(e)}
+        if result is None or result is True:
+            return {"value": _jsonable(value)}
+        if result is False:
+            return {"status": 403, "detail": "Forbidden"}
+        if not isinstance(result, dict):
+            return {"status": 500, "detail": "Auth handler returned invalid result. Expected filter dict, None, "
+                                             f"or boolean. Got {type(result)} instead."}
+        return {"value": _jsonable(value), "filter": _jsonable(result)}
 
     async def authenticate(self, frame: dict[str, Any]) -> dict[str, Any]:
         """The answer to an `authenticate` frame: {"user": ...} or {"status", "detail"} (a 401/403)."""
@@ -98,6 +148,58 @@ class AuthHandler:
             auth = dict(headers).get(b"authorization")
             args["authorization"] = auth.decode("utf-8") if auth is not None else None
         return args
+
+
+class DotDict(dict[str, Any]):
+    """A dict whose keys read as attributes too, nested dicts alike, as the reference's DotDict."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            v = self[name]
+        except KeyError:
+            raise AttributeError(f"no attribute {name!r}") from None
+        return DotDict(v) if isinstance(v, dict) and not isinstance(v, DotDict) else v
+
+
+class HandlerUser(DotDict):
+    """The authenticated user as an @auth.on handler and a graph see it, as the reference gives it:
+    by key (`ctx.user["identity"]`, `.get`, `.dict()`) and by attribute (`ctx.user.identity`,
+    `ctx.user.org.id`), with is_authenticated (true unless the user said otherwise) and
+    display_name (the identity without one)."""
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.setdefault("is_authenticated", True)
+        if not self.get("display_name"):
+            self["display_name"] = self.get("identity", "")
+        self.setdefault("permissions", [])
+
+    @property
+    def identity(self) -> str:
+        return str(self["identity"])
+
+    @property
+    def display_name(self) -> str:
+        return str(self["display_name"])
+
+    @property
+    def is_authenticated(self) -> bool:
+        return bool(self["is_authenticated"])
+
+    @property
+    def permissions(self) -> list[str]:
+        return list(self["permissions"])
+
+    def dict(self) -> builtins.dict[str, Any]:
+        return builtins.dict(self)
+
+    def model_dump(self, **_: Any) -> builtins.dict[str, Any]:
+        return builtins.dict(self)
+
+
+def _jsonable(v: Any) -> Any:
+    """v as JSON takes it: tuples as lists, what JSON has no type for as its text."""
+    return json.loads(json.dumps(v, default=str))
 
 
 def _query_params(raw: bytes) -> Any:

@@ -69,7 +69,7 @@ from langgraph.types import (  # noqa: E402
 )
 from pydantic import TypeAdapter, create_model  # noqa: E402
 
-from jetgraph_auth import AuthHandler  # noqa: E402
+from jetgraph_auth import AuthHandler, HandlerUser  # noqa: E402
 from jetgraph_codec import decode, encode, to_api  # noqa: E402
 from jetgraph_http import App, routes_of  # noqa: E402
 from jetgraph_tracer import RunTracer, flush_spans, parent_of  # noqa: E402
@@ -479,22 +479,13 @@ def _command(cmd: dict[str, Any]) -> Command[Any]:
     return Command(update=cmd.get("update"), goto=cmd.get("goto") or (), resume=cmd.get("resume"))
 
 
-class AuthUser(dict[str, Any]):
-    """langgraph_auth_user as the reference's graphs read it: by key (user["identity"]) and by
-    attribute (user.identity, user.permissions), as its ProxyUser allows; JSON as a dict."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
 def _with_user(configurable: dict[str, Any]) -> None:
-    """Makes configurable's langgraph_auth_user an AuthUser (it comes as an object)."""
+    """Makes configurable's langgraph_auth_user (it comes as an object) readable as the
+    reference's graphs read it: by key (user["identity"]) and by attribute (user.identity), as
+    its ProxyUser allows; JSON as a dict."""
     user = configurable.get("langgraph_auth_user")
-    if isinstance(user, dict) and not isinstance(user, AuthUser):
-        configurable["langgraph_auth_user"] = AuthUser(user)
+    if isinstance(user, dict) and not isinstance(user, HandlerUser):
+        configurable["langgraph_auth_user"] = HandlerUser(user)
 
 
 def _newest(config: RunnableConfig, drop: bool = False) -> RunnableConfig:
@@ -585,7 +576,10 @@ class Host:
             self.app.feed(frame)
         elif t == "authenticate" and self.auth is not None:
             rid = frame["id"]
-            self.tasks[rid] = asyncio.create_task(self._authenticate(rid, self.auth, frame))
+            self.tasks[rid] = asyncio.create_task(self._auth(rid, self.auth.authenticate(frame)))
+        elif t == "authorize" and self.auth is not None:
+            rid = frame["id"]
+            self.tasks[rid] = asyncio.create_task(self._auth(rid, self.auth.authorize(frame)))
         elif isinstance(t, str) and hasattr(self, "do_" + t):
             rid = frame["id"]
             self.tasks[rid] = asyncio.create_task(self.serve(frame))
@@ -595,9 +589,9 @@ class Host:
                 self.conn.send({"t": "done", "id": frame["id"], "error": {
                     "class": "UnknownRequest", "message": f"this host does not serve {t!r} requests", "traceback": ""}})
 
-    async def _authenticate(self, rid: str, auth: AuthHandler, frame: dict[str, Any]) -> None:
+    async def _auth(self, rid: str, answer: Coroutine[Any, Any, dict[str, Any]]) -> None:
         try:
-            self.conn.send({"t": "done", "id": rid, "result": await auth.authenticate(frame)})
+            self.conn.send({"t": "done", "id": rid, "result": await answer})
         except asyncio.CancelledError:
             self.conn.send({"t": "done", "id": rid, "error": {
                 "class": "CancelledError", "message": "", "traceback": ""}})

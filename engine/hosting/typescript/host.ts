@@ -45,6 +45,20 @@ console.info = console.error;
 // The custom routes' driver (http.ts), imported at run time when the config names an app.
 type HTTPApp = { app: unknown; serve(frame: Obj): Promise<void>; feed(frame: Obj): void; cancel(id: string): boolean };
 type HTTPDriver = { App: new (app: never, send: (f: Obj) => void) => HTTPApp; routesOf(app: unknown): unknown[] };
+// The auth handler's driver (auth.ts), imported at run time when the config names an auth.path.
+type AuthHandler = { report(): Obj; authenticate(frame: Obj): Promise<Obj>; authorize(frame: Obj): Promise<Obj> };
+type AuthDriver = { AuthHandler: new (auth: unknown) => AuthHandler };
+
+/** Answers an auth frame: the handler's answer, or its failure (a 500 jetgraph logs). */
+async function answerAuth(id: string, answer: () => Promise<Obj>): Promise<void> {
+  try {
+    send({ t: "done", id, result: await answer() });
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    console.error(`jetgraph host: the auth handler failed: ${err.name}: ${err.message}`);
+    send({ t: "done", id, error: { class: err.name, message: err.message, traceback: (err.stack ?? "").slice(-4000) } });
+  }
+}
 
 function send(frame: Obj): void {
   out.write(JSON.stringify(frame) + "\n");
@@ -720,16 +734,35 @@ async function load(root: string, spec: string): Promise<Loaded> {
   return new Loaded(await mod[attr]);
 }
 
+/** Imports a driver and the user's export spec names (file:attribute), hands both to use and
+ * returns what hello says of it: use's report, or why it did not load. */
+async function loadDriven<D>(driverFile: string, spec: string, use: (driver: D, value: unknown) => Obj): Promise<Obj> {
+  try {
+    const driver = (await import(pathToFileURL(driverFile).href)) as D;
+    const i = spec.lastIndexOf(":");
+    const mod = (await import(pathToFileURL(spec.slice(0, i)).href)) as Obj;
+    const attr = spec.slice(i + 1);
+    if (!(attr in mod)) throw new Error(`${spec.slice(0, i)} has no export ${JSON.stringify(attr)}`);
+    return use(driver, await mod[attr]);
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   let root = process.cwd();
   const specs: [string, string][] = [];
   let appSpec = "";
   let driver = "";
+  let authSpec = "";
+  let authDriver = "";
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--root") root = args[++i];
     else if (args[i] === "--app") appSpec = args[++i];
-    else if (args[i] === "--http-driver") driver = args[++i];
+    else if (args[i] === "--app-driver") driver = args[++i];
+    else if (args[i] === "--auth") authSpec = args[++i];
+    else if (args[i] === "--auth-driver") authDriver = args[++i];
     else if (args[i] === "--graph") {
       const g = args[++i];
       const eq = g.indexOf("=");
@@ -754,25 +787,20 @@ async function main(): Promise<void> {
   } catch {
     // the version is for the log only
   }
-  // The custom routes (http.app): the driver (http.ts, compiled beside this file) is imported
-  // only when the config names an app.
+  // The custom routes (http.app) and the auth handler (auth.path): their drivers (http.ts,
+  // auth.ts, compiled beside this file) are imported only when the config names them.
   let app: HTTPApp | undefined;
-  let appReport: Obj | undefined;
-  if (appSpec) {
-    try {
-      const http = (await import(pathToFileURL(driver).href)) as HTTPDriver;
-      const i = appSpec.lastIndexOf(":");
-      const mod = (await import(pathToFileURL(appSpec.slice(0, i)).href)) as Obj;
-      const attr = appSpec.slice(i + 1);
-      if (!(attr in mod)) throw new Error(`${appSpec.slice(0, i)} has no export ${JSON.stringify(attr)}`);
-      app = new http.App((await mod[attr]) as never, send);
-      appReport = { ok: true, routes: http.routesOf(app.app) };
-    } catch (e) {
-      appReport = { ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
-    }
-  }
+  const appReport = appSpec ? await loadDriven(driver, appSpec, (d: HTTPDriver, v) => {
+    app = new d.App(v as never, send);
+    return { ok: true, routes: d.routesOf(app.app) };
+  }) : undefined;
+  let auth: AuthHandler | undefined;
+  const authReport = authSpec ? await loadDriven(authDriver, authSpec, (d: AuthDriver, v) => {
+    auth = new d.AuthHandler(v);
+    return auth.report();
+  }) : undefined;
   send({ t: "hello", protocol: PROTOCOL, language: "typescript", runtime: process.version, library, graphs: report,
-    ...(appReport ? { app: appReport } : {}) });
+    ...(appReport ? { app: appReport } : {}), ...(authReport ? { auth: authReport } : {}) });
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
@@ -784,6 +812,12 @@ async function main(): Promise<void> {
       const err = frame.error as { class?: string; message?: string } | undefined;
       if (err) c.reject(new Error(`${err.class}: ${err.message}`));
       else c.resolve(frame.result);
+    } else if (frame.t === "authenticate" && auth !== undefined) {
+      const a = auth;
+      void answerAuth(frame.id!, () => a.authenticate(frame));
+    } else if (frame.t === "authorize" && auth !== undefined) {
+      const a = auth;
+      void answerAuth(frame.id!, () => a.authorize(frame));
     } else if (frame.t === "http" && app !== undefined) {
       void app.serve(frame);
     } else if (frame.t === "http.body" && app !== undefined) {
