@@ -341,8 +341,8 @@ func (s *Service) Patch(ctx context.Context, idOrGraph string, p Patch) (engine.
 
 // takeObjects sets config, context and metadata to what the user's rules left of them in value.
 // An empty object the rules left alone (given for them to fill) changes nothing.
-func takeObjects(op string, value map[string]any, config, context, metadata *map[string]any) error {
-	for key, dst := range map[string]*map[string]any{"config": config, "context": context, "metadata": metadata} {
+func takeObjects(op string, value map[string]any, config, contextObj, metadata *map[string]any) error {
+	for key, dst := range map[string]*map[string]any{"config": config, "context": contextObj, "metadata": metadata} {
 		v, err := engine.ValueMap(op, value, key, *dst)
 		if err != nil {
 			return err
