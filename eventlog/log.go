@@ -367,6 +367,20 @@ func (l *Log) reconnected() <-chan struct{} {
 	return l.reconnects
 }
 
+// ServerMessagesIn is the number of messages the embedded server has received from its clients
+// (appends, acknowledgements, API requests, key-value operations), for benchmarks that count per
+// run; false on a log without an embedded server.
+func (l *Log) ServerMessagesIn() (int64, bool) {
+	if l.srv == nil {
+		return 0, false
+	}
+	v, err := l.srv.Varz(nil)
+	if err != nil {
+		return 0, false
+	}
+	return v.InMsgs, true
+}
+
 // Embedded reports whether the log runs an in-process server.
 func (l *Log) Embedded() bool { return l.srv != nil }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -293,6 +294,7 @@ func (c *Checkpoints) patchMetadata(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 		}
 	}
 	maps.Copy(md, d.Metadata)
+	jsoncount.Encoded()
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return err

@@ -188,13 +188,26 @@ func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
 
 // Update runs f in a write transaction beside the projectors: for what the log does not drive
 // (a projection's buckets before its projector starts, the expiry of traces).
-func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.bolt.Update(f) }
+func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.update(f) }
+
+// writeTxs counts the write transactions of every DB of the process (BenchmarkEchoRunCounts).
+var writeTxs atomic.Uint64
+
+// WriteTransactions returns the number of bbolt write transactions the process's projection
+// files have run since it started, for benchmarks that count per run.
+func WriteTransactions() uint64 { return writeTxs.Load() }
+
+// update runs f in a write transaction, counted.
+func (db *DB) update(f func(tx *bbolt.Tx) error) error {
+	writeTxs.Add(1)
+	return db.bolt.Update(f)
+}
 
 // Close marks the file closed cleanly, syncs and closes it. Stop the projectors first. Closing
 // twice is harmless.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		err := db.bolt.Update(func(tx *bbolt.Tx) error {
+		err := db.update(func(tx *bbolt.Tx) error {
 			if meta := tx.Bucket(metaBucket); meta != nil {
 				return meta.Delete(openKey)
 			}
@@ -287,7 +300,7 @@ func (p *Projector) prepare(ctx context.Context) (uint64, error) {
 	}
 	stamp := []byte(fmt.Sprintf("%d/%s", SchemaVersion, created.UTC().Format(time.RFC3339Nano)))
 	var from uint64
-	err = p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	err = p.db.update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {
 			return err
@@ -363,7 +376,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 
 // Reset drops the projections so that the next Run rebuilds them from the start of the log.
 func (p *Projector) Reset() error {
-	return p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	return p.db.update(func(tx *bbolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(cursorsBucket); err != nil {
 			return err
 		}
@@ -684,7 +697,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	batch := b.events
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
-	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	err := p.db.update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
 		versions.FillPercent = fillPercent

@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -359,6 +360,7 @@ func createdRecord(data []byte, thread string, at engine.Time) (string, []byte, 
 		rec.CreatedAt = at
 	}
 	rec.UpdatedAt = rec.CreatedAt
+	jsoncount.Encoded()
 	raw, err := jsonv1.Marshal(rec)
 	return rec.RunID, raw, stateOf(rec), err
 }
