@@ -74,6 +74,15 @@ type Preparer interface {
 // after every transaction of a batch, with whether it was committed (or rolled back).
 type committer interface{ committed(ok bool) }
 
+// batcher is implemented by projections that keep the records the folds of one batch change in
+// memory and write each once at the batch's end: begin is called before the projection folds
+// the batch's events, flush after them in the same transaction, discard when a fold failed.
+type batcher interface {
+	begin()
+	flush(tx *bbolt.Tx) error
+	discard()
+}
+
 // forgetter is implemented by projections that keep what they folded in memory too: forget is
 // called when their buckets are dropped, to be rebuilt.
 type forgetter interface{ forget() }
@@ -709,22 +718,20 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		for i, pr := range p.projections {
 			key := cursorKey(p.stream, pr.Name())
 			from := readU64(cursors.Get(key))
-			cursor := from
-			for j, e := range batch {
-				if e.Seq <= from {
-					continue // applied before; events of one packed message share a sequence
+			bt, batching := pr.(batcher)
+			if batching {
+				bt.begin()
+			}
+			cursor, err := foldBatch(tx, pr, i, b, from)
+			if batching {
+				if err != nil {
+					bt.discard()
+				} else {
+					err = bt.flush(tx)
 				}
-				var prepared any
-				if b.prepared[i] != nil {
-					prepared = b.prepared[i][j]
-				}
-				if b.refused != nil && b.refused[j] != nil {
-					return &poison{projection: pr.Name(), seq: e.Seq, err: b.refused[j]}
-				}
-				if err := applyOne(tx, pr, e, prepared); err != nil {
-					return &poison{projection: pr.Name(), seq: e.Seq, err: err}
-				}
-				cursor = e.Seq
+			}
+			if err != nil {
+				return err
 			}
 			if err := cursors.Put(key, u64(cursor)); err != nil {
 				return err
@@ -753,6 +760,29 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		p.OnApply(len(batch), time.Since(start))
 	}
 	return nil
+}
+
+// foldBatch folds the events of b after from with pr, the projector's i-th projection, and
+// returns the sequence of the last.
+func foldBatch(tx *bbolt.Tx, pr Projection, i int, b preparedBatch, from uint64) (uint64, error) {
+	cursor := from
+	for j, e := range b.events {
+		if e.Seq <= from {
+			continue // applied before; events of one packed message share a sequence
+		}
+		var prepared any
+		if b.prepared[i] != nil {
+			prepared = b.prepared[i][j]
+		}
+		if b.refused != nil && b.refused[j] != nil {
+			return 0, &poison{projection: pr.Name(), seq: e.Seq, err: b.refused[j]}
+		}
+		if err := applyOne(tx, pr, e, prepared); err != nil {
+			return 0, &poison{projection: pr.Name(), seq: e.Seq, err: err}
+		}
+		cursor = e.Seq
+	}
+	return cursor, nil
 }
 
 // applyOne folds e, with what was prepared of it if pr is a Preparer, turning a panic in the
