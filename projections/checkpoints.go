@@ -116,8 +116,8 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
-		var d engine.CheckpointData
-		if err := decodeJSON(e.Data, &d); err != nil {
+		d, err := c.db.checkpoints.checkpointData(e)
+		if err != nil {
 			return err
 		}
 		return c.putCheckpoint(tx, e.Aggregate, d)

@@ -98,8 +98,8 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // Values kept in the object store cannot be read by a fold: their references are kept instead
 // (see ValueRef), for the reader to resolve.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
-	var d engine.CheckpointData
-	if err := decodeJSON(e.Data, &d); err != nil {
+	d, err := t.db.checkpoints.checkpointData(e)
+	if err != nil {
 		return err
 	}
 	if d.NS != "" {

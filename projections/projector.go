@@ -103,6 +103,9 @@ func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.str
 // one (the machine's boot id changed while the file was open) and rebuilds from the log.
 // SyncAlways makes every commit durable, as --sync always does for the log.
 type DB struct {
+	// checkpoints passes decoded checkpoint payloads between the folds of a batch (shared.go).
+	checkpoints decodedCheckpoints
+
 	bolt      *bbolt.DB
 	path      string
 	log       *slog.Logger
@@ -706,6 +709,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	batch := b.events
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
+	p.db.checkpoints.reset()
 	err := p.db.update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
