@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -68,6 +70,13 @@ func (l *Log) Append(ctx context.Context, e Event, expect Expect) (uint64, error
 	return ack.Sequence, nil
 }
 
+// appended counts the messages this process appended to the log (BenchmarkEchoRunCounts).
+var appended atomic.Uint64
+
+// Appended returns the number of messages this process has appended to the log since it
+// started (an atomic batch counts each of its messages), for benchmarks that count per run.
+func Appended() uint64 { return appended.Load() }
+
 // attemptTimeout bounds one publish attempt. On a cluster, a publish sent while the stream's
 // leader is lost can go unanswered; it is sent again, and its Nats-Msg-Id makes sure it is
 // stored once.
@@ -76,6 +85,8 @@ const attemptTimeout = time.Second
 // publish sends m and waits for its acknowledgement, retrying unanswered attempts until ctx ends
 // (or 10 seconds when ctx has no deadline).
 func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
+	appended.Add(1)
+	jsoncount.Decoded() // the acknowledgement
 	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
 	defer cancel()
 	wait := 20 * time.Millisecond
@@ -83,6 +94,9 @@ func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		ack, err := l.js.PublishMsg(actx, m)
 		cancel()
+		if err == nil && l.durable != nil {
+			err = l.durable.wait(ctx) // on disk before it is acknowledged (--sync always)
+		}
 		if err == nil || ctx.Err() != nil || !Unanswered(err) {
 			return ack, err
 		}
@@ -200,6 +214,7 @@ func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error)
 	// The first message is a request so that a batch the stream refuses outright fails fast with
 	// its real reason; the middle ones are plain publishes on the same connection, which keeps
 	// their order; the commit's acknowledgement tells whether the whole batch was stored.
+	appended.Add(uint64(len(msgs)))
 	if _, err := l.request(ctx, msgs[0]); err != nil {
 		return 0, appendError("append batch", err)
 	}
@@ -214,6 +229,11 @@ func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error)
 	}
 	if ack.Sequence == 0 {
 		return 0, errors.New("eventlog: append batch: commit acknowledged without a sequence")
+	}
+	if l.durable != nil {
+		if err := l.durable.wait(ctx); err != nil { // on disk before it is acknowledged
+			return 0, appendError("append batch", err)
+		}
 	}
 	l.observe(start)
 	return ack.Sequence, nil
@@ -240,6 +260,7 @@ func (l *Log) request(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 		return &jetstream.PubAck{}, nil
 	}
 	var ack batchAck
+	jsoncount.Decoded()
 	if err := json.Unmarshal(resp.Data, &ack); err != nil {
 		return nil, fmt.Errorf("invalid acknowledgement: %w", err)
 	}

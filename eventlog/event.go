@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // SchemaVersion is the first version of every event type: the `v` of its first data form. A
@@ -101,6 +103,7 @@ func NewID(t time.Time) string {
 // New builds an event for agg with data marshalled to JSON, stamped now with a fresh ULID and
 // the current version of its type.
 func New(agg Aggregate, typ string, data any) (Event, error) {
+	jsoncount.Encoded()
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, fmt.Errorf("eventlog: marshal %s data: %w", typ, err)

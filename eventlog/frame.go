@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // The body of a stored message is one of three forms. This build writes the framed one; every
@@ -68,12 +70,14 @@ func DecodeMessage(body []byte) ([]Event, error) {
 		return nil, errors.New("a body stored by reference: read it with Log.DecodeBody")
 	case len(body) > 0 && body[0] == '[':
 		var events []Event
+		jsoncount.Decoded()
 		if err := json.Unmarshal(body, &events); err != nil {
 			return nil, err
 		}
 		return events, nil
 	}
 	events := make([]Event, 1)
+	jsoncount.Decoded()
 	if err := json.Unmarshal(body, &events[0]); err != nil {
 		return nil, err
 	}

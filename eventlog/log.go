@@ -125,6 +125,10 @@ type Log struct {
 	blobs   map[string]jetstream.ObjectStore // by stream: see blobs.go
 
 	auth *accountAuth // with Config.Accounts: see accounts.go
+
+	// durable, with SyncAlways on an embedded server no other process uses, syncs the store
+	// before an append returns (durable.go); nil otherwise.
+	durable *groupSync
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -162,6 +166,9 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := l.ensureStreams(ctx); err != nil {
 		l.Close()
 		return nil, err
+	}
+	if l.srv != nil && cfg.SyncAlways && cfg.Listen == "" {
+		l.durable = newGroupSync(filepath.Join(cfg.Dir, "nats"))
 	}
 	return l, nil
 }
@@ -246,13 +253,15 @@ func (l *Log) openEmbedded() (nc, bnc *nats.Conn, err error) {
 
 func startEmbedded(cfg Config, key nkeys.KeyPair, auth *accountAuth) (*server.Server, error) {
 	opts := &server.Options{
-		ServerName:         "jetgraph",
-		JetStream:          true,
-		StoreDir:           filepath.Join(cfg.Dir, "nats"),
-		DontListen:         cfg.Listen == "",
-		NoSigs:             true,
-		NoLog:              true,
-		SyncAlways:         cfg.SyncAlways,
+		ServerName: "jetgraph",
+		JetStream:  true,
+		StoreDir:   filepath.Join(cfg.Dir, "nats"),
+		DontListen: cfg.Listen == "",
+		NoSigs:     true,
+		NoLog:      true,
+		// With no client but this process, its appends sync the store in groups instead
+		// (durable.go); a server others write to syncs every write itself.
+		SyncAlways:         cfg.SyncAlways && cfg.Listen != "",
 		JetStreamMaxMemory: -1,
 		JetStreamMaxStore:  -1,
 	}
@@ -367,6 +376,20 @@ func (l *Log) reconnected() <-chan struct{} {
 	return l.reconnects
 }
 
+// ServerMessagesIn is the number of messages the embedded server has received from its clients
+// (appends, acknowledgements, API requests, key-value operations), for benchmarks that count per
+// run; false on a log without an embedded server.
+func (l *Log) ServerMessagesIn() (int64, bool) {
+	if l.srv == nil {
+		return 0, false
+	}
+	v, err := l.srv.Varz(nil)
+	if err != nil {
+		return 0, false
+	}
+	return v.InMsgs, true
+}
+
 // Embedded reports whether the log runs an in-process server.
 func (l *Log) Embedded() bool { return l.srv != nil }
 
@@ -430,6 +453,9 @@ func (l *Log) Close() {
 	if l.srv != nil {
 		l.srv.Shutdown()
 		l.srv.WaitForShutdown()
+	}
+	if l.durable != nil {
+		l.durable.close()
 	}
 }
 

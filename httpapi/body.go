@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // stateBodyRoutes are the routes whose bodies carry a state or a run's input: they take
@@ -153,6 +154,7 @@ func ReadBody(c echo.Context, errs *engine.Violations) (*Fields, error) {
 	if err != nil || len(data) == 0 {
 		return f, err
 	}
+	jsoncount.Decoded()
 	if err := json.Unmarshal(data, &f.raw); err != nil {
 		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
 	}

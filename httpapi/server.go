@@ -19,6 +19,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // Deps are the parts of jetgraph the HTTP API serves. The runtime's parts are the interfaces of
@@ -109,6 +110,7 @@ func New(d Deps) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	e.JSONSerializer = countedJSON{}
 	s := &Server{echo: e, deps: d, log: d.Logger, openapiDoc: openapiJSON}
 	e.HTTPErrorHandler = s.errorHandler
 	e.Server.IdleTimeout = 75 * time.Second // the reference servers' keep-alive
@@ -164,6 +166,19 @@ func New(d Deps) *Server {
 		d.ControlPlane.Mount(e)
 	}
 	return s
+}
+
+// countedJSON is echo's JSON serializer with its documents counted (engine/jsoncount).
+type countedJSON struct{ echo.DefaultJSONSerializer }
+
+func (j countedJSON) Serialize(c echo.Context, i any, indent string) error {
+	jsoncount.Encoded()
+	return j.DefaultJSONSerializer.Serialize(c, i, indent)
+}
+
+func (j countedJSON) Deserialize(c echo.Context, i any) error {
+	jsoncount.Decoded()
+	return j.DefaultJSONSerializer.Deserialize(c, i)
 }
 
 // accessLog writes one slog line per request.

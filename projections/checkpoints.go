@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -115,8 +116,8 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
-		var d engine.CheckpointData
-		if err := decodeJSON(e.Data, &d); err != nil {
+		d, err := c.db.checkpoints.checkpointData(e)
+		if err != nil {
 			return err
 		}
 		return c.putCheckpoint(tx, e.Aggregate, d)
@@ -293,6 +294,7 @@ func (c *Checkpoints) patchMetadata(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 		}
 	}
 	maps.Copy(md, d.Metadata)
+	jsoncount.Encoded()
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return err

@@ -98,15 +98,15 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // Values kept in the object store cannot be read by a fold: their references are kept instead
 // (see ValueRef), for the reader to resolve.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
-	var d engine.CheckpointData
-	if err := decodeJSON(e.Data, &d); err != nil {
+	d, err := t.db.checkpoints.checkpointData(e)
+	if err != nil {
 		return err
 	}
 	if d.NS != "" {
 		return nil
 	}
 	b := tx.Bucket(threadsBucket)
-	th, ok, err := getThreadRaw(b, key)
+	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err // checkpoints of a thread that does not exist (a saver used on its own)
 	}
@@ -154,7 +154,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 	if err := tx.Bucket(threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
 		return err
 	}
-	return putJSON(b, key, th)
+	return t.store(b, key, th)
 }
 
 // applyWrites records the interrupts written on the thread's latest root checkpoint, by task id
@@ -178,7 +178,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 		return nil
 	}
 	b := tx.Bucket(threadsBucket)
-	th, ok, err := getThreadRaw(b, key)
+	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err
 	}
@@ -199,7 +199,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 		th.Status = engine.ThreadInterrupted
 	}
 	th.UpdatedAt, th.StateUpdatedAt = at, at
-	return putJSON(b, key, th)
+	return t.store(b, key, th)
 }
 
 // settle sets the status of thread tenant/id once its last active run has ended: error when that
@@ -207,7 +207,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.Time) error {
 	b := tx.Bucket(threadsBucket)
 	key := tenantKey(tenant, id)
-	th, ok, err := getThreadRaw(b, key)
+	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err
 	}
@@ -216,7 +216,7 @@ func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.T
 		th.Status = restingStatus(tx, key, &th)
 	}
 	th.UpdatedAt = engine.At(at)
-	return putJSON(b, key, th)
+	return t.store(b, key, th)
 }
 
 // Head returns the id of the thread's newest root checkpoint, "" when it has none.

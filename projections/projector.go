@@ -74,6 +74,15 @@ type Preparer interface {
 // after every transaction of a batch, with whether it was committed (or rolled back).
 type committer interface{ committed(ok bool) }
 
+// batcher is implemented by projections that keep the records the folds of one batch change in
+// memory and write each once at the batch's end: begin is called before the projection folds
+// the batch's events, flush after them in the same transaction, discard when a fold failed.
+type batcher interface {
+	begin()
+	flush(tx *bbolt.Tx) error
+	discard()
+}
+
 // forgetter is implemented by projections that keep what they folded in memory too: forget is
 // called when their buckets are dropped, to be rebuilt.
 type forgetter interface{ forget() }
@@ -94,6 +103,9 @@ func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.str
 // one (the machine's boot id changed while the file was open) and rebuilds from the log.
 // SyncAlways makes every commit durable, as --sync always does for the log.
 type DB struct {
+	// checkpoints passes decoded checkpoint payloads between the folds of a batch (shared.go).
+	checkpoints decodedCheckpoints
+
 	bolt      *bbolt.DB
 	path      string
 	log       *slog.Logger
@@ -188,13 +200,26 @@ func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
 
 // Update runs f in a write transaction beside the projectors: for what the log does not drive
 // (a projection's buckets before its projector starts, the expiry of traces).
-func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.bolt.Update(f) }
+func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.update(f) }
+
+// writeTxs counts the write transactions of every DB of the process (BenchmarkEchoRunCounts).
+var writeTxs atomic.Uint64
+
+// WriteTransactions returns the number of bbolt write transactions the process's projection
+// files have run since it started, for benchmarks that count per run.
+func WriteTransactions() uint64 { return writeTxs.Load() }
+
+// update runs f in a write transaction, counted.
+func (db *DB) update(f func(tx *bbolt.Tx) error) error {
+	writeTxs.Add(1)
+	return db.bolt.Update(f)
+}
 
 // Close marks the file closed cleanly, syncs and closes it. Stop the projectors first. Closing
 // twice is harmless.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		err := db.bolt.Update(func(tx *bbolt.Tx) error {
+		err := db.update(func(tx *bbolt.Tx) error {
 			if meta := tx.Bucket(metaBucket); meta != nil {
 				return meta.Delete(openKey)
 			}
@@ -287,7 +312,7 @@ func (p *Projector) prepare(ctx context.Context) (uint64, error) {
 	}
 	stamp := []byte(fmt.Sprintf("%d/%s", SchemaVersion, created.UTC().Format(time.RFC3339Nano)))
 	var from uint64
-	err = p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	err = p.db.update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {
 			return err
@@ -363,7 +388,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 
 // Reset drops the projections so that the next Run rebuilds them from the start of the log.
 func (p *Projector) Reset() error {
-	return p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	return p.db.update(func(tx *bbolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(cursorsBucket); err != nil {
 			return err
 		}
@@ -684,7 +709,8 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	batch := b.events
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
-	err := p.db.bolt.Update(func(tx *bbolt.Tx) error {
+	p.db.checkpoints.reset()
+	err := p.db.update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := tx.Bucket(p.versionsBucket())
 		versions.FillPercent = fillPercent
@@ -696,22 +722,20 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		for i, pr := range p.projections {
 			key := cursorKey(p.stream, pr.Name())
 			from := readU64(cursors.Get(key))
-			cursor := from
-			for j, e := range batch {
-				if e.Seq <= from {
-					continue // applied before; events of one packed message share a sequence
+			bt, batching := pr.(batcher)
+			if batching {
+				bt.begin()
+			}
+			cursor, err := foldBatch(tx, pr, i, b, from)
+			if batching {
+				if err != nil {
+					bt.discard()
+				} else {
+					err = bt.flush(tx)
 				}
-				var prepared any
-				if b.prepared[i] != nil {
-					prepared = b.prepared[i][j]
-				}
-				if b.refused != nil && b.refused[j] != nil {
-					return &poison{projection: pr.Name(), seq: e.Seq, err: b.refused[j]}
-				}
-				if err := applyOne(tx, pr, e, prepared); err != nil {
-					return &poison{projection: pr.Name(), seq: e.Seq, err: err}
-				}
-				cursor = e.Seq
+			}
+			if err != nil {
+				return err
 			}
 			if err := cursors.Put(key, u64(cursor)); err != nil {
 				return err
@@ -740,6 +764,29 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		p.OnApply(len(batch), time.Since(start))
 	}
 	return nil
+}
+
+// foldBatch folds the events of b after from with pr, the projector's i-th projection, and
+// returns the sequence of the last.
+func foldBatch(tx *bbolt.Tx, pr Projection, i int, b preparedBatch, from uint64) (uint64, error) {
+	cursor := from
+	for j, e := range b.events {
+		if e.Seq <= from {
+			continue // applied before; events of one packed message share a sequence
+		}
+		var prepared any
+		if b.prepared[i] != nil {
+			prepared = b.prepared[i][j]
+		}
+		if b.refused != nil && b.refused[j] != nil {
+			return 0, &poison{projection: pr.Name(), seq: e.Seq, err: b.refused[j]}
+		}
+		if err := applyOne(tx, pr, e, prepared); err != nil {
+			return 0, &poison{projection: pr.Name(), seq: e.Seq, err: err}
+		}
+		cursor = e.Seq
+	}
+	return cursor, nil
 }
 
 // applyOne folds e, with what was prepared of it if pr is a Preparer, turning a panic in the

@@ -9,11 +9,13 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // putJSON stores v as JSON under key.
 func putJSON(b *bbolt.Bucket, key []byte, v any) error {
+	jsoncount.Encoded()
 	raw, err := jsonv1.Marshal(v)
 	if err != nil {
 		return err
@@ -43,7 +45,10 @@ var readOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.A
 // decodeJSON decodes what the folds read (event payloads, records) with the v2 engine of
 // go-json-experiment/json, about twice as fast as encoding/json at it. Everything it reads was
 // written by encoding/json or putJSON, with exact field names.
-func decodeJSON(data []byte, v any) error { return jsonv2.Unmarshal(data, v, readOptions) }
+func decodeJSON(data []byte, v any) error {
+	jsoncount.Decoded()
+	return jsonv2.Unmarshal(data, v, readOptions)
+}
 
 // orMissing returns err, or an error saying e names a record the projection does not have.
 func orMissing(err error, e eventlog.Event) error {

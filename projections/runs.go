@@ -15,6 +15,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -206,6 +207,19 @@ func runKey(tenant, thread, run string) []byte { return esc(runThreadPrefix(tena
 
 func runIndexKey(tenant, run string) []byte { return esc(append(esc(nil, tenant), 0x00), run) }
 
+// runTransition holds the fields of the payloads of the run events that change a run's state
+// (engine.RunStartedData, RunFinishedData, RunCancelRequestedData), decoded at once.
+type runTransition struct {
+	RunID      string           `json:"run_id"`
+	Attempt    int              `json:"attempt"`
+	Checkpoint string           `json:"checkpoint"`
+	Status     string           `json:"status"`
+	Error      *engine.RunError `json:"error"`
+	Action     string           `json:"action"`
+}
+
+var errNoRunID = errors.New("run event without run_id")
+
 // runID reads the run_id of a run event's payload.
 func runID(data json.RawMessage) (string, error) {
 	var d struct {
@@ -215,7 +229,7 @@ func runID(data json.RawMessage) (string, error) {
 		return "", err
 	}
 	if d.RunID == "" {
-		return "", fmt.Errorf("run event without run_id")
+		return "", errNoRunID
 	}
 	return d.RunID, nil
 }
@@ -244,10 +258,14 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		return tx.Bucket(runsBucket).Put(key, raw)
 	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
-		id, err := runID(e.Data)
-		if err != nil {
+		var d runTransition // one decode for the run's id and what changes
+		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
+		if d.RunID == "" {
+			return errNoRunID
+		}
+		id := d.RunID
 		key := runKey(tenant, thread, id)
 		var st RunState
 		if ok, err := getJSON(states, key, &st); err != nil || !ok {
@@ -259,25 +277,13 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		st.UpdatedAt = at
 		switch e.Type {
 		case engine.RunStartedEvent:
-			var d engine.RunStartedData
-			if err := decodeJSON(e.Data, &d); err != nil {
-				return err
-			}
 			st.Status, st.Attempt, st.StartedAt = engine.RunRunning, d.Attempt, at
 			if d.Attempt == 1 {
 				st.Checkpoint = d.Checkpoint
 			}
 		case engine.RunFinishedEvent:
-			var d engine.RunFinishedData
-			if err := decodeJSON(e.Data, &d); err != nil {
-				return err
-			}
 			st.Status, st.Error, st.EndedAt = d.Status, d.Error, at
 		case engine.RunCancelRequestedEvent:
-			var d engine.RunCancelRequestedData
-			if err := decodeJSON(e.Data, &d); err != nil {
-				return err
-			}
 			st.Cancel = d.Action
 		}
 		r.touch(tenant, thread, id, &st)
@@ -359,6 +365,7 @@ func createdRecord(data []byte, thread string, at engine.Time) (string, []byte, 
 		rec.CreatedAt = at
 	}
 	rec.UpdatedAt = rec.CreatedAt
+	jsoncount.Encoded()
 	raw, err := jsonv1.Marshal(rec)
 	return rec.RunID, raw, stateOf(rec), err
 }

@@ -23,7 +23,14 @@ import (
 // its record, one key per channel in thread_values (see valuesPrefix); the record's "values" is {}
 // when it has values there, null when it has none. A checkpoint then writes only the channels it
 // changed, and a status change rewrites a small record, however big the state grew.
-type Threads struct{ db *DB }
+type Threads struct {
+	db *DB
+	// batch holds the records the folds of the projector's current batch changed, by key (nil:
+	// deleted), written once at its end (see begin): a run's events, which mostly come in one
+	// batch, then decode and encode its thread's record once instead of at each event. Nil
+	// outside a batch: each fold reads and writes the bucket.
+	batch map[string]*engine.Thread
+}
 
 // NewThreads returns the threads projection stored in db.
 func NewThreads(db *DB) *Threads { return &Threads{db: db} }
@@ -119,6 +126,9 @@ func tenantKey(tenant, id string) []byte { return []byte(tenant + "/" + id) }
 // Apply implements Projection.
 func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
+		if err := t.writeBatch(tx); err != nil { // (a truncation empties the buckets)
+			return err
+		}
 		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
 		return err
 	}
@@ -141,13 +151,13 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.setTTL(tx, e, &th, d.TTL); err != nil {
 			return err
 		}
-		return putJSON(b, key, th)
+		return t.store(b, key, th)
 	case engine.ThreadPatched:
 		var d engine.ThreadPatchedData
 		if err := decodeJSON(e.Data, &d); err != nil {
 			return err
 		}
-		th, ok, err := getThreadRaw(b, key) // values kept as they are, numbers unrounded
+		th, ok, err := t.load(b, key) // values kept as they are, numbers unrounded
 		if err != nil || !ok {
 			return orMissing(err, e)
 		}
@@ -158,10 +168,10 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 				return err
 			}
 		}
-		return putJSON(b, key, th)
+		return t.store(b, key, th)
 	case engine.ThreadDeleted:
-		var th engine.Thread
-		if ok, err := getJSON(b, key, &th); err != nil || !ok {
+		th, ok, err := t.load(b, key)
+		if err != nil || !ok {
 			return err // deleting what is gone is a no-op
 		}
 		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
@@ -178,6 +188,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		if err := deletePrefix(tx.Bucket(threadNextBucket), valuesPrefix(key)); err != nil {
 			return err
+		}
+		if t.batch != nil {
+			t.batch[string(key)] = nil
 		}
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
@@ -325,4 +338,61 @@ func (t *Threads) Expired(now time.Time, limit int) ([]eventlog.Aggregate, error
 		return nil
 	})
 	return out, err
+}
+
+// begin starts a batch: the folds until flush keep the thread records they change in memory.
+func (t *Threads) begin() { t.batch = map[string]*engine.Thread{} }
+
+// flush writes the records the batch changed and ends it (also on an error: the transaction is
+// rolled back then).
+func (t *Threads) flush(tx *bbolt.Tx) error {
+	err := t.writeBatch(tx)
+	t.batch = nil
+	return err
+}
+
+// discard ends the batch without writing it (its transaction is rolled back).
+func (t *Threads) discard() { t.batch = nil }
+
+// writeBatch writes the records the batch changed so far and goes on batching.
+func (t *Threads) writeBatch(tx *bbolt.Tx) error {
+	if len(t.batch) == 0 {
+		return nil
+	}
+	b := tx.Bucket(threadsBucket)
+	for k, th := range t.batch {
+		if th == nil {
+			continue // deleted: gone from the bucket already
+		}
+		if err := putJSON(b, []byte(k), *th); err != nil {
+			return err
+		}
+	}
+	clear(t.batch)
+	return nil
+}
+
+// load reads the thread under key as getThreadRaw does, from the batch when it changed it.
+func (t *Threads) load(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
+	if th, ok := t.batch[string(key)]; ok {
+		if th == nil {
+			return engine.Thread{}, false, nil
+		}
+		out := *th
+		// As getThreadRaw leaves them: the values' JSON behind a *json.RawMessage.
+		if raw, ok := out.Values.(json.RawMessage); ok {
+			out.Values = &raw
+		}
+		return out, true, nil
+	}
+	return getThreadRaw(b, key)
+}
+
+// store writes th under key, or keeps it in the batch for flush.
+func (t *Threads) store(b *bbolt.Bucket, key []byte, th engine.Thread) error {
+	if t.batch == nil {
+		return putJSON(b, key, th)
+	}
+	t.batch[string(key)] = &th
+	return nil
 }

@@ -36,7 +36,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		// One read and write of the thread: its run's graph, and busy.
 		b := tx.Bucket(threadsBucket)
 		key := tenantKey(tenant, thread)
-		th, ok, err := getThreadRaw(b, key)
+		th, ok, err := t.load(b, key)
 		if err != nil || !ok {
 			return err
 		}
@@ -45,7 +45,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 			th.Config = d.ThreadConfig
 		}
 		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
-		return putJSON(b, key, th)
+		return t.store(b, key, th)
 	case engine.RunFinishedEvent:
 		var d engine.RunFinishedData
 		if err := decodeJSON(e.Data, &d); err != nil {
@@ -92,7 +92,7 @@ func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool
 func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	b := tx.Bucket(threadsBucket)
 	key := tenantKey(tenant, thread)
-	th, ok, err := getThreadRaw(b, key)
+	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err
 	}
@@ -108,7 +108,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		if err := setNext(tx, key, nil, true); err != nil {
 			return err
 		}
-		return putJSON(b, key, th)
+		return t.store(b, key, th)
 	}
 	ref := graph.Ref{ThreadID: thread, ID: id}
 	ns := nsPrefix(tenant, thread, "")
@@ -138,7 +138,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err := heads.Put(key, []byte(id)); err != nil {
 		return err
 	}
-	return putJSON(b, key, th)
+	return t.store(b, key, th)
 }
 
 // runGraph is what the thread takes from a run_created event.

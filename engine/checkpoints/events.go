@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
@@ -56,6 +57,7 @@ func CheckpointData(ref graph.Ref, cp graph.Checkpoint, md map[string]any, paren
 	if size > engine.MaxStateBytes {
 		return engine.CheckpointData{}, engine.StateTooLarge("checkpoints.put", "The state of checkpoint "+cp.ID, size)
 	}
+	jsoncount.Encoded()
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return engine.CheckpointData{}, fmt.Errorf("checkpoints: metadata: %w", err)
@@ -190,6 +192,7 @@ func Decode(e eventlog.Event) (any, error) {
 	default:
 		return nil, nil
 	}
+	jsoncount.Decoded()
 	if err := json.Unmarshal(e.Data, v); err != nil {
 		return nil, fmt.Errorf("checkpoints: decode %s event %s: %w", e.Type, e.ID, err)
 	}
@@ -220,6 +223,7 @@ func Rethread(e eventlog.Event, toThread string) (out eventlog.Event, ok bool, e
 // setThreadID sets md's "thread_id" to id when md has one, leaving the rest as it is.
 func setThreadID(md json.RawMessage, id string) (json.RawMessage, error) {
 	var m map[string]json.RawMessage
+	jsoncount.Decoded()
 	if err := json.Unmarshal(md, &m); err != nil {
 		return nil, fmt.Errorf("checkpoints: metadata: %w", err)
 	}
@@ -227,5 +231,6 @@ func setThreadID(md json.RawMessage, id string) (json.RawMessage, error) {
 		return md, nil
 	}
 	m["thread_id"], _ = json.Marshal(id)
+	jsoncount.Encoded()
 	return json.Marshal(m)
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // Channel holds one value of a graph's state and decides how the writes of a step combine.
@@ -71,6 +73,7 @@ func (c *lastValue) Snapshot() (json.RawMessage, bool, error) { return snapshot(
 
 func (c *lastValue) Restore(raw json.RawMessage) error {
 	c.set = true
+	jsoncount.Decoded()
 	return json.Unmarshal(raw, &c.v)
 }
 
@@ -78,6 +81,7 @@ func snapshot(v any, set bool) (json.RawMessage, bool, error) {
 	if !set {
 		return nil, false, nil
 	}
+	jsoncount.Encoded()
 	raw, err := json.Marshal(v)
 	return raw, true, err
 }
@@ -117,6 +121,7 @@ func (c *reducer) Snapshot() (json.RawMessage, bool, error) { return snapshot(c.
 
 func (c *reducer) Restore(raw json.RawMessage) error {
 	c.set = true
+	jsoncount.Decoded()
 	return json.Unmarshal(raw, &c.v)
 }
 
@@ -161,6 +166,7 @@ func (c *ephemeral) Snapshot() (json.RawMessage, bool, error) { return snapshot(
 
 func (c *ephemeral) Restore(raw json.RawMessage) error {
 	c.set = true
+	jsoncount.Decoded()
 	return json.Unmarshal(raw, &c.v)
 }
 
@@ -186,6 +192,7 @@ func (c *topic) Snapshot() (json.RawMessage, bool, error) {
 	if len(c.sends) == 0 {
 		return nil, false, nil
 	}
+	jsoncount.Encoded()
 	raw, err := json.Marshal(c.sends)
 	return raw, true, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // Messages is a channel of chat messages merged with AddMessages. Its value is always
@@ -39,12 +40,14 @@ func (c *messages) Update(writes []any) (bool, error) {
 }
 
 func (c *messages) Snapshot() (json.RawMessage, bool, error) {
+	jsoncount.Encoded()
 	raw, err := json.Marshal(c.v)
 	return raw, true, err
 }
 
 func (c *messages) Restore(raw json.RawMessage) error {
 	c.v = nil
+	jsoncount.Decoded()
 	if err := json.Unmarshal(raw, &c.v); err != nil {
 		return err
 	}

@@ -134,7 +134,8 @@ func Open(ctx context.Context, cfg Config, l *eventlog.Log) (*Platform, error) {
 		return nil, err
 	}
 	p.DB = db
-	db.SyncAlways(cfg.Log.SyncAlways)
+	// Not synced at each commit, even with --sync always: after an operating-system crash the
+	// file is rebuilt from the log anyway (projections.OpenDB), so its fsyncs would buy nothing.
 	p.ThreadsView = projections.NewThreads(db)
 	p.AssistantsView = projections.NewAssistants(db)
 	p.StoreView = projections.NewStore(db)

@@ -12,6 +12,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 )
 
 // The wire form of an output message: five lines, then the event's data as JSON. Only the data
@@ -311,6 +312,7 @@ func chunkID(data any) string {
 
 // encode appends v's JSON to the buffer, without the encoder's trailing newline.
 func (p *runPub) encode(v any) error {
+	jsoncount.Encoded()
 	if err := p.enc.Encode(v); err != nil {
 		return err
 	}

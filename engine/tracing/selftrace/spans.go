@@ -12,6 +12,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/engine/tracing"
 	"github.com/jetgraph/jetgraph/engine/tracing/trace"
 )
@@ -325,6 +326,7 @@ func wrapped(key string, raw json.RawMessage) json.RawMessage {
 
 // encoded is v's JSON, which shares no memory with v; null when it does not encode.
 func encoded(v any) json.RawMessage {
+	jsoncount.Encoded()
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return json.RawMessage("null")
@@ -335,11 +337,13 @@ func encoded(v any) json.RawMessage {
 // plain is v as decoded JSON (maps, lists, strings, numbers), so that what is stored does not
 // share memory with the graph's values; nil when it does not encode.
 func plain(v any) any {
+	jsoncount.Encoded()
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
 	var out any
+	jsoncount.Decoded()
 	if json.Unmarshal(raw, &out) != nil {
 		return nil
 	}

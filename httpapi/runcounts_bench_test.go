@@ -1,0 +1,128 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
+	"github.com/jetgraph/jetgraph/engine/platform"
+	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
+	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/projections"
+)
+
+// BenchmarkEchoRunCounts drives echo runs through the whole stack a server runs (embedded
+// JetStream, bbolt projections, self-tracing, the HTTP handler and its middleware, on loopback),
+// one at a time, each `POST /threads` then `POST /threads/{id}/runs/wait` as `jetgraph bench runs`
+// sends them, and reports per run what it costs in counts rather than time, which the shared
+// machine does not disturb:
+//
+//   - appends/op: messages appended to the event log (eventlog.Appended);
+//   - nats-msgs/op: messages the embedded NATS server received (appends, acknowledgements, API
+//     and key-value requests, the run's output stream, its trace);
+//   - bbolt-tx/op: bbolt write transactions (projections.WriteTransactions);
+//   - json-enc/op, json-dec/op: JSON documents encoded and decoded at the run path's seams
+//     (engine/jsoncount: event data, projection records, checkpoints, channel snapshots, the
+//     run's output stream, self-trace spans, request and answer bodies, append acknowledgements);
+//   - allocs/op: every allocation of the process, the HTTP client's included.
+//
+// The background work a run leaves (the projector folding, the self-trace's flush) is waited for
+// before the counts are read. Run it with:
+//
+//	go test ./httpapi -run '^$' -bench EchoRunCounts -benchtime 2000x
+//
+// At the start of this work (the tree of df7ddf2; nothing on the run path changed since 5bd79db),
+// 500 runs:
+//
+//	appends/op 5.0  nats-msgs/op 10.7  bbolt-tx/op 4.4  json-enc/op 40  json-dec/op 46  allocs/op 5207 (550 KB)
+//
+// After the thread records of a batch are folded in memory and a run transition is decoded once
+// (0b5bde7 and the commit after it), 500 runs:
+//
+//	appends/op 5.0  nats-msgs/op 10.7  bbolt-tx/op 4.45  json-enc/op 37  json-dec/op 41  allocs/op 5104 (548 KB)
+//
+// And once the checkpoints fold takes the checkpoint payload the threads fold decoded:
+//
+//	appends/op 5.0  nats-msgs/op 10.7  bbolt-tx/op 4.35  json-enc/op 37  json-dec/op 38  allocs/op 5002 (535 KB)
+func BenchmarkEchoRunCounts(b *testing.B) {
+	p := platformtest.Start(b, platform.Config{Graphs: servedGraphs(b), Logger: quiet()}, nil)
+	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
+		Health: p.Health, Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs, Logger: quiet(),
+		Streams: httpapi.StreamsOf(p.Streams), Outputs: p.Streams})
+	ts := serve(b, srv.Handler())
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	post := func(path, body string) []byte {
+		resp, err := client.Post(ts.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%s: %d %s", path, resp.StatusCode, raw)
+		}
+		return raw
+	}
+	run := func() {
+		var th struct {
+			ThreadID string `json:"thread_id"`
+		}
+		if err := json.Unmarshal(post("/threads", `{}`), &th); err != nil {
+			b.Fatal(err)
+		}
+		post("/threads/"+th.ThreadID+"/runs/wait", `{"assistant_id":"echo","input":{"messages":[{"role":"user","content":"hi"}]}}`)
+	}
+	for range 20 { // warm up: the first runs open buckets, caches and connections
+		run()
+	}
+	settle()
+	type counts struct{ appends, msgs, txs, enc, dec uint64 }
+	read := func() counts {
+		enc, dec := jsoncount.Counts()
+		msgs, _ := p.Log.ServerMessagesIn()
+		return counts{eventlog.Appended(), uint64(msgs), projections.WriteTransactions(), enc, dec}
+	}
+	before := read()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	b.StopTimer()
+	settle()
+	after := read()
+	n := float64(b.N)
+	b.ReportMetric(float64(after.appends-before.appends)/n, "appends/op")
+	b.ReportMetric(float64(after.msgs-before.msgs)/n, "nats-msgs/op")
+	b.ReportMetric(float64(after.txs-before.txs)/n, "bbolt-tx/op")
+	b.ReportMetric(float64(after.enc-before.enc)/n, "json-enc/op")
+	b.ReportMetric(float64(after.dec-before.dec)/n, "json-dec/op")
+}
+
+// settle waits until the work the runs left behind (folds, trace flushes) is done: until the
+// counters stop moving for a while.
+func settle() {
+	last := ^uint64(0)
+	for stable := 0; stable < 4; {
+		time.Sleep(100 * time.Millisecond)
+		enc, dec := jsoncount.Counts()
+		now := eventlog.Appended() + projections.WriteTransactions() + enc + dec
+		if now == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = now
+	}
+}
+
+// quiet is a logger that formats what serve logs (the access log at info) and writes it nowhere.
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
