@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
@@ -64,6 +65,10 @@ func startAuthzStack(t *testing.T) *authzStack {
 	return &authzStack{URL: ts.URL, P: p}
 }
 
+// authzClient bounds each request: a stream opened where the rules should refuse it fails the
+// test instead of hanging it.
+var authzClient = &http.Client{Timeout: 20 * time.Second}
+
 // as sends body ("" for none) as user and returns the status, the headers and the raw body.
 func (s *authzStack) as(t *testing.T, user, method, path, body string) (int, http.Header, []byte) {
 	t.Helper()
@@ -79,12 +84,15 @@ func (s *authzStack) as(t *testing.T, user, method, path, body string) (int, htt
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := authzClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil { // a stream the rules should have refused, cut by the client's timeout
+		t.Errorf("%s %s %s: %v", user, method, path, err)
+	}
 	return resp.StatusCode, resp.Header, raw
 }
 
@@ -278,6 +286,20 @@ func TestThreadsAuthz(t *testing.T) {
 		}
 		s.must(t, 404, "alice", "GET", "/threads/"+nt, "")
 		s.must(t, 200, "bob", "GET", "/threads/"+nt+"/runs/"+field(r, "run_id").(string)+"/join", "")
+	})
+
+	t.Run("bob's bulk cancel leaves alice's runs", func(t *testing.T) {
+		later := s.must(t, 200, "alice", "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","after_seconds":600}`)
+		lid := field(later, "run_id").(string)
+		s.must(t, 204, "bob", "POST", "/runs/cancel", `{"status":"all"}`)
+		if got := s.must(t, 200, "alice", "GET", "/threads/"+tid+"/runs/"+lid, ""); field(got, "status") != "pending" {
+			t.Fatalf("alice's run after bob cancelled all of his: %v", got)
+		}
+		s.must(t, 204, "alice", "POST", "/runs/cancel", `{"status":"all"}`)
+		eventually(t, "alice's bulk cancel reaches her run", func() bool {
+			got := s.must(t, 200, "alice", "GET", "/threads/"+tid+"/runs/"+lid, "")
+			return field(got, "status") != "pending"
+		})
 	})
 
 	t.Run("a rule's refusal and a rule's bad filter", func(t *testing.T) {
