@@ -40,7 +40,7 @@ func (tokenRules) Methods() []string { return []string{"api-key"} }
 
 func (tokenRules) Authorize(ctx context.Context, req *engine.AuthRequest) (engine.Filter, error) {
 	switch {
-	case req.User.Identity == "carol" && req.Action == engine.ActionCreate:
+	case req.User.Identity == "carol" && (req.Action == engine.ActionCreate || req.Action == engine.ActionCreateRun):
 		return engine.Filter{}, engine.E(engine.Forbidden, "carol may not create")
 	case req.User.Identity == "broken":
 		return engine.ParseFilter(map[string]any{"$or": "not a list"})
@@ -115,6 +115,9 @@ func (s *authzStack) as(t *testing.T, user, method, path, body string) (int, htt
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+user)
+	if path == "/mcp" {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -395,5 +398,19 @@ func TestA2AAuthz(t *testing.T) {
 	}
 	if got := s.must(t, 200, "alice", "GET", "/threads/"+contextID+"/runs", "").([]any); len(got) != 1 {
 		t.Fatalf("alice's context after bob: %d runs", len(got))
+	}
+}
+
+// TestMCPAuthz: a tool call runs its assistant as the caller, under the caller's rules.
+func TestMCPAuthz(t *testing.T) {
+	s := startAuthzStack(t)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"messages":[{"role":"user","content":"via mcp"}]}}}`
+	code, _, raw := s.as(t, "bob", "POST", "/mcp", call)
+	if code != 200 || !strings.Contains(string(raw), "echo: via mcp") {
+		t.Fatalf("bob's tool call: %d %s", code, raw)
+	}
+	code, _, raw = s.as(t, "carol", "POST", "/mcp", call)
+	if strings.Contains(string(raw), "echo: via mcp") || !strings.Contains(string(raw), "carol may not create") {
+		t.Fatalf("carol's tool call, whose runs the rules refuse: %d %s", code, raw)
 	}
 }
