@@ -13,6 +13,9 @@ type ThreadQuery struct {
 	SortOrder string // asc or desc
 	Limit     int
 	Offset    int
+	// Auth is the user's rules' filter on the threads' metadata: a thread it does not match is
+	// neither returned nor counted.
+	Auth Filter
 }
 
 // ThreadSortFields lists the fields a thread search may sort by.
