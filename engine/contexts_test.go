@@ -32,6 +32,7 @@ var contextOf = map[string]string{
 	"eventlog":                 kernel,
 	"eventlog/":                kernel,
 	"engine/goldentest":        kernel, // the tests' golden files, whatever their context
+	"engine/jsoncount":         kernel, // the run path's JSON counters, read by the count benchmark
 	"engine/graph":             runtime,
 	"engine/graphs":            runtime,
 	"engine/hosting":           runtime,

@@ -370,11 +370,13 @@ func threadsCreate(md map[string]any) threads.Create { return threads.Create{Met
 // continues alice's.
 func TestA2AAuthz(t *testing.T) {
 	s := startAuthzStack(t)
-	a, err := s.P.Assistants.Create(context.Background(), assistants.Create{GraphID: "echo", Metadata: map[string]any{"owner": "alice"}})
-	if err != nil {
-		t.Fatal(err)
+	// The graph's system assistant, which both may use: what keeps bob out is the rules on
+	// alice's threads and runs (an assistant of alice's is a 404 to bob before A2A reads a task).
+	system, ok := s.P.Assistants.ID("echo")
+	if !ok {
+		t.Fatal("no system assistant for echo")
 	}
-	path := "/a2a/" + a.AssistantID
+	path := "/a2a/" + system
 	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"secret"}]}}}`
 	task := s.must(t, 200, "alice", "POST", path, send)
 	taskID, _ := field(task, "result", "id").(string)
