@@ -188,7 +188,6 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	if c.MultitaskStrategy == "" {
 		c.MultitaskStrategy = engine.MultitaskEnqueue
 	}
-	ruled := engine.AuthorizerFrom(ctx) != nil
 	filter, err := s.authorizeCreate(ctx, op, &c, a)
 	if err != nil {
 		return engine.RunRecord{}, err
@@ -199,7 +198,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	}
 	temporary := false
 	if c.ThreadID == "" {
-		tc := threads.Create{Metadata: newThreadMetadata(c, a, ruled)}
+		tc := threads.Create{Metadata: newThreadMetadata(c, a)}
 		if c.NewThreadID != "" {
 			tc.ThreadID, tc.IfExists = c.NewThreadID, engine.IfExistsDoNothing
 		}
@@ -210,7 +209,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
 	} else if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
 		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
-			Metadata: newThreadMetadata(c, a, ruled)}); err != nil {
+			Metadata: newThreadMetadata(c, a)}); err != nil {
 			return engine.RunRecord{}, err
 		}
 	} else if err != nil {
@@ -382,15 +381,14 @@ func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engi
 	return rec
 }
 
-// newThreadMetadata is the metadata of the thread a run creates: its graph and assistant and,
-// when the user's rules were asked (ruled), the metadata they left for the run (an owner), so
-// that the user reaches the thread they made, as in the reference.
-func newThreadMetadata(c Create, a engine.Assistant, ruled bool) map[string]any {
+// newThreadMetadata is the metadata of the thread a run creates: its graph and assistant and
+// the run's metadata (as the user's rules left it: an owner), so that the user reaches the
+// thread they made, as in the reference. A cron's run carries the cron's metadata, so the thread
+// a cron's run keeps is its owner's too, though no rules are asked when a cron fires.
+func newThreadMetadata(c Create, a engine.Assistant) map[string]any {
 	md := map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}
-	if ruled {
-		for k, v := range c.Metadata {
-			md[k] = v
-		}
+	for k, v := range c.Metadata {
+		md[k] = v
 	}
 	return md
 }
