@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/httpapi/console"
 )
 
 // The deployment's own HTTP: langgraph.json's "http" (graphs.HTTPConfig) applied to the API as
@@ -65,7 +66,7 @@ func RouteOf(c echo.Context) RouteInfo {
 }
 
 // PublicPaths are the routes that need no authentication, matched exactly: the health check,
-// info, metrics and documentation (the reference servers' meta routes).
+// info, metrics and documentation (the reference servers' meta routes); the console's assets too.
 var PublicPaths = []string{"/ok", "/info", "/metrics", "/docs", "/openapi.json"}
 
 // IsPublicPath reports whether path is one of PublicPaths (exactly) or a documentation asset.
@@ -75,7 +76,7 @@ func IsPublicPath(path string) bool {
 			return true
 		}
 	}
-	return strings.HasPrefix(path, "/docs/assets/")
+	return strings.HasPrefix(path, "/docs/assets/") || strings.HasPrefix(path, console.Prefix)
 }
 
 // unshadowable reports whether a path is served by jetgraph even when the user's app has a route
@@ -86,7 +87,7 @@ func unshadowable(path string) bool {
 	case "/ok", "/metrics", "/docs", "/openapi.json":
 		return true
 	}
-	return strings.HasPrefix(path, "/docs/") || rootService(path)
+	return strings.HasPrefix(path, "/docs/") || strings.HasPrefix(path, console.Prefix) || rootService(path)
 }
 
 // rootService reports whether a path belongs to jetgraph's services besides the deployment's

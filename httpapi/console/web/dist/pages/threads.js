@@ -1,0 +1,6 @@
+// The Threads page: not built yet.
+import { h, mount } from "../dom.js";
+/** render shows that the page is not built yet. */
+export function render(root, _params) {
+    mount(root, h("h1", null, "Threads"), h("p", { class: "muted" }, "Threads: not built yet."));
+}
