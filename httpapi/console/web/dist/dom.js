@@ -38,6 +38,10 @@ function setAttrs(el, attrs) {
         el.setAttribute(k, urlAttrs.has(name) ? safeURL(s) : s);
     }
 }
+/** add appends children (texts as text nodes, nulls left out) to el. */
+export function add(el, ...children) {
+    append(el, children);
+}
 function append(el, children) {
     for (const c of children) {
         if (c === null || c === undefined || c === false || c === true)

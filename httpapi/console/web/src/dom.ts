@@ -42,6 +42,11 @@ function setAttrs(el: Element, attrs: Attrs | null | undefined): void {
   }
 }
 
+/** add appends children (texts as text nodes, nulls left out) to el. */
+export function add(el: Node, ...children: Child[]): void {
+  append(el, children);
+}
+
 function append(el: Node, children: Child[]): void {
   for (const c of children) {
     if (c === null || c === undefined || c === false || c === true) continue;

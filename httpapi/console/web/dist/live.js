@@ -1,0 +1,75 @@
+// A run's stream shown as it comes: tokens of the messages-tuple mode appended to their message,
+// the last values, the updates of each node, interrupts and errors.
+import { sse } from "./api.js";
+import { h, link, mount, pageSignal } from "./dom.js";
+import { jsonView } from "./json.js";
+import { renderMessages, isMessageList, roleOf } from "./messages.js";
+/** The stream modes the console asks for when it starts a run. */
+export const liveModes = ["values", "messages-tuple", "updates"];
+/**
+ * streamRun POSTs body to path (a runs/stream endpoint), or GETs path (a join) when body is
+ * undefined, and renders the stream into box until it ends or the page is left.
+ */
+export async function streamRun(box, path, body) {
+    const status = h("div", { class: "live-status", role: "status" }, "starting…");
+    const tokens = h("div", { class: "live", "aria-live": "polite" });
+    const values = h("div", { class: "live-values" });
+    const log = h("ol", { class: "live-log mono" });
+    mount(box, status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
+    const result = { runId: "", error: null };
+    const texts = new Map();
+    const onEvent = (ev) => {
+        const kind = ev.event.split("|")[0] ?? ev.event;
+        switch (kind) {
+            case "metadata": {
+                const d = ev.data;
+                result.runId = d.run_id ?? "";
+                status.textContent = "running " + result.runId;
+                break;
+            }
+            case "messages": {
+                const [chunk] = Array.isArray(ev.data) ? ev.data : [ev.data];
+                if (!chunk || typeof chunk !== "object")
+                    break;
+                const id = chunk.id ?? "";
+                let el = texts.get(id);
+                if (!el) {
+                    el = h("span", { class: "text" });
+                    texts.set(id, el);
+                    tokens.append(h("div", { class: `msg ${roleOf(chunk)}` }, h("div", { class: "role" }, roleOf(chunk)), el));
+                }
+                if (typeof chunk.content === "string")
+                    el.append(chunk.content);
+                for (const c of chunk.tool_calls ?? [])
+                    if (c.name)
+                        el.append(` → ${c.name}(${JSON.stringify(c.args ?? {})})`);
+                break;
+            }
+            case "values": {
+                const v = ev.data;
+                const msgs = v && typeof v === "object" ? v["messages"] : undefined;
+                mount(values, isMessageList(msgs) ? renderMessages(msgs) : null, jsonView(v, { open: 1 }));
+                break;
+            }
+            case "error":
+                result.error = ev.data;
+                log.append(h("li", { class: "error" }, "error: " + JSON.stringify(ev.data)));
+                break;
+            default:
+                log.append(h("li", null, ev.event + ": ", jsonView(ev.data, { open: 0 })));
+        }
+    };
+    try {
+        await sse(path, body, onEvent, pageSignal());
+        status.textContent = result.error ? "ended with an error" : "done";
+    }
+    catch (err) {
+        result.error = err instanceof Error ? err.message : err;
+        status.textContent = "failed: " + String(result.error);
+    }
+    return result;
+}
+/** threadLink is a link to a thread's page. */
+export function threadLink(threadId) {
+    return link("/threads/" + encodeURIComponent(threadId), threadId);
+}
