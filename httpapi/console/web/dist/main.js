@@ -14,6 +14,8 @@ const routes = [
     { pattern: "/graphs", page: graphs },
     { pattern: "/graphs/:assistant_id", page: graphs },
     { pattern: "/traces", page: traces },
+    { pattern: "/traces/run/:run_id", page: traces },
+    { pattern: "/traces/thread/:thread_id", page: traces },
     { pattern: "/traces/:project_id", page: traces },
     { pattern: "/traces/:project_id/:trace_id", page: traces },
     { pattern: "/deployments", page: deployments },

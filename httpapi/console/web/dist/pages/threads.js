@@ -179,7 +179,7 @@ async function renderThread(root, threadId) {
             const steps = stepList(seg.steps, last);
             if (!last)
                 steps.querySelectorAll(".warn-text").forEach((el) => el.textContent?.startsWith("paused") && el.remove());
-            timeline.append(h("section", { class: "run", "aria-label": seg.runId ? "Run " + seg.runId : "State update" }, h("h3", null, seg.runId ? "Run " : "State update", seg.runId ? h("span", { class: "mono" }, seg.runId) : null, " ", run ? badge(run.status) : null), run ? h("p", { class: "muted" }, fmtTime(run.created_at)) : null, steps));
+            timeline.append(h("section", { class: "run", "aria-label": seg.runId ? "Run " + seg.runId : "State update" }, h("h3", null, seg.runId ? "Run " : "State update", seg.runId ? h("span", { class: "mono" }, seg.runId) : null, " ", run ? badge(run.status) : null, seg.runId ? [" ", link(`/traces/run/${encodeURIComponent(seg.runId)}`, "Trace")] : null), run ? h("p", { class: "muted" }, fmtTime(run.created_at)) : null, steps));
         });
         for (const r of view.runs) {
             if (shown.has(r.run_id))

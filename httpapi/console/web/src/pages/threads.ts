@@ -264,6 +264,7 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
             seg.runId ? h("span", { class: "mono" }, seg.runId) : null,
             " ",
             run ? badge(run.status) : null,
+            seg.runId ? [" ", link(`/traces/run/${encodeURIComponent(seg.runId)}`, "Trace")] : null,
           ),
           run ? h("p", { class: "muted" }, fmtTime(run.created_at)) : null,
           steps,
