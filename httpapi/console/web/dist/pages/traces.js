@@ -3,7 +3,7 @@
 // detail, messages and feedback (#/traces/<project_id>/<trace_id>?span=<id>); and the lookups
 // other pages link to: a run's trace (#/traces/run/<run_id>: a jetgraph run's trace id is its run
 // id) and a thread's traces (#/traces/thread/<thread_id>). Every value of a trace is text.
-import { api } from "../api.js";
+import { ApiError, api } from "../api.js";
 import { add, clear, errorBox, fmtTime, go, h, link, mount, pageSignal, s } from "../dom.js";
 import { jsonView } from "../json.js";
 import { messageViews } from "../tracemsg.js";
@@ -16,6 +16,42 @@ const statuses = [
     ["error", "Errors"],
     ["pending", "Running"],
 ];
+const scopeItem = "jetgraph.console.traces.scope";
+function scope() {
+    return sessionStorage.getItem(scopeItem) === "key" ? "key" : "default";
+}
+/** tapi is api() for the tracing API in the chosen scope: the default tenant's calls go without the key. */
+async function tapi(method, path, body) {
+    if (scope() === "key")
+        return body === undefined ? api(method, path) : api(method, path, body);
+    const init = { method, headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" } };
+    if (body !== undefined)
+        init.body = JSON.stringify(body);
+    const res = await fetch(path, init);
+    const text = await res.text();
+    let v = null;
+    try {
+        v = text ? JSON.parse(text) : null;
+    }
+    catch {
+        v = text;
+    }
+    if (!res.ok) {
+        const detail = v?.detail ?? v;
+        throw new ApiError(res.status, detail, `${method} ${path}: ${res.status} ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
+    }
+    return v;
+}
+/** scopePicker switches between the default tenant's traces and the key's tenant's. */
+function scopePicker() {
+    const sel = h("select", { id: "trace-scope", "aria-label": "Whose traces" }, h("option", { value: "default" }, "jetgraph's own runs and keyless clients (default tenant)"), h("option", { value: "key" }, "the API key's tenant (deployments, control-plane keys)"));
+    sel.value = scope();
+    sel.addEventListener("change", () => {
+        sessionStorage.setItem(scopeItem, sel.value);
+        go("/traces");
+    });
+    return h("label", { class: "scope" }, "Traces of", sel);
+}
 /** render dispatches on the route's params. */
 export async function render(root, params) {
     if (params["run_id"])
@@ -50,16 +86,16 @@ function threadOf(r) {
     return "";
 }
 async function projects(root) {
-    const list = await api("GET", "/tracing/sessions?include_stats=true&limit=100");
+    const list = await tapi("GET", "/tracing/sessions?include_stats=true&limit=100");
     const rows = list.map((p) => h("tr", null, h("td", null, link(`/traces/${encodeURIComponent(p.id)}`, p.name)), h("td", null, String(p.run_count ?? 0)), h("td", null, p.error_rate ? `${Math.round(p.error_rate * 100)}%` : "0%"), h("td", null, p.total_tokens ? String(p.total_tokens) : ""), h("td", null, fmtCost(p.total_cost ?? null)), h("td", null, p.latency_p50 != null ? fmtDuration(p.latency_p50 * 1000) : ""), h("td", null, fmtTime(p.last_run_start_time ?? ""))));
-    mount(root, h("h1", null, "Traces"), h("p", { class: "muted" }, "Tracing projects: jetgraph's own runs, what the langsmith clients send, each deployment's."), list.length === 0
+    mount(root, h("h1", null, "Traces"), scopePicker(), h("p", { class: "muted" }, "Tracing projects: jetgraph's own runs, what the langsmith clients send, each deployment's."), list.length === 0
         ? h("p", { class: "muted" }, "No project yet.")
         : h("table", { class: "projects" }, h("thead", null, h("tr", null, ["Project", "Runs", "Errors", "Tokens", "Cost", "Latency p50", "Last run"].map((x) => h("th", null, x)))), h("tbody", null, rows)));
 }
 /** The filter form's fields, in the hash's query by these names. */
 const filterFields = ["name", "run_type", "status", "tags", "metadata", "text", "since", "until", "raw", "all"];
 async function projectRuns(root, projectId, params) {
-    const project = await api("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`);
+    const project = await tapi("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`);
     const p = (k) => params[k] ?? "";
     const input = (name, label, placeholder = "") => h("label", null, label, h("input", { name, value: p(name), placeholder, "aria-label": label }));
     const select = (name, label, options) => {
@@ -104,7 +140,7 @@ async function projectRuns(root, projectId, params) {
         body["start_time"] = start;
     mount(root, h("p", null, link("/traces", "Traces"), " / "), h("h1", null, project.name), form, filter ? h("p", { class: "muted mono filter-text" }, "filter: ", filter) : null, h("table", { class: "runs" }, h("thead", null, h("tr", null, ["Run", "Type", "Status", "Started", "Latency", "Tokens", "Cost", "Tags"].map((x) => h("th", null, x)))), table), more);
     const load = async (cursor) => {
-        const page = await api("POST", "/tracing/runs/query", cursor ? { ...body, cursor } : body);
+        const page = await tapi("POST", "/tracing/runs/query", cursor ? { ...body, cursor } : body);
         for (const r of page.runs) {
             const failed = !!r.error;
             const lat = r.end_time ? Date.parse(r.end_time) - Date.parse(r.start_time) : null;
@@ -124,7 +160,7 @@ async function runLookup(root, runId) {
     mount(root, h("h1", null, "Trace"), h("p", { class: "muted" }, "Looking up run ", runId, "..."));
     let run;
     try {
-        run = await api("GET", `/tracing/runs/${encodeURIComponent(runId)}`);
+        run = await tapi("GET", `/tracing/runs/${encodeURIComponent(runId)}`);
     }
     catch (err) {
         mount(root, h("h1", null, "Trace"), errorBox(err), h("p", { class: "muted" }, "A run shows here once its root span has reached the tracing API (a second or so), unless the server runs with --no-self-trace."));
@@ -134,7 +170,7 @@ async function runLookup(root, runId) {
 }
 /** threadTraces lists the traces (turns) whose metadata names the thread, in every project. */
 async function threadTraces(root, threadId) {
-    const page = await api("POST", "/tracing/runs/query", {
+    const page = await tapi("POST", "/tracing/runs/query", {
         filter: `eq(thread_id, ${JSON.stringify(threadId)})`,
         is_root: true,
         order: "asc",
@@ -152,7 +188,7 @@ async function traceRuns(traceId) {
         const body = { trace: traceId, order: "asc", limit: 100 };
         if (cursor)
             body["cursor"] = cursor;
-        const page = await api("POST", "/tracing/runs/query", body);
+        const page = await tapi("POST", "/tracing/runs/query", body);
         out.push(...page.runs);
         cursor = page.cursors?.next ?? "";
         if (!cursor)
@@ -163,7 +199,7 @@ async function traceRuns(traceId) {
 async function traceView(root, projectId, traceId, spanId) {
     const signal = pageSignal();
     const [project, first] = await Promise.all([
-        api("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`).catch(() => null),
+        tapi("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`).catch(() => null),
         traceRuns(traceId),
     ]);
     const head = h("div", { class: "trace-head" });
@@ -318,7 +354,7 @@ function feedbackBox(run) {
     const list = h("ul", { class: "feedback" });
     const box = h("section", { class: "feedback-box", "aria-label": "Feedback" }, h("h3", null, "Feedback"), list);
     const load = async () => {
-        const fb = await api("GET", `/tracing/feedback?run=${encodeURIComponent(run.id)}&limit=100`);
+        const fb = await tapi("GET", `/tracing/feedback?run=${encodeURIComponent(run.id)}&limit=100`);
         clear(list);
         if (fb.length === 0)
             list.append(h("li", { class: "muted" }, "None yet."));
@@ -345,7 +381,7 @@ function feedbackBox(run) {
         }
         if (comment.value.trim())
             body["comment"] = comment.value.trim();
-        api("POST", "/tracing/feedback", body)
+        tapi("POST", "/tracing/feedback", body)
             .then(() => {
             clear(status);
             key.value = score.value = comment.value = "";

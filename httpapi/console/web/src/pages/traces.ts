@@ -4,7 +4,7 @@
 // other pages link to: a run's trace (#/traces/run/<run_id>: a jetgraph run's trace id is its run
 // id) and a thread's traces (#/traces/thread/<thread_id>). Every value of a trace is text.
 
-import { api } from "../api.js";
+import { ApiError, api } from "../api.js";
 import { add, clear, errorBox, fmtTime, go, h, link, mount, pageSignal, s } from "../dom.js";
 import { jsonView } from "../json.js";
 import { type MessageView, type Part, messageViews } from "../tracemsg.js";
@@ -66,6 +66,55 @@ const statuses: [string, string][] = [
   ["pending", "Running"],
 ];
 
+/**
+ * Whose traces the page reads. jetgraph traces its own runs into the default tenant, which the
+ * tracing API reads without a key (or with any key that is not a control-plane one); a
+ * control-plane key (the admin key, a tenant's) reads its tenant's: the traces its deployments
+ * and its langsmith clients sent. The choice stays for the tab's session.
+ */
+type Scope = "default" | "key";
+const scopeItem = "jetgraph.console.traces.scope";
+
+function scope(): Scope {
+  return sessionStorage.getItem(scopeItem) === "key" ? "key" : "default";
+}
+
+/** tapi is api() for the tracing API in the chosen scope: the default tenant's calls go without the key. */
+async function tapi<T>(method: string, path: string, body?: unknown): Promise<T> {
+  if (scope() === "key") return body === undefined ? api<T>(method, path) : api<T>(method, path, body);
+  const init: RequestInit = { method, headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let v: unknown = null;
+  try {
+    v = text ? JSON.parse(text) : null;
+  } catch {
+    v = text;
+  }
+  if (!res.ok) {
+    const detail = (v as { detail?: unknown } | null)?.detail ?? v;
+    throw new ApiError(res.status, detail, `${method} ${path}: ${res.status} ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
+  }
+  return v as T;
+}
+
+/** scopePicker switches between the default tenant's traces and the key's tenant's. */
+function scopePicker(): HTMLElement {
+  const sel = h(
+    "select",
+    { id: "trace-scope", "aria-label": "Whose traces" },
+    h("option", { value: "default" }, "jetgraph's own runs and keyless clients (default tenant)"),
+    h("option", { value: "key" }, "the API key's tenant (deployments, control-plane keys)"),
+  );
+  sel.value = scope();
+  sel.addEventListener("change", () => {
+    sessionStorage.setItem(scopeItem, sel.value);
+    go("/traces");
+  });
+  return h("label", { class: "scope" }, "Traces of", sel);
+}
+
 /** render dispatches on the route's params. */
 export async function render(root: HTMLElement, params: Record<string, string>): Promise<void> {
   if (params["run_id"]) return runLookup(root, params["run_id"]);
@@ -97,7 +146,7 @@ function threadOf(r: Run): string {
 }
 
 async function projects(root: HTMLElement): Promise<void> {
-  const list = await api<Project[]>("GET", "/tracing/sessions?include_stats=true&limit=100");
+  const list = await tapi<Project[]>("GET", "/tracing/sessions?include_stats=true&limit=100");
   const rows = list.map((p) =>
     h(
       "tr",
@@ -114,6 +163,7 @@ async function projects(root: HTMLElement): Promise<void> {
   mount(
     root,
     h("h1", null, "Traces"),
+    scopePicker(),
     h("p", { class: "muted" }, "Tracing projects: jetgraph's own runs, what the langsmith clients send, each deployment's."),
     list.length === 0
       ? h("p", { class: "muted" }, "No project yet.")
@@ -130,7 +180,7 @@ async function projects(root: HTMLElement): Promise<void> {
 const filterFields = ["name", "run_type", "status", "tags", "metadata", "text", "since", "until", "raw", "all"] as const;
 
 async function projectRuns(root: HTMLElement, projectId: string, params: Record<string, string>): Promise<void> {
-  const project = await api<Project>("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`);
+  const project = await tapi<Project>("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`);
   const p = (k: string): string => params[k] ?? "";
   const input = (name: string, label: string, placeholder = ""): HTMLElement =>
     h("label", null, label, h("input", { name, value: p(name), placeholder, "aria-label": label }));
@@ -207,7 +257,7 @@ async function projectRuns(root: HTMLElement, projectId: string, params: Record<
     more,
   );
   const load = async (cursor: string): Promise<void> => {
-    const page = await api<RunPage>("POST", "/tracing/runs/query", cursor ? { ...body, cursor } : body);
+    const page = await tapi<RunPage>("POST", "/tracing/runs/query", cursor ? { ...body, cursor } : body);
     for (const r of page.runs) {
       const failed = !!r.error;
       const lat = r.end_time ? Date.parse(r.end_time) - Date.parse(r.start_time) : null;
@@ -243,7 +293,7 @@ async function runLookup(root: HTMLElement, runId: string): Promise<void> {
   mount(root, h("h1", null, "Trace"), h("p", { class: "muted" }, "Looking up run ", runId, "..."));
   let run: Run;
   try {
-    run = await api<Run>("GET", `/tracing/runs/${encodeURIComponent(runId)}`);
+    run = await tapi<Run>("GET", `/tracing/runs/${encodeURIComponent(runId)}`);
   } catch (err) {
     mount(
       root,
@@ -258,7 +308,7 @@ async function runLookup(root: HTMLElement, runId: string): Promise<void> {
 
 /** threadTraces lists the traces (turns) whose metadata names the thread, in every project. */
 async function threadTraces(root: HTMLElement, threadId: string): Promise<void> {
-  const page = await api<RunPage>("POST", "/tracing/runs/query", {
+  const page = await tapi<RunPage>("POST", "/tracing/runs/query", {
     filter: `eq(thread_id, ${JSON.stringify(threadId)})`,
     is_root: true,
     order: "asc",
@@ -296,7 +346,7 @@ async function traceRuns(traceId: string): Promise<Run[]> {
   for (let i = 0; i < 50; i++) {
     const body: Record<string, unknown> = { trace: traceId, order: "asc", limit: 100 };
     if (cursor) body["cursor"] = cursor;
-    const page = await api<RunPage>("POST", "/tracing/runs/query", body);
+    const page = await tapi<RunPage>("POST", "/tracing/runs/query", body);
     out.push(...page.runs);
     cursor = page.cursors?.next ?? "";
     if (!cursor) break;
@@ -307,7 +357,7 @@ async function traceRuns(traceId: string): Promise<Run[]> {
 async function traceView(root: HTMLElement, projectId: string, traceId: string, spanId: string): Promise<void> {
   const signal = pageSignal();
   const [project, first] = await Promise.all([
-    api<Project>("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`).catch(() => null),
+    tapi<Project>("GET", `/tracing/sessions/${encodeURIComponent(projectId)}`).catch(() => null),
     traceRuns(traceId),
   ]);
   const head = h("div", { class: "trace-head" });
@@ -554,7 +604,7 @@ function feedbackBox(run: Run): HTMLElement {
   const list = h("ul", { class: "feedback" });
   const box = h("section", { class: "feedback-box", "aria-label": "Feedback" }, h("h3", null, "Feedback"), list);
   const load = async (): Promise<void> => {
-    const fb = await api<Feedback[]>("GET", `/tracing/feedback?run=${encodeURIComponent(run.id)}&limit=100`);
+    const fb = await tapi<Feedback[]>("GET", `/tracing/feedback?run=${encodeURIComponent(run.id)}&limit=100`);
     clear(list);
     if (fb.length === 0) list.append(h("li", { class: "muted" }, "None yet."));
     for (const f of fb) {
@@ -597,7 +647,7 @@ function feedbackBox(run: Run): HTMLElement {
       body["score"] = n;
     }
     if (comment.value.trim()) body["comment"] = comment.value.trim();
-    api("POST", "/tracing/feedback", body)
+    tapi("POST", "/tracing/feedback", body)
       .then(() => {
         clear(status);
         key.value = score.value = comment.value = "";
