@@ -11,6 +11,15 @@ export const url = process.env.JETGRAPH_URL;
 export const key = process.env.JETGRAPH_KEY;
 const shotsDir = process.env.SCREENSHOTS;
 
+/** hostile are the strings of the hostile-strings tests: markup and script that must show as text. */
+export const hostile = [
+  `<script>window.__pwned="script"</script>`,
+  `<img src=x onerror="window.__pwned='img'">`,
+  `javascript:window.__pwned='js'`,
+  `"><svg onload="window.__pwned='svg'">`,
+  `</textarea><iframe srcdoc="<script>parent.__pwned='iframe'</script>"></iframe>`,
+];
+
 /** client is the official SDK with the server's key. */
 export const client = new Client({ apiUrl: url, apiKey: key });
 

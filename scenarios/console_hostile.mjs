@@ -2,15 +2,9 @@
 // content and assistant names that are markup or script must show as text, run nothing, and
 // leave the Content-Security-Policy nothing to block.
 import assert from "node:assert/strict";
-import { client, clean, login, open, shot, visit } from "./console_harness.mjs";
+import { client, clean, hostile, login, open, shot, visit } from "./console_harness.mjs";
 
-const evil = [
-  `<script>window.__pwned="script"</script>`,
-  `<img src=x onerror="window.__pwned='img'">`,
-  `javascript:window.__pwned='js'`,
-  `"><svg onload="window.__pwned='svg'">`,
-  `</textarea><iframe srcdoc="<script>parent.__pwned='iframe'</script>"></iframe>`,
-];
+const evil = hostile;
 
 // A thread whose metadata keys and values, and whose state (messages of text and image blocks,
 // and plain channels), hold them.
