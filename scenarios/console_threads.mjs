@@ -89,6 +89,21 @@ try {
   assert.ok(runs.some((r) => r.kwargs?.command?.resume === "go on"), "the console's run resumed with the value: " + JSON.stringify(runs.map((r) => r.kwargs?.command)));
   await clean(page, problems, "interrupts");
 
+  // A run started elsewhere is followed live: the page joins its stream and shows its tokens.
+  const busy = await client.threads.create();
+  const started = await client.runs.create(busy.thread_id, "agent", {
+    input: { messages: [{ role: "user", content: "take your time" }], sleep: { steps: 8, ms: 250 } },
+    streamMode: ["messages-tuple", "values", "custom"],
+  });
+  await visit(page, "/threads/" + busy.thread_id);
+  await page.locator("#live .live-status", { hasText: "running " + started.run_id }).waitFor({ timeout: 10000 });
+  await shot(page, "thread-live");
+  await page.locator("#live .live-status", { hasText: "done" }).waitFor({ timeout: 30000 });
+  assert.match(await page.locator("#live .live").innerText(), /begin/, "the joined run's tokens");
+  await until("the joined run's steps", async () => (await page.locator("button.step").count()) >= 4);
+  assert.equal((await client.runs.get(busy.thread_id, started.run_id)).status, "success");
+  await clean(page, problems, "live");
+
   // Graphs: the list, the react graph drawn, a run from the form.
   await visit(page, "/graphs");
   await page.locator("td.mono", { hasText: "react" }).first().waitFor();

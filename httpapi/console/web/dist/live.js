@@ -10,15 +10,16 @@ export const liveModes = ["values", "messages-tuple", "updates"];
  * streamRun POSTs body to path (a runs/stream endpoint), or GETs path (a join) when body is
  * undefined, and renders the stream into box until it ends or the page is left.
  */
-export async function streamRun(box, path, body) {
+export async function streamRun(box, path, body, onEvent) {
     const status = h("div", { class: "live-status", role: "status" }, "starting…");
     const tokens = h("div", { class: "live", "aria-live": "polite" });
     const values = h("div", { class: "live-values" });
     const log = h("ol", { class: "live-log mono" });
-    mount(box, status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
+    mount(box, h("h2", null, "Live run"), status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
     const result = { runId: "", error: null };
     const texts = new Map();
-    const onEvent = (ev) => {
+    const show = (ev) => {
+        onEvent?.(ev);
         const kind = ev.event.split("|")[0] ?? ev.event;
         switch (kind) {
             case "metadata": {
@@ -60,7 +61,7 @@ export async function streamRun(box, path, body) {
         }
     };
     try {
-        await sse(path, body, onEvent, pageSignal());
+        await sse(path, body, show, pageSignal());
         status.textContent = result.error ? "ended with an error" : "done";
     }
     catch (err) {

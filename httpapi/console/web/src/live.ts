@@ -19,15 +19,21 @@ export interface LiveResult {
  * streamRun POSTs body to path (a runs/stream endpoint), or GETs path (a join) when body is
  * undefined, and renders the stream into box until it ends or the page is left.
  */
-export async function streamRun(box: HTMLElement, path: string, body: unknown): Promise<LiveResult> {
+export async function streamRun(
+  box: HTMLElement,
+  path: string,
+  body: unknown,
+  onEvent?: (ev: SseEvent) => void,
+): Promise<LiveResult> {
   const status = h("div", { class: "live-status", role: "status" }, "starting…");
   const tokens = h("div", { class: "live", "aria-live": "polite" });
   const values = h("div", { class: "live-values" });
   const log = h("ol", { class: "live-log mono" });
-  mount(box, status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
+  mount(box, h("h2", null, "Live run"), status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
   const result: LiveResult = { runId: "", error: null };
   const texts = new Map<string, HTMLElement>();
-  const onEvent = (ev: SseEvent): void => {
+  const show = (ev: SseEvent): void => {
+    onEvent?.(ev);
     const kind = ev.event.split("|")[0] ?? ev.event;
     switch (kind) {
       case "metadata": {
@@ -65,7 +71,7 @@ export async function streamRun(box: HTMLElement, path: string, body: unknown): 
     }
   };
   try {
-    await sse(path, body, onEvent, pageSignal());
+    await sse(path, body, show, pageSignal());
     status.textContent = result.error ? "ended with an error" : "done";
   } catch (err) {
     result.error = err instanceof Error ? err.message : err;
