@@ -89,6 +89,19 @@ try {
   assert.ok(runs.some((r) => r.kwargs?.command?.resume === "go on"), "the console's run resumed with the value: " + JSON.stringify(runs.map((r) => r.kwargs?.command)));
   await clean(page, problems, "interrupts");
 
+  // A failed run: its step carries the task's error, the run its status.
+  const failed = await client.threads.create();
+  await client.runs.wait(failed.thread_id, "error", { input: { messages: [] }, raiseError: false });
+  await visit(page, "/threads/" + failed.thread_id);
+  const failedStep = page.locator("button.step", { hasText: "error in error_node" });
+  await failedStep.waitFor();
+  assert.match(await failedStep.innerText(), /CustomError[\s\S]*Boo!/);
+  assert.equal(await page.locator("section.run .badge.error").count(), 1, "the run's status badge");
+  await failedStep.click();
+  assert.match(await page.locator("#step-detail .tasks").innerText(), /error_node[\s\S]*error: .*Boo!/);
+  await shot(page, "thread-error");
+  await clean(page, problems, "error");
+
   // A run started elsewhere is followed live: the page joins its stream and shows its tokens.
   const busy = await client.threads.create();
   const started = await client.runs.create(busy.thread_id, "agent", {
