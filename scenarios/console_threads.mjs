@@ -106,7 +106,7 @@ try {
   const busy = await client.threads.create();
   const started = await client.runs.create(busy.thread_id, "agent", {
     input: { messages: [{ role: "user", content: "take your time" }], sleep: { steps: 8, ms: 250 } },
-    streamMode: ["messages-tuple", "values", "custom"],
+    streamMode: ["messages", "values", "custom"], // the messages mode: whole messages so far (the console's own runs use messages-tuple)
   });
   await visit(page, "/threads/" + busy.thread_id);
   await page.locator("#live .live-status", { hasText: "running " + started.run_id }).waitFor({ timeout: 10000 });

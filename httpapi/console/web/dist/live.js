@@ -18,6 +18,17 @@ export async function streamRun(box, path, body, onEvent) {
     mount(box, h("h2", null, "Live run"), status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
     const result = { runId: "", error: null };
     const texts = new Map();
+    /** tokenLine is the line of a message's tokens, made on its first chunk. */
+    const tokenLine = (m) => {
+        const id = m.id ?? "";
+        let el = texts.get(id);
+        if (!el) {
+            el = h("span", { class: "text" });
+            texts.set(id, el);
+            tokens.append(h("div", { class: `msg ${roleOf(m)}` }, h("div", { class: "role" }, roleOf(m)), el));
+        }
+        return el;
+    };
     const show = (ev) => {
         onEvent?.(ev);
         const kind = ev.event.split("|")[0] ?? ev.event;
@@ -29,23 +40,23 @@ export async function streamRun(box, path, body, onEvent) {
                 break;
             }
             case "messages": {
+                // messages-tuple: [chunk, metadata], each chunk's text appended to its message.
                 const [chunk] = Array.isArray(ev.data) ? ev.data : [ev.data];
-                if (!chunk || typeof chunk !== "object")
-                    break;
-                const id = chunk.id ?? "";
-                let el = texts.get(id);
-                if (!el) {
-                    el = h("span", { class: "text" });
-                    texts.set(id, el);
-                    tokens.append(h("div", { class: `msg ${roleOf(chunk)}` }, h("div", { class: "role" }, roleOf(chunk)), el));
-                }
-                if (typeof chunk.content === "string")
-                    el.append(chunk.content);
-                for (const c of chunk.tool_calls ?? [])
-                    if (c.name)
-                        el.append(` → ${c.name}(${JSON.stringify(c.args ?? {})})`);
+                if (chunk && typeof chunk === "object")
+                    tokenLine(chunk).append(textOf(chunk.content), callsOf(chunk));
                 break;
             }
+            case "messages/partial":
+            case "messages/complete": {
+                // The messages mode: each event carries the whole message so far.
+                for (const m of Array.isArray(ev.data) ? ev.data : []) {
+                    if (m && typeof m === "object")
+                        tokenLine(m).textContent = textOf(m.content) + callsOf(m);
+                }
+                break;
+            }
+            case "messages/metadata":
+                break;
             case "values": {
                 const v = ev.data;
                 const msgs = v && typeof v === "object" ? v["messages"] : undefined;
@@ -69,6 +80,23 @@ export async function streamRun(box, path, body, onEvent) {
         status.textContent = "failed: " + String(result.error);
     }
     return result;
+}
+/** textOf is the text of message content: a string, or its text blocks joined. */
+function textOf(content) {
+    if (typeof content === "string")
+        return content;
+    if (!Array.isArray(content))
+        return "";
+    return content
+        .map((b) => (typeof b === "string" ? b : b && typeof b === "object" && "text" in b ? String(b.text) : ""))
+        .join("");
+}
+/** callsOf renders a message's tool calls after its text. */
+function callsOf(m) {
+    return (m.tool_calls ?? [])
+        .filter((c) => c.name)
+        .map((c) => ` → ${c.name ?? ""}(${JSON.stringify(c.args ?? {})})`)
+        .join("");
 }
 /** threadLink is a link to a thread's page. */
 export function threadLink(threadId) {
