@@ -142,6 +142,21 @@ try {
   await page.locator('svg.graph g.cluster[data-subgraph="weather_graph"]').waitFor();
   await shot(page, "graph-weather");
 
+  // Keyboard: Tab from the top reaches the skip link, then the nav; a step is chosen with Enter.
+  await visit(page, "/threads/" + react.thread_id);
+  await page.reload(); // a fresh document: focus starts at the top
+  await page.locator("button.step").first().waitFor();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Threads");
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, "none", "the focused link shows its focus");
+  await page.locator('button.step[data-step="1"]').first().focus();
+  await page.keyboard.press("Enter");
+  await page.locator("#step-detail h2", { hasText: "step 1 · loop · agent" }).waitFor();
+
   // Dark theme by the toggle, keyboard reachable.
   await page.locator("#theme-toggle").focus();
   await page.keyboard.press("Enter");
