@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/console"
 )
@@ -49,5 +50,24 @@ func TestConsoleRoutes(t *testing.T) {
 		if strings.HasPrefix(tc.path, "/console/") && rec.Header().Get("Content-Security-Policy") != console.CSP {
 			t.Errorf("%s %s: no console CSP", tc.method, tc.path)
 		}
+	}
+}
+
+// TestConsoleMountPrefix checks that with http.mount_prefix the console stays at /console/ and
+// its page tells it where the runtime is.
+func TestConsoleMountPrefix(t *testing.T) {
+	s := httpapi.New(httpapi.Deps{Logger: slog.New(slog.DiscardHandler), HTTP: &graphs.HTTPConfig{MountPrefix: "/my-api"}})
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/console/", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /console/ with mount_prefix: %d", rec.Code)
+	}
+	if want := `<meta name="jetgraph-runtime-prefix" content="/my-api">`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("the page does not say %s:\n%s", want, rec.Body.String())
+	}
+	rec = httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/console/dist/api.js", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("GET /console/dist/api.js with mount_prefix: %d", rec.Code)
 	}
 }

@@ -87,14 +87,14 @@ func unshadowable(path string) bool {
 	case "/ok", "/metrics", "/docs", "/openapi.json":
 		return true
 	}
-	return strings.HasPrefix(path, "/docs/") || strings.HasPrefix(path, console.Prefix) || rootService(path)
+	return strings.HasPrefix(path, "/docs/") || rootService(path)
 }
 
 // rootService reports whether a path belongs to jetgraph's services besides the deployment's
-// API (tracing, the control plane, profiling, the dev mode's truncate): they stay at the root
-// whatever the mount_prefix, and no app shadows them.
+// API (tracing, the control plane, profiling, the dev mode's truncate, the console): they stay at
+// the root whatever the mount_prefix, and no app shadows them.
 func rootService(path string) bool {
-	for _, p := range []string{"/tracing", "/v2", "/v1/", "/debug/pprof/", "/internal/", "/deployments/"} {
+	for _, p := range []string{"/tracing", "/v2", "/v1/", "/debug/pprof/", "/internal/", "/deployments/", console.Prefix} {
 		if path == p || strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
 			return true
 		}

@@ -6,6 +6,9 @@ import { client, clean, hostile, login, open, shot, visit } from "./console_harn
 
 const evil = hostile;
 
+// A 1x1 PNG: an inline image the console does show (the policy allows data: images).
+const pixel = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+
 // A thread whose metadata keys and values, and whose state (messages of text and image blocks,
 // and plain channels), hold them.
 const thread = await client.threads.create({ metadata: Object.fromEntries(evil.map((e, i) => [`k${i}${e}`, e])) });
@@ -17,6 +20,7 @@ await client.runs.wait(thread.thread_id, "agent", {
         content: [
           { type: "text", text: evil.join("\n") },
           { type: "image_url", image_url: { url: evil[2] } },
+          { type: "image_url", image_url: { url: pixel } },
         ],
       },
     ],
@@ -67,8 +71,9 @@ try {
   await page.locator('button.step[data-step="-1"]').click();
   await page.locator("#step-detail h2", { hasText: "step -1" }).waitFor();
   await check("thread-input", evil);
-  const img = await page.locator("#step-detail img.msg-image").first().getAttribute("src");
-  assert.equal(img, "#", "a javascript: image URL is not set");
+  const images = await page.locator("#step-detail img").evaluateAll((imgs) => imgs.map((i) => [i.getAttribute("src"), i.naturalWidth]));
+  assert.deepEqual(images, [[pixel, 1]], "the data: image shown, the javascript: one not");
+  assert.match(await page.locator("#step-detail").innerText(), /image not shown \(not an http\(s\) or data:image URL\): javascript:/);
   // The last step: the channels and the metadata.
   await page.locator("button.step").last().click();
   await check("thread-state", evil);

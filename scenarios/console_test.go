@@ -159,9 +159,10 @@ func screenshotDir(t *testing.T) string {
 }
 
 // startConsoleServer serves the example graphs in dev mode with API keys required, so that the
-// console has to ask for the key.
+// console has to ask for the key. It skips (or in CI fails) first when there is no Chromium.
 func startConsoleServer(t *testing.T) *server {
 	t.Helper()
+	chromiumPath(t)
 	t.Setenv("JETGRAPH_ADMIN_KEY", consoleAdminKey)
 	for _, v := range []string{"LANGGRAPH_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY"} {
 		t.Setenv(v, "")

@@ -89,6 +89,34 @@ try {
   assert.ok(runs.some((r) => r.kwargs?.command?.resume === "go on"), "the console's run resumed with the value: " + JSON.stringify(runs.map((r) => r.kwargs?.command)));
   await clean(page, problems, "interrupts");
 
+  // A failed run: its step carries the task's error, the run its status.
+  const failed = await client.threads.create();
+  await client.runs.wait(failed.thread_id, "error", { input: { messages: [] }, raiseError: false });
+  await visit(page, "/threads/" + failed.thread_id);
+  const failedStep = page.locator("button.step", { hasText: "error in error_node" });
+  await failedStep.waitFor();
+  assert.match(await failedStep.innerText(), /CustomError[\s\S]*Boo!/);
+  assert.equal(await page.locator("section.run .badge.error").count(), 1, "the run's status badge");
+  await failedStep.click();
+  assert.match(await page.locator("#step-detail .tasks").innerText(), /error_node[\s\S]*error: .*Boo!/);
+  await shot(page, "thread-error");
+  await clean(page, problems, "error");
+
+  // A run started elsewhere is followed live: the page joins its stream and shows its tokens.
+  const busy = await client.threads.create();
+  const started = await client.runs.create(busy.thread_id, "agent", {
+    input: { messages: [{ role: "user", content: "take your time" }], sleep: { steps: 8, ms: 250 } },
+    streamMode: ["messages", "values", "custom"], // the messages mode: whole messages so far (the console's own runs use messages-tuple)
+  });
+  await visit(page, "/threads/" + busy.thread_id);
+  await page.locator("#live .live-status", { hasText: "running " + started.run_id }).waitFor({ timeout: 10000 });
+  await shot(page, "thread-live");
+  await page.locator("#live .live-status", { hasText: "done" }).waitFor({ timeout: 30000 });
+  assert.match(await page.locator("#live .live").innerText(), /begin/, "the joined run's tokens");
+  await until("the joined run's steps", async () => (await page.locator("button.step").count()) >= 4);
+  assert.equal((await client.runs.get(busy.thread_id, started.run_id)).status, "success");
+  await clean(page, problems, "live");
+
   // Graphs: the list, the react graph drawn, a run from the form.
   await visit(page, "/graphs");
   await page.locator("td.mono", { hasText: "react" }).first().waitFor();
@@ -113,6 +141,21 @@ try {
   await visit(page, "/graphs/" + wa.assistant_id);
   await page.locator('svg.graph g.cluster[data-subgraph="weather_graph"]').waitFor();
   await shot(page, "graph-weather");
+
+  // Keyboard: Tab from the top reaches the skip link, then the nav; a step is chosen with Enter.
+  await visit(page, "/threads/" + react.thread_id);
+  await page.reload(); // a fresh document: focus starts at the top
+  await page.locator("button.step").first().waitFor();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Threads");
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, "none", "the focused link shows its focus");
+  await page.locator('button.step[data-step="1"]').first().focus();
+  await page.keyboard.press("Enter");
+  await page.locator("#step-detail h2", { hasText: "step 1 · loop · agent" }).waitFor();
 
   // Dark theme by the toggle, keyboard reachable.
   await page.locator("#theme-toggle").focus();

@@ -7,7 +7,9 @@
 package console
 
 import (
+	"bytes"
 	"embed"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
@@ -33,13 +35,22 @@ var assetTypes = map[string]string{
 	".css":  "text/css; charset=utf-8",
 }
 
+// prefixMeta is the page's tag that tells the console where the runtime API is.
+var prefixMeta = []byte(`<meta name="jetgraph-runtime-prefix" content="">`)
+
 // Handler serves the console's files by their path under Prefix ("", "index.html",
 // "dist/main.js", "style.css"); mount it with the prefix stripped.
-func Handler() http.Handler {
+func Handler() http.Handler { return HandlerFor("") }
+
+// HandlerFor is Handler for a runtime API served under runtimePrefix (langgraph.json's
+// http.mount_prefix): the page tells the console, which calls the runtime's routes there and
+// jetgraph's own (/tracing, /v2, /v1) at the root, where they stay.
+func HandlerFor(runtimePrefix string) http.Handler {
 	web, err := fs.Sub(files, "web")
 	if err != nil {
 		panic(err) // the embedded tree always has web/
 	}
+	meta := []byte(`<meta name="jetgraph-runtime-prefix" content="` + html.EscapeString(runtimePrefix) + `">`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setHeaders(w.Header())
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -60,6 +71,9 @@ func Handler() http.Handler {
 		if err != nil {
 			http.NotFound(w, r)
 			return
+		}
+		if name == "index.html" {
+			b = bytes.Replace(b, prefixMeta, meta, 1)
 		}
 		w.Header().Set("Content-Type", ct)
 		// The assets have no version in their names: the browser revalidates them, so a new

@@ -3,6 +3,14 @@
 // and the control plane all take that header. A 401 asks for a key.
 import { h } from "./dom.js";
 const keyItem = "jetgraph.console.key";
+/** runtimePrefix is where the runtime API is (langgraph.json's http.mount_prefix; the server says). */
+const runtimePrefix = document.querySelector('meta[name="jetgraph-runtime-prefix"]')?.getAttribute("content") ?? "";
+/** rootServices stay at the root whatever the mount_prefix: tracing and the control plane. */
+const rootServices = /^\/(tracing|v1|v2|deployments)(\/|$)/;
+/** resolve is the URL of an API path: a runtime path goes under the runtime's prefix. */
+export function resolve(path) {
+    return rootServices.test(path) ? path : runtimePrefix + path;
+}
 /** An answer other than 2xx: its status and the server's detail. */
 export class ApiError extends Error {
     status;
@@ -66,7 +74,7 @@ export async function apiResponse(method, path, body) {
     const init = { method, headers: headers(body !== undefined, "application/json") };
     if (body !== undefined)
         init.body = JSON.stringify(body);
-    const res = await fetch(path, init);
+    const res = await fetch(resolve(path), init);
     if (!res.ok)
         throw await failure(res, method, path);
     const text = await res.text();
@@ -90,7 +98,7 @@ export async function sse(path, body, onEvent, signal) {
         init.signal = signal;
     let res;
     try {
-        res = await fetch(path, init);
+        res = await fetch(resolve(path), init);
     }
     catch (err) {
         if (signal?.aborted)

@@ -38,7 +38,10 @@ export function contentView(content) {
         if (block["type"] === "image_url") {
             const iu = block["image_url"];
             const url = typeof iu === "string" ? iu : typeof iu === "object" && iu ? String(iu.url ?? "") : "";
-            return h("img", { src: safeURL(url), alt: "image", class: "msg-image" });
+            const src = safeURL(url);
+            if (src === "#")
+                return h("div", { class: "muted" }, "image not shown (not an http(s) or data:image URL): " + url);
+            return h("img", { src, alt: "image", class: "msg-image" });
         }
         return jsonView(block, { open: 0, label: String(block["type"] ?? "block") });
     }));

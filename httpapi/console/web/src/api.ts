@@ -6,6 +6,17 @@ import { h } from "./dom.js";
 
 const keyItem = "jetgraph.console.key";
 
+/** runtimePrefix is where the runtime API is (langgraph.json's http.mount_prefix; the server says). */
+const runtimePrefix = document.querySelector('meta[name="jetgraph-runtime-prefix"]')?.getAttribute("content") ?? "";
+
+/** rootServices stay at the root whatever the mount_prefix: tracing and the control plane. */
+const rootServices = /^\/(tracing|v1|v2|deployments)(\/|$)/;
+
+/** resolve is the URL of an API path: a runtime path goes under the runtime's prefix. */
+export function resolve(path: string): string {
+  return rootServices.test(path) ? path : runtimePrefix + path;
+}
+
 /** An answer other than 2xx: its status and the server's detail. */
 export class ApiError extends Error {
   constructor(
@@ -73,7 +84,7 @@ export interface ApiAnswer<T> {
 export async function apiResponse<T>(method: string, path: string, body?: unknown): Promise<ApiAnswer<T>> {
   const init: RequestInit = { method, headers: headers(body !== undefined, "application/json") };
   if (body !== undefined) init.body = JSON.stringify(body);
-  const res = await fetch(path, init);
+  const res = await fetch(resolve(path), init);
   if (!res.ok) throw await failure(res, method, path);
   const text = await res.text();
   return { body: (text ? JSON.parse(text) : null) as T, headers: res.headers };
@@ -108,7 +119,7 @@ export async function sse(
   if (signal) init.signal = signal;
   let res: Response;
   try {
-    res = await fetch(path, init);
+    res = await fetch(resolve(path), init);
   } catch (err) {
     if (signal?.aborted) return;
     throw err;

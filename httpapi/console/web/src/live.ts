@@ -19,15 +19,32 @@ export interface LiveResult {
  * streamRun POSTs body to path (a runs/stream endpoint), or GETs path (a join) when body is
  * undefined, and renders the stream into box until it ends or the page is left.
  */
-export async function streamRun(box: HTMLElement, path: string, body: unknown): Promise<LiveResult> {
+export async function streamRun(
+  box: HTMLElement,
+  path: string,
+  body: unknown,
+  onEvent?: (ev: SseEvent) => void,
+): Promise<LiveResult> {
   const status = h("div", { class: "live-status", role: "status" }, "starting…");
   const tokens = h("div", { class: "live", "aria-live": "polite" });
   const values = h("div", { class: "live-values" });
   const log = h("ol", { class: "live-log mono" });
-  mount(box, status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
+  mount(box, h("h2", null, "Live run"), status, h("h3", null, "Tokens"), tokens, h("h3", null, "Events"), log, h("h3", null, "Last values"), values);
   const result: LiveResult = { runId: "", error: null };
   const texts = new Map<string, HTMLElement>();
-  const onEvent = (ev: SseEvent): void => {
+  /** tokenLine is the line of a message's tokens, made on its first chunk. */
+  const tokenLine = (m: StateMessage): HTMLElement => {
+    const id = m.id ?? "";
+    let el = texts.get(id);
+    if (!el) {
+      el = h("span", { class: "text" });
+      texts.set(id, el);
+      tokens.append(h("div", { class: `msg ${roleOf(m)}` }, h("div", { class: "role" }, roleOf(m)), el));
+    }
+    return el;
+  };
+  const show = (ev: SseEvent): void => {
+    onEvent?.(ev);
     const kind = ev.event.split("|")[0] ?? ev.event;
     switch (kind) {
       case "metadata": {
@@ -37,19 +54,21 @@ export async function streamRun(box: HTMLElement, path: string, body: unknown): 
         break;
       }
       case "messages": {
+        // messages-tuple: [chunk, metadata], each chunk's text appended to its message.
         const [chunk] = Array.isArray(ev.data) ? (ev.data as [StateMessage, unknown]) : [ev.data as StateMessage];
-        if (!chunk || typeof chunk !== "object") break;
-        const id = chunk.id ?? "";
-        let el = texts.get(id);
-        if (!el) {
-          el = h("span", { class: "text" });
-          texts.set(id, el);
-          tokens.append(h("div", { class: `msg ${roleOf(chunk)}` }, h("div", { class: "role" }, roleOf(chunk)), el));
-        }
-        if (typeof chunk.content === "string") el.append(chunk.content);
-        for (const c of chunk.tool_calls ?? []) if (c.name) el.append(` → ${c.name}(${JSON.stringify(c.args ?? {})})`);
+        if (chunk && typeof chunk === "object") tokenLine(chunk).append(textOf(chunk.content), callsOf(chunk));
         break;
       }
+      case "messages/partial":
+      case "messages/complete": {
+        // The messages mode: each event carries the whole message so far.
+        for (const m of Array.isArray(ev.data) ? (ev.data as StateMessage[]) : []) {
+          if (m && typeof m === "object") tokenLine(m).textContent = textOf(m.content) + callsOf(m);
+        }
+        break;
+      }
+      case "messages/metadata":
+        break;
       case "values": {
         const v = ev.data as Record<string, unknown>;
         const msgs = v && typeof v === "object" ? v["messages"] : undefined;
@@ -65,13 +84,30 @@ export async function streamRun(box: HTMLElement, path: string, body: unknown): 
     }
   };
   try {
-    await sse(path, body, onEvent, pageSignal());
+    await sse(path, body, show, pageSignal());
     status.textContent = result.error ? "ended with an error" : "done";
   } catch (err) {
     result.error = err instanceof Error ? err.message : err;
     status.textContent = "failed: " + String(result.error);
   }
   return result;
+}
+
+/** textOf is the text of message content: a string, or its text blocks joined. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((b: unknown) => (typeof b === "string" ? b : b && typeof b === "object" && "text" in b ? String((b as { text: unknown }).text) : ""))
+    .join("");
+}
+
+/** callsOf renders a message's tool calls after its text. */
+function callsOf(m: StateMessage): string {
+  return (m.tool_calls ?? [])
+    .filter((c) => c.name)
+    .map((c) => ` → ${c.name ?? ""}(${JSON.stringify(c.args ?? {})})`)
+    .join("");
 }
 
 /** threadLink is a link to a thread's page. */

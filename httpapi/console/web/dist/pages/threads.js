@@ -79,7 +79,8 @@ async function renderThread(root, threadId) {
     mount(root, head, h("div", { class: "cols" }, timeline, h("div", null, live, detail)));
     const enc = encodeURIComponent(threadId);
     const view = { thread: { thread_id: threadId, status: "" }, runs: [], steps: [], selected: null, following: "" };
-    const load = async () => {
+    /** reload reads the thread again; the detail is drawn again only when redraw (not while a run streams). */
+    const reload = async (redraw) => {
         const [thread, runs, steps] = await Promise.all([
             api("GET", `/threads/${enc}`),
             api("GET", `/threads/${enc}/runs?limit=100`),
@@ -93,19 +94,34 @@ async function renderThread(root, threadId) {
                 view.selected = { snap: same, list: steps };
         }
         const last = steps[steps.length - 1];
-        if (!view.selected && last)
+        if (!view.selected && last) {
             view.selected = { snap: last, list: steps };
+            redraw = true;
+        }
         drawHead();
         drawTimeline();
-        drawDetail();
+        if (redraw || !detail.firstChild)
+            drawDetail();
         const active = runs.find((r) => r.status === "pending" || r.status === "running");
         if (active && view.following === "" && !followed.has(active.run_id))
             follow(active.run_id);
     };
+    const load = () => reload(true);
+    // While a run streams, each new state brings its step into the timeline (at most every 500 ms).
+    let pending = false;
+    const onLive = (ev) => {
+        if (pending || !ev.event.startsWith("values"))
+            return;
+        pending = true;
+        setTimeout(() => {
+            pending = false;
+            void reload(false);
+        }, 500);
+    };
     const startRun = (body) => {
         live.hidden = false;
         view.following = "starting";
-        void streamRun(live, `/threads/${enc}/runs/stream`, body).then(() => {
+        void streamRun(live, `/threads/${enc}/runs/stream`, body, onLive).then(() => {
             view.following = "";
             return load();
         });
@@ -115,7 +131,7 @@ async function renderThread(root, threadId) {
         followed.add(runId);
         live.hidden = false;
         view.following = runId;
-        void streamRun(live, `/threads/${enc}/runs/${encodeURIComponent(runId)}/stream`, undefined).then(() => {
+        void streamRun(live, `/threads/${enc}/runs/${encodeURIComponent(runId)}/stream`, undefined, onLive).then(() => {
             view.following = "";
             return load();
         });
@@ -160,6 +176,8 @@ async function renderThread(root, threadId) {
     const drawTimeline = () => {
         clear(timeline);
         timeline.append(h("h2", null, "Timeline"));
+        if (view.steps.length >= historyLimit)
+            timeline.append(h("p", { class: "muted" }, `The latest ${historyLimit} steps.`));
         // Consecutive steps of one run form a segment; steps without a run (state updates) their own.
         const segments = [];
         for (const s of view.steps) {
@@ -208,6 +226,6 @@ async function renderThread(root, threadId) {
     // A busy thread changes without the console: read it again while it is.
     every(2000, () => {
         if (view.thread.status === "busy" && view.following === "")
-            void load();
+            void reload(false);
     });
 }

@@ -2,7 +2,7 @@
 // each with its super-steps, subgraph steps nested under their task) beside one step in detail.
 // A running run is followed live.
 
-import { api, apiResponse } from "../api.js";
+import { api, apiResponse, type SseEvent } from "../api.js";
 import { add, clear, errorBox, every, fmtTime, go, h, link, mount } from "../dom.js";
 import { jsonView } from "../json.js";
 import { streamRun } from "../live.js";
@@ -122,7 +122,8 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
   const enc = encodeURIComponent(threadId);
   const view: ThreadView = { thread: { thread_id: threadId, status: "" }, runs: [], steps: [], selected: null, following: "" };
 
-  const load = async (): Promise<void> => {
+  /** reload reads the thread again; the detail is drawn again only when redraw (not while a run streams). */
+  const reload = async (redraw: boolean): Promise<void> => {
     const [thread, runs, steps] = await Promise.all([
       api<Thread>("GET", `/threads/${enc}`),
       api<Run[]>("GET", `/threads/${enc}/runs?limit=100`),
@@ -135,18 +136,33 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
       if (!sel.checkpoint_ns && same) view.selected = { snap: same, list: steps };
     }
     const last = steps[steps.length - 1];
-    if (!view.selected && last) view.selected = { snap: last, list: steps };
+    if (!view.selected && last) {
+      view.selected = { snap: last, list: steps };
+      redraw = true;
+    }
     drawHead();
     drawTimeline();
-    drawDetail();
+    if (redraw || !detail.firstChild) drawDetail();
     const active = runs.find((r) => r.status === "pending" || r.status === "running");
     if (active && view.following === "" && !followed.has(active.run_id)) follow(active.run_id);
+  };
+
+  const load = (): Promise<void> => reload(true);
+  // While a run streams, each new state brings its step into the timeline (at most every 500 ms).
+  let pending = false;
+  const onLive = (ev: SseEvent): void => {
+    if (pending || !ev.event.startsWith("values")) return;
+    pending = true;
+    setTimeout(() => {
+      pending = false;
+      void reload(false);
+    }, 500);
   };
 
   const startRun = (body: Record<string, unknown>): void => {
     live.hidden = false;
     view.following = "starting";
-    void streamRun(live, `/threads/${enc}/runs/stream`, body).then(() => {
+    void streamRun(live, `/threads/${enc}/runs/stream`, body, onLive).then(() => {
       view.following = "";
       return load();
     });
@@ -157,7 +173,7 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
     followed.add(runId);
     live.hidden = false;
     view.following = runId;
-    void streamRun(live, `/threads/${enc}/runs/${encodeURIComponent(runId)}/stream`, undefined).then(() => {
+    void streamRun(live, `/threads/${enc}/runs/${encodeURIComponent(runId)}/stream`, undefined, onLive).then(() => {
       view.following = "";
       return load();
     });
@@ -237,6 +253,7 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
   const drawTimeline = (): void => {
     clear(timeline);
     timeline.append(h("h2", null, "Timeline"));
+    if (view.steps.length >= historyLimit) timeline.append(h("p", { class: "muted" }, `The latest ${historyLimit} steps.`));
     // Consecutive steps of one run form a segment; steps without a run (state updates) their own.
     const segments: { runId: string; steps: Snapshot[] }[] = [];
     for (const s of view.steps) {
@@ -299,6 +316,6 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
   await load();
   // A busy thread changes without the console: read it again while it is.
   every(2000, () => {
-    if (view.thread.status === "busy" && view.following === "") void load();
+    if (view.thread.status === "busy" && view.following === "") void reload(false);
   });
 }
