@@ -163,7 +163,7 @@ async function runLookup(root, runId) {
         run = await tapi("GET", `/tracing/runs/${encodeURIComponent(runId)}`);
     }
     catch (err) {
-        mount(root, h("h1", null, "Trace"), errorBox(err), h("p", { class: "muted" }, "A run shows here once its root span has reached the tracing API (a second or so), unless the server runs with --no-self-trace."));
+        mount(root, h("h1", null, "Trace"), errorBox(err), h("p", { class: "muted" }, "A run shows here once its root span has reached the tracing API (a second or so), unless the server runs with --no-self-trace. ", scope() === "key" ? "jetgraph traces its own runs into the default tenant: choose it under Traces of, on " : "Traces of a deployment's runs are in its tenant: choose the key's tenant under Traces of, on ", link("/traces", "the projects page"), "."));
         return;
     }
     go(`/traces/${encodeURIComponent(run.session_id)}/${encodeURIComponent(run.trace_id ?? run.id)}`, { span: run.id });

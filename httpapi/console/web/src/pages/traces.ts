@@ -299,7 +299,14 @@ async function runLookup(root: HTMLElement, runId: string): Promise<void> {
       root,
       h("h1", null, "Trace"),
       errorBox(err),
-      h("p", { class: "muted" }, "A run shows here once its root span has reached the tracing API (a second or so), unless the server runs with --no-self-trace."),
+      h(
+        "p",
+        { class: "muted" },
+        "A run shows here once its root span has reached the tracing API (a second or so), unless the server runs with --no-self-trace. ",
+        scope() === "key" ? "jetgraph traces its own runs into the default tenant: choose it under Traces of, on " : "Traces of a deployment's runs are in its tenant: choose the key's tenant under Traces of, on ",
+        link("/traces", "the projects page"),
+        ".",
+      ),
     );
     return;
   }
