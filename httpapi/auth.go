@@ -22,8 +22,10 @@ type Authenticator interface {
 }
 
 // openPaths are the runtime routes answered without a credential, as the reference servers
-// answer them: health checks, the server's description, metrics and this API's document.
-var openPaths = []string{"/ok", "/info", "/metrics", "/openapi.json", "/docs", "/docs/assets/:file"}
+// answer them: health checks, the server's description, metrics and this API's document; and the
+// console's assets, which hold no data (its API calls carry the user's key).
+var openPaths = []string{"/ok", "/info", "/metrics", "/openapi.json", "/docs", "/docs/assets/:file",
+	"/", "/console", "/console/*"}
 
 // guardRuntime records the routes registered so far, the runtime's, as those that need a
 // credential (but the open ones); the routes mounted after (the tracing API, the control plane)

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
+	"github.com/jetgraph/jetgraph/httpapi/console"
 )
 
 // The deployment's own HTTP: langgraph.json's "http" (graphs.HTTPConfig) applied to the API as
@@ -65,7 +66,7 @@ func RouteOf(c echo.Context) RouteInfo {
 }
 
 // PublicPaths are the routes that need no authentication, matched exactly: the health check,
-// info, metrics and documentation (the reference servers' meta routes).
+// info, metrics and documentation (the reference servers' meta routes); the console's assets too.
 var PublicPaths = []string{"/ok", "/info", "/metrics", "/docs", "/openapi.json"}
 
 // IsPublicPath reports whether path is one of PublicPaths (exactly) or a documentation asset.
@@ -75,7 +76,7 @@ func IsPublicPath(path string) bool {
 			return true
 		}
 	}
-	return strings.HasPrefix(path, "/docs/assets/")
+	return strings.HasPrefix(path, "/docs/assets/") || strings.HasPrefix(path, console.Prefix)
 }
 
 // unshadowable reports whether a path is served by jetgraph even when the user's app has a route
@@ -90,10 +91,10 @@ func unshadowable(path string) bool {
 }
 
 // rootService reports whether a path belongs to jetgraph's services besides the deployment's
-// API (tracing, the control plane, profiling, the dev mode's truncate): they stay at the root
-// whatever the mount_prefix, and no app shadows them.
+// API (tracing, the control plane, profiling, the dev mode's truncate, the console): they stay at
+// the root whatever the mount_prefix, and no app shadows them.
 func rootService(path string) bool {
-	for _, p := range []string{"/tracing", "/v2", "/v1/", "/debug/pprof/", "/internal/", "/deployments/"} {
+	for _, p := range []string{"/tracing", "/v2", "/v1/", "/debug/pprof/", "/internal/", "/deployments/", console.Prefix} {
 		if path == p || strings.HasPrefix(path, strings.TrimSuffix(p, "/")+"/") {
 			return true
 		}

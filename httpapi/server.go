@@ -139,6 +139,7 @@ func New(d Deps) *Server {
 	e.Use(checkUTF8)
 
 	s.systemRoutes()
+	s.consoleRoutes()
 	if d.Pprof {
 		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
 	}

@@ -38,10 +38,17 @@ type Runs struct {
 
 	mu       sync.Mutex
 	changed  map[string]*RunState       // runs changed by the transaction being applied: state, or nil (gone)
+	created  int                        // runs created by the transaction being applied
 	watchers map[string][]chan struct{} // run key -> closed at its next change
 
 	liveMu sync.RWMutex
 	live   map[string]RunState // watchKey -> state, of active runs
+
+	// OnRunCreated and OnRunEnded, when set before the projector runs, are told of each run
+	// that a committed transaction made active (created) or ended, with its status and, for a run
+	// that started, how long its last attempt ran (metrics).
+	OnRunCreated func()
+	OnRunEnded   func(status string, ran time.Duration)
 }
 
 // NewRuns returns the runs projection stored in db.
@@ -108,8 +115,16 @@ func (r *Runs) committed(ok bool) {
 			} else {
 				r.live[k] = *st
 			}
+			if st != nil && !st.Active() && r.OnRunEnded != nil {
+				r.OnRunEnded(st.Status, st.ran())
+			}
 		}
 		r.liveMu.Unlock()
+		if r.OnRunCreated != nil {
+			for range r.created {
+				r.OnRunCreated()
+			}
+		}
 		for k := range r.changed {
 			for _, ch := range r.watchers[k] {
 				close(ch)
@@ -118,6 +133,31 @@ func (r *Runs) committed(ok bool) {
 		}
 	}
 	clear(r.changed)
+	r.created = 0
+}
+
+// ran is how long the run's last attempt ran, 0 when it never started.
+func (st RunState) ran() time.Duration {
+	if st.StartedAt.IsZero() || !st.EndedAt.After(st.StartedAt.Time) {
+		return 0
+	}
+	return st.EndedAt.Sub(st.StartedAt.Time)
+}
+
+// LiveCounts returns how many runs this process has folded as pending (created, not started:
+// the queue) and running, of every tenant. Runs that were active when the process started, and
+// that it has not seen change since, are not counted.
+func (r *Runs) LiveCounts() (pending, running int) {
+	r.liveMu.RLock()
+	defer r.liveMu.RUnlock()
+	for _, st := range r.live {
+		if st.Status == engine.RunPending {
+			pending++
+		} else if st.Status == engine.RunRunning {
+			running++
+		}
+	}
+	return pending, running
 }
 
 // forget empties live: the projection is being rebuilt.
@@ -253,6 +293,9 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		key := runKey(tenant, thread, id)
 		r.touch(tenant, thread, id, &st)
+		r.mu.Lock()
+		r.created++
+		r.mu.Unlock()
 		if err := putJSON(states, key, st); err != nil {
 			return err
 		}

@@ -357,6 +357,38 @@ func registerPlatformMetrics(reg *prometheus.Registry, p *platform.Platform) {
 		return float64(last) - float64(p.Runtime.Applied())
 	})
 	reg.MustRegister(appendLatency, applied, batch, applyTime, lag, haltedGauge(eventlog.RuntimeStream, p.Runtime))
+	registerRunMetrics(reg, p.RunsView)
+}
+
+// registerRunMetrics exposes the runs as the runs projection folds them (every process folds
+// every run of the log, so each process's figures are the cluster's since it started): runs
+// created and ended (by status), how long they ran, and those pending (the queue) and running now.
+// The console's Overview charts them.
+func registerRunMetrics(reg *prometheus.Registry, runs *projections.Runs) {
+	created := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "jetgraph_runs_created_total", Help: "Runs created (folded into the runs projection since the process started).",
+	})
+	ended := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jetgraph_runs_ended_total", Help: "Runs ended, by final status (success, error, timeout, interrupted).",
+	}, []string{"status"})
+	duration := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "jetgraph_run_duration_seconds", Help: "Time from a run's (last attempt's) start to its end.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+	})
+	runs.OnRunCreated = created.Inc
+	runs.OnRunEnded = func(status string, ran time.Duration) {
+		ended.WithLabelValues(status).Inc()
+		if ran > 0 {
+			duration.Observe(ran.Seconds())
+		}
+	}
+	pending := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetgraph_runs_pending", Help: "Runs created and not started yet: the queue.",
+	}, func() float64 { p, _ := runs.LiveCounts(); return float64(p) })
+	running := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetgraph_runs_running", Help: "Runs being executed.",
+	}, func() float64 { _, r := runs.LiveCounts(); return float64(r) })
+	reg.MustRegister(created, ended, duration, pending, running)
 }
 
 // haltedGauge is 1 once the projector of stream has stopped at an event a fold refused (see

@@ -1,0 +1,2 @@
+// The runtime API's shapes the Threads page reads (the fields it uses).
+export {};
