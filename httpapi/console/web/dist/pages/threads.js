@@ -2,7 +2,7 @@
 // each with its super-steps, subgraph steps nested under their task) beside one step in detail.
 // A running run is followed live.
 import { api, apiResponse } from "../api.js";
-import { add, clear, errorBox, every, fmtTime, go, h, link, mount } from "../dom.js";
+import { add, clear, errorBox, every, fmtTime, go, h, link, mount, pageSignal } from "../dom.js";
 import { jsonView } from "../json.js";
 import { streamRun } from "../live.js";
 import { failedTasks, pendingInterrupts, stepLabel, stepView } from "../step.js";
@@ -78,9 +78,12 @@ async function renderThread(root, threadId) {
     const live = h("section", { class: "panel live-box", id: "live", "aria-label": "Live run", hidden: true });
     mount(root, head, h("div", { class: "cols" }, timeline, h("div", null, live, detail)));
     const enc = encodeURIComponent(threadId);
+    const signal = pageSignal();
     const view = { thread: { thread_id: threadId, status: "" }, runs: [], steps: [], selected: null, following: "" };
     /** reload reads the thread again; the detail is drawn again only when redraw (not while a run streams). */
     const reload = async (redraw) => {
+        if (signal.aborted)
+            return; // the user left the thread
         const [thread, runs, steps] = await Promise.all([
             api("GET", `/threads/${enc}`),
             api("GET", `/threads/${enc}/runs?limit=100`),
@@ -106,7 +109,11 @@ async function renderThread(root, threadId) {
         if (active && view.following === "" && !followed.has(active.run_id))
             follow(active.run_id);
     };
-    const load = () => reload(true);
+    /** load reads the thread again and draws all of it; an error is shown above the timeline. */
+    const load = (redraw = true) => reload(redraw).catch((err) => {
+        if (!signal.aborted)
+            head.append(errorBox(err));
+    });
     // While a run streams, each new state brings its step into the timeline (at most every 500 ms).
     let pending = false;
     const onLive = (ev) => {
@@ -115,7 +122,7 @@ async function renderThread(root, threadId) {
         pending = true;
         setTimeout(() => {
             pending = false;
-            void reload(false);
+            void load(false);
         }, 500);
     };
     const startRun = (body) => {
@@ -222,10 +229,10 @@ async function renderThread(root, threadId) {
         detail.setAttribute("tabindex", "-1");
         detail.append(stepView(sel.snap, prev, { threadId, latest: rootLatest, assistantId, run: startRun }));
     };
-    await load();
+    await reload(true);
     // A busy thread changes without the console: read it again while it is.
     every(2000, () => {
         if (view.thread.status === "busy" && view.following === "")
-            void reload(false);
+            void load(false);
     });
 }

@@ -3,7 +3,7 @@
 // A running run is followed live.
 
 import { api, apiResponse, type SseEvent } from "../api.js";
-import { add, clear, errorBox, every, fmtTime, go, h, link, mount } from "../dom.js";
+import { add, clear, errorBox, every, fmtTime, go, h, link, mount, pageSignal } from "../dom.js";
 import { jsonView } from "../json.js";
 import { streamRun } from "../live.js";
 import { failedTasks, pendingInterrupts, stepLabel, stepView } from "../step.js";
@@ -120,10 +120,12 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
   const live = h("section", { class: "panel live-box", id: "live", "aria-label": "Live run", hidden: true });
   mount(root, head, h("div", { class: "cols" }, timeline, h("div", null, live, detail)));
   const enc = encodeURIComponent(threadId);
+  const signal = pageSignal();
   const view: ThreadView = { thread: { thread_id: threadId, status: "" }, runs: [], steps: [], selected: null, following: "" };
 
   /** reload reads the thread again; the detail is drawn again only when redraw (not while a run streams). */
   const reload = async (redraw: boolean): Promise<void> => {
+    if (signal.aborted) return; // the user left the thread
     const [thread, runs, steps] = await Promise.all([
       api<Thread>("GET", `/threads/${enc}`),
       api<Run[]>("GET", `/threads/${enc}/runs?limit=100`),
@@ -147,7 +149,11 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
     if (active && view.following === "" && !followed.has(active.run_id)) follow(active.run_id);
   };
 
-  const load = (): Promise<void> => reload(true);
+  /** load reads the thread again and draws all of it; an error is shown above the timeline. */
+  const load = (redraw = true): Promise<void> =>
+    reload(redraw).catch((err: unknown) => {
+      if (!signal.aborted) head.append(errorBox(err));
+    });
   // While a run streams, each new state brings its step into the timeline (at most every 500 ms).
   let pending = false;
   const onLive = (ev: SseEvent): void => {
@@ -155,7 +161,7 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
     pending = true;
     setTimeout(() => {
       pending = false;
-      void reload(false);
+      void load(false);
     }, 500);
   };
 
@@ -313,9 +319,9 @@ async function renderThread(root: HTMLElement, threadId: string): Promise<void> 
     detail.append(stepView(sel.snap, prev, { threadId, latest: rootLatest, assistantId, run: startRun }));
   };
 
-  await load();
+  await reload(true);
   // A busy thread changes without the console: read it again while it is.
   every(2000, () => {
-    if (view.thread.status === "busy" && view.following === "") void reload(false);
+    if (view.thread.status === "busy" && view.following === "") void load(false);
   });
 }
