@@ -59,7 +59,8 @@ var walkTable = []walkRow{
 	// Crons and the store: lists first.
 	{method: "POST", path: "/runs/crons/search", body: `{}`, other: empty, own: 200},
 	{method: "POST", path: "/runs/crons/count", body: `{}`, other: empty, own: 200},
-	{method: "GET", path: "/store/items", req: "/store/items?namespace=walk&key={key}", other: notFound, own: 200},
+	{method: "GET", path: "/store/items", req: "/store/items?namespace=walk&key={key}", other: empty, own: 200,
+		why: "the caller's own namespace holds no such item: null, as the reference answers a missing one"},
 	{method: "POST", path: "/store/items/search", body: `{"namespace_prefix":["walk"]}`, other: empty, own: 200},
 	{method: "POST", path: "/store/namespaces", body: `{}`, other: empty, own: 200},
 
@@ -76,11 +77,12 @@ var walkTable = []walkRow{
 		why: "a system assistant's agent asked for another's task: a JSON-RPC error in a 200"},
 
 	// Writes over the other's ids.
-	{method: "POST", path: "/threads", body: `{"thread_id":"{thread}","if_exists":"do_nothing"}`, other: answers(404, 409), own: 200},
+	{method: "POST", path: "/threads", body: `{"thread_id":"{thread}","if_exists":"do_nothing"}`, other: answers(409), own: 200,
+		why: "another's thread under the id: 409, as the reference answers (its filter does not match), never the thread"},
 	{method: "POST", path: "/threads/{thread_id}/copy", req: "/threads/{thread}/copy", other: notFound, own: 200},
 	{method: "POST", path: "/threads/{thread_id}/fork", req: "/threads/{thread}/fork", body: `{"checkpoint_id":"{checkpoint}"}`, other: notFound, own: 200},
 	{method: "POST", path: "/threads/import", req: "/threads/import?keep_id=true",
-		body: `{"jgx":1,"thread_id":"{thread}","metadata":{"graph_id":"echo"},"events":[]}`, other: answers(404, 409, 422), own: 409,
+		body: `{"jgx":1,"thread_id":"{thread}","metadata":{"graph_id":"echo"},"events":[]}`, other: answers(409), own: 409,
 		why: "an import under an existing id is refused; never over another's thread"},
 	{method: "POST", path: "/threads/prune", body: `{"thread_ids":["{thread}"],"strategy":"keep_latest"}`, other: answers(200), own: 200},
 	{method: "PATCH", path: "/threads/{thread_id}", req: "/threads/{thread}", body: `{"metadata":{"patched":true}}`, other: notFound, own: 200},
@@ -99,7 +101,8 @@ var walkTable = []walkRow{
 		body: `{"assistant_id":"echo","schedule":"0 0 1 1 *"}`, other: notFound, own: 200},
 	{method: "POST", path: "/runs/crons", body: `{"assistant_id":"{assistant}","schedule":"0 0 1 1 *"}`, other: notFound, own: 200},
 	{method: "PATCH", path: "/runs/crons/{cron_id}", req: "/runs/crons/{cron}", body: `{"schedule":"0 0 2 1 *"}`, other: notFound, own: 200},
-	{method: "POST", path: "/assistants", body: `{"assistant_id":"{assistant}","graph_id":"echo","if_exists":"do_nothing"}`, other: answers(404, 409), own: 200},
+	{method: "POST", path: "/assistants", body: `{"assistant_id":"{assistant}","graph_id":"echo","if_exists":"do_nothing"}`, other: answers(409), own: 200,
+		why: "another's assistant under the id: 409, as the reference answers, never the assistant"},
 	{method: "PATCH", path: "/assistants/{assistant_id}", req: "/assistants/{assistant}", body: `{"metadata":{"patched":true}}`, other: notFound, own: 200},
 	{method: "POST", path: "/assistants/{assistant_id}/latest", req: "/assistants/{assistant}/latest", body: `{"version":1}`, other: notFound, own: 200},
 	{method: "PUT", path: "/store/items", body: `{"namespace":["walk"],"key":"{key}","value":{"patched":true}}`, other: answers(204), own: 204,
@@ -110,7 +113,7 @@ var walkTable = []walkRow{
 	{method: "DELETE", path: "/runs/crons/{cron_id}", req: "/runs/crons/{spare_cron}", other: notFound, own: 204},
 	{method: "DELETE", path: "/assistants/{assistant_id}", req: "/assistants/{spare_assistant}", other: notFound, own: 204},
 	{method: "DELETE", path: "/threads/{thread_id}", req: "/threads/{spare}", other: notFound, own: 204},
-	{method: "DELETE", path: "/store/items", body: `{"namespace":["walk"],"key":"{key}"}`, other: answers(204, 404), own: 204,
+	{method: "DELETE", path: "/store/items", body: `{"namespace":["walk"],"key":"{key}"}`, other: answers(204), own: 204,
 		why: "deletes in the caller's own namespace, never another's item"},
 
 	// The tracing API: each key is a tenant; bob's key over acme's ids.

@@ -434,10 +434,12 @@ func TestRouteWalkIsolation(t *testing.T) {
 	})
 }
 
-// emptyAnswer reports whether an answer is an empty list, a zero count, or an object whose
-// lists are all empty (a page of resources, an MCP tool list).
+// emptyAnswer reports whether an answer is an empty list, a zero count, null (a store item not
+// found), or an object whose lists are all empty (a page of resources).
 func emptyAnswer(a walkAnswer) bool {
 	switch v := a.json().(type) {
+	case nil:
+		return string(bytes.TrimSpace(a.body)) == "null" || len(bytes.TrimSpace(a.body)) == 0
 	case []any:
 		return len(v) == 0
 	case float64:
@@ -450,7 +452,7 @@ func emptyAnswer(a walkAnswer) bool {
 		}
 		return true
 	}
-	return len(bytes.TrimSpace(a.body)) == 0
+	return false
 }
 
 // checkWalkCovers fails the test for every operation of the document without a row, and every
