@@ -336,6 +336,7 @@ func TestRouteWalkIsolation(t *testing.T) {
 	a := s.makeAll(t, alice)
 	secrets := a.secrets()
 
+	stateBefore := field(s.must(t, alice, guardRuntime, 200, "GET", "/threads/"+a.thread+"/state", ""), "values")
 	t.Run("bob over alice's ids", func(t *testing.T) {
 		for _, r := range walkTable {
 			if r.guard == guardOpen || r.guard == guardDev {
@@ -347,6 +348,9 @@ func TestRouteWalkIsolation(t *testing.T) {
 					if bytes.Contains(got.body, []byte(sec)) && !r.names(a, sec) {
 						t.Errorf("%s answered %d with alice's %q: %s", r.name(), got.status, sec, clipBody(got.body))
 					}
+				}
+				if r.refuse != "" && bytes.Contains(got.body, []byte(r.refuse)) {
+					t.Errorf("%s: %s, want no %s", r.name(), clipBody(got.body), r.refuse)
 				}
 				if !slices.Contains(r.other.statuses(), got.status) {
 					t.Errorf("%s: %d %s, want %v", r.name(), got.status, clipBody(got.body), r.other.statuses())
@@ -373,6 +377,9 @@ func TestRouteWalkIsolation(t *testing.T) {
 			if got.status != 200 || !bytes.Contains(got.body, []byte(a.marker)) && c.g != guardControl {
 				t.Errorf("alice's GET %s: %d %s", path, got.status, clipBody(got.body))
 			}
+		}
+		if after := field(s.must(t, alice, guardRuntime, 200, "GET", "/threads/"+a.thread+"/state", ""), "values"); jsonText(t, after) != jsonText(t, stateBefore) {
+			t.Errorf("alice's thread state changed: %s, was %s", jsonText(t, after), jsonText(t, stateBefore))
 		}
 		crons := s.send(t, "POST", "/runs/crons/search", `{}`, alice.header(guardRuntime))
 		for _, id := range []string{a.cron, a.spareCron, a.threadCron} {
@@ -540,6 +547,8 @@ type walkRow struct {
 	guard
 	other otherWant // bob over alice's ids
 	own   int       // bob over his own ids (an open route: anyone)
+	// refuse, when set, must not be in bob's answer over alice's ids (a JSON-RPC "result").
+	refuse string
 	// anonymous, when set, is the status without a credential (else 401, or own when open).
 	anonymous int
 	why       string // why the route is open, or answers as it does
