@@ -76,7 +76,7 @@ var walkTable = []walkRow{
 		body: `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"{run}"}}`, other: answers(200), refuse: `"result"`, own: 200,
 		why: "a system assistant's agent asked for another's task: a JSON-RPC error in a 200"},
 	{method: "POST", path: "/a2a/{assistant_id}", req: "/a2a/echo",
-		body: `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"{new}","role":"user","parts":[{"kind":"text","text":"hi"}],"contextId":"{thread}"}}}`,
+		body:  `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"{new}","role":"user","parts":[{"kind":"text","text":"hi"}],"contextId":"{thread}"}}}`,
 		other: answers(200), refuse: `"result"`, own: 200, why: "a message into another's context (thread): a JSON-RPC error in a 200, never a turn on that thread"},
 
 	// Writes over the other's ids.
