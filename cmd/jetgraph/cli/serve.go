@@ -181,6 +181,7 @@ func serve(ctx context.Context, o *options) error {
 	var auth httpapi.Authenticator
 	if userAuth != nil {
 		auth = userAuth
+		deps.AuthOpenAPI = proj.Auth.OpenAPI
 	} else if builtin, err := o.auth.authenticator(ctx, keyChecker, logger); err != nil {
 		return err
 	} else if builtin != nil {
