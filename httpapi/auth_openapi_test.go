@@ -89,4 +89,3 @@ func firstControlScheme(t *testing.T, doc map[string]any) string {
 	t.Fatal("GET /v2/deployments documents no security")
 	return ""
 }
-
