@@ -15,6 +15,17 @@ type Assistant struct {
 	UpdatedAt   Time           `json:"updated_at"`
 }
 
+// SystemCreator is metadata.created_by of the system assistants, the ones the platform makes for
+// each graph.
+const SystemCreator = "system"
+
+// IsSystem reports whether a is a graph's system assistant.
+func (a Assistant) IsSystem() bool { return a.Metadata["created_by"] == SystemCreator }
+
+// Visible reports whether a user whose rules filter assistants with f may read a: when its
+// metadata match, or always for a system assistant, which every authenticated user may use.
+func (a Assistant) Visible(f Filter) bool { return a.IsSystem() || f.Match(a.Metadata) }
+
 // AssistantVersion is one version of an assistant as POST /assistants/{id}/versions lists it.
 // CreatedAt is when that version was made.
 type AssistantVersion struct {

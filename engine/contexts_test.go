@@ -71,6 +71,7 @@ var contextOf = map[string]string{
 	"engine/platform/":                        assembly,
 	"cmd/":                                    assembly,
 	"scenarios":                               assembly,
+	"scenarios/examples/":                     assembly, // example programs built on cli.Main
 	"":                                        assembly, // the module's root package, if any: a process's entry point
 }
 

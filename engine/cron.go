@@ -60,6 +60,7 @@ type CronQuery struct {
 	SortOrder   string
 	Limit       int
 	Offset      int
+	Auth        Filter // the user's rules' filter on the crons' metadata
 }
 
 // CronSortFields are the fields a cron search may sort by.

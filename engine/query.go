@@ -13,6 +13,9 @@ type ThreadQuery struct {
 	SortOrder string // asc or desc
 	Limit     int
 	Offset    int
+	// Auth is the user's rules' filter on the threads' metadata: a thread it does not match is
+	// neither returned nor counted.
+	Auth Filter
 }
 
 // ThreadSortFields lists the fields a thread search may sort by.
@@ -27,6 +30,9 @@ type AssistantQuery struct {
 	SortOrder string // asc or desc (the default)
 	Limit     int    // <= 0: no limit
 	Offset    int
+	// Auth is the user's rules' filter on metadata; system assistants pass it whatever it is
+	// (IsSystemAssistant), as every authenticated user may read them.
+	Auth Filter
 }
 
 // AssistantSortFields lists the fields an assistant search may sort by.
@@ -45,8 +51,11 @@ type StoreQuery struct {
 	// the others follow, without a score.
 	Vector    []float32
 	Embedding string
-	Limit     int
-	Offset    int
+	// Auth is the user's rules' filter, on the items' values and ANDed with Filter, as the
+	// reference servers apply a store rule's filter.
+	Auth   Filter
+	Limit  int
+	Offset int
 }
 
 // NamespaceQuery selects the namespaces a store lists. A "*" label in Prefix or Suffix matches

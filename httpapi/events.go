@@ -91,6 +91,10 @@ func (s *Server) streamEvents(c echo.Context, kind, id string, errs *engine.Viol
 		return err
 	}
 	ctx := c.Request().Context()
+	if err := s.mayReadLog(ctx, kind, id); err != nil {
+		return err
+	}
+	ctx = engine.Asked(ctx)
 	eq.agg = eventlog.Aggregate{Kind: kind, Tenant: engine.TenantFrom(ctx), ID: id}
 	if eq.follow || eq.since > 0 { // an unknown aggregate is refused, not followed
 		if exists, err := s.hasEvents(ctx, eq.agg); err != nil {
@@ -156,4 +160,48 @@ func (s *Server) hasEvents(ctx context.Context, agg eventlog.Aggregate) (bool, e
 	default:
 		return false, engine.E(engine.Op("events.tail"), err)
 	}
+}
+
+// mayReadLog asks the user's rules whether they may read the raw log of aggregate kind id: a
+// thread's as threads.read (runs included), an assistant's as assistants.read, each filter
+// matched against the record's metadata. A cron's log is shown only when the rules' crons.read
+// filters nothing, and a store namespace's never (the rules rewrite namespaces, which a log's id
+// cannot follow). Whatever the rules hide is missing, as an aggregate without events is.
+func (s *Server) mayReadLog(ctx context.Context, kind, id string) error {
+	if engine.AuthorizerFrom(ctx) == nil {
+		return nil
+	}
+	hidden := func(err error) error {
+		if err == nil || engine.Is(engine.NotFound, err) {
+			return engine.E(engine.Op("events.tail"), engine.NotFound, "No events of "+kind+" "+id)
+		}
+		return err
+	}
+	switch kind {
+	case "thread":
+		if _, err := s.deps.Threads.Get(ctx, id); err != nil {
+			return hidden(err)
+		}
+		return nil
+	case "assistant":
+		_, f, err := engine.Authorize(ctx, engine.ResourceAssistants, engine.ActionRead, func() map[string]any {
+			return map[string]any{"assistant_id": id}
+		})
+		if err != nil {
+			return err
+		}
+		a, err := s.deps.Assistants.Get(engine.Asked(ctx), id)
+		if err != nil || !f.Match(a.Metadata) {
+			return hidden(err)
+		}
+		return nil
+	case "cron":
+		_, f, err := engine.Authorize(ctx, engine.ResourceCrons, engine.ActionRead, func() map[string]any {
+			return map[string]any{"cron_id": id}
+		})
+		if err != nil || f.IsZero() {
+			return err
+		}
+	}
+	return hidden(nil)
 }

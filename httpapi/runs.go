@@ -256,7 +256,9 @@ func (s *Server) resolveRun(ctx context.Context, c runs.Create) error {
 	if c.AssistantID == "" {
 		return nil
 	}
-	_, err := s.deps.Assistants.Resolve(ctx, c.AssistantID)
+	// Whether the user may run it is the run's creation's to ask (runs.Service.Create), which
+	// lets everyone run a system assistant their assistants.read filter would hide.
+	_, err := s.deps.Assistants.Resolve(engine.Asked(ctx), c.AssistantID)
 	if engine.Is(engine.NotFound, err) {
 		return assistants.NoAssistant("runs.create", c.AssistantID)
 	}

@@ -66,6 +66,9 @@ func (s *Server) waitStateless(ctx context.Context, create runs.Create, deleteTh
 	if err != nil {
 		return engine.RunRecord{}, nil, err
 	}
+	// The user's rules allowed the run: reading its answer and deleting its temporary thread
+	// are the platform's steps of it.
+	ctx = engine.Asked(ctx)
 	if created != nil {
 		created(rec)
 	}

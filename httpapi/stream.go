@@ -142,8 +142,10 @@ func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Vio
 	} else {
 		rec, err = s.deps.Runs.Get(ctx, thread, run)
 	}
-	if engine.Is(engine.NotFound, err) {
+	if engine.Is(engine.NotFound, err) && engine.AuthorizerFrom(ctx) == nil {
 		// Ended and deleted (a stateless run's thread goes with it): its output may be kept.
+		// Not under the user's rules: a deleted run's thread no longer tells whose it was, and
+		// a run their filter hides is NotFound too.
 		if kept, ok := streams.Retained(ctx, thread, run); ok {
 			rec, err = engine.RunRecord{Run: engine.Run{RunID: run, ThreadID: kept}}, nil
 		}

@@ -111,6 +111,9 @@ func (s *Server) threadEvents(c echo.Context) error {
 	// creates it (the SDKs subscribe before starting a run), as a WebSocket's subscription does.
 	// Its output is read in the caller's tenant, so no other tenant's thread is ever seen.
 	ctx := c.Request().Context()
+	if err := s.mayFollowThread(ctx, id); err != nil {
+		return err
+	}
 	var since uint64
 	if filter.Since != nil {
 		since = *filter.Since
@@ -197,6 +200,9 @@ func (s *Server) threadSocket(c echo.Context) error {
 	cmds, outputs, err := s.protocol("threads.stream_socket")
 	if err != nil {
 		return err
+	}
+	if err := s.mayFollowThread(c.Request().Context(), id); err != nil {
+		return err // before the upgrade: a plain 404 (or the rules' refusal)
 	}
 	conn, err := websocket.Accept(c.Response(), c.Request(), &websocket.AcceptOptions{OriginPatterns: s.deps.CORSOrigins})
 	if err != nil {

@@ -255,6 +255,9 @@ func (a *Assistants) Search(tenant string, q engine.AssistantQuery) ([]engine.As
 			if len(q.Metadata) > 0 && !engine.Contains(anyMap(as.Metadata), anyMap(q.Metadata)) {
 				continue
 			}
+			if !as.Visible(q.Auth) {
+				continue
+			}
 			all = append(all, as)
 		}
 		return nil

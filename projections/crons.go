@@ -167,7 +167,8 @@ func (p *Crons) Search(tenant string, q engine.CronQuery) ([]engine.Cron, int, e
 		case q.AssistantID != "" && c.AssistantID != q.AssistantID,
 			q.ThreadID != "" && (c.ThreadID == nil || *c.ThreadID != q.ThreadID),
 			q.Enabled != nil && c.Enabled != *q.Enabled,
-			len(q.Metadata) > 0 && !engine.Contains(anyMap(c.Metadata), anyMap(q.Metadata)):
+			len(q.Metadata) > 0 && !engine.Contains(anyMap(c.Metadata), anyMap(q.Metadata)),
+			!q.Auth.Match(c.Metadata):
 			return
 		}
 		all = append(all, c)

@@ -247,7 +247,7 @@ func (s *Store) Search(tenant string, q engine.StoreQuery, now time.Time) ([]Sto
 	var all []StoreRecord
 	query := strings.ToLower(q.Query)
 	err := s.scan(tenant, q.Prefix, now, func(rec StoreRecord) {
-		if !engine.MatchFilter(rec.Item.Value, q.Filter) {
+		if !engine.MatchFilter(rec.Item.Value, q.Filter) || !q.Auth.Match(rec.Item.Value) {
 			return
 		}
 		switch {

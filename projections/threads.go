@@ -270,6 +270,9 @@ func (t *Threads) Search(tenant string, q engine.ThreadQuery) ([]engine.Thread, 
 			if len(q.Metadata) > 0 && !engine.Contains(anyMap(th.Metadata), anyMap(q.Metadata)) {
 				continue
 			}
+			if !q.Auth.Match(th.Metadata) {
+				continue
+			}
 			if len(q.Values) > 0 && !engine.Contains(th.Values, anyMap(q.Values)) {
 				continue
 			}

@@ -176,7 +176,12 @@ func startServerAt(t *testing.T, dataDir, addr string, extra ...string) *server 
 // a project served from its own folder as its user would.
 func startServerIn(t *testing.T, dir, dataDir, addr string, extra ...string) *server {
 	t.Helper()
-	bin := buildBinary(t)
+	return startProgram(t, buildBinary(t), dir, dataDir, addr, extra...)
+}
+
+// startProgram is startServerIn with bin, a program built on cli.Main, in place of jetgraph.
+func startProgram(t *testing.T, bin, dir, dataDir, addr string, extra ...string) *server {
+	t.Helper()
 	s := &server{
 		URL:  "http://" + addr,
 		Data: dataDir,

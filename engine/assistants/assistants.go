@@ -151,14 +151,19 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error
 	if c.Name == "" {
 		c.Name = c.GraphID
 	}
+	filter, err := s.authorizeCreate(ctx, op, &c)
+	if err != nil {
+		return engine.Assistant{}, err
+	}
 	agg := Aggregate(ctx, c.AssistantID)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		_, exists, err := s.view.Get(agg.Tenant, agg.ID)
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		old, exists, err := s.view.Get(agg.Tenant, agg.ID)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
 		if exists {
-			if c.IfExists == engine.IfExistsDoNothing {
+			// One the user may not read exists as far as they know, and cannot be returned.
+			if c.IfExists == engine.IfExistsDoNothing && old.Visible(filter) {
 				return nil, nil
 			}
 			return nil, engine.E(engine.Op(op), engine.Exists, "Assistant already exists")
@@ -173,29 +178,91 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Assistant, error
 	return s.get(ctx, op, agg.ID)
 }
 
+// authorizeCreate asks the user's rules about c and takes what they changed of its config,
+// context and metadata (an owner, say). It returns the filter an existing assistant of that id
+// must match to be returned by do_nothing.
+func (s *Service) authorizeCreate(ctx context.Context, op string, c *Create) (engine.Filter, error) {
+	value, filter, err := engine.Authorize(ctx, engine.ResourceAssistants, engine.ActionCreate, func() map[string]any {
+		return map[string]any{"assistant_id": c.AssistantID, "graph_id": c.GraphID, "config": engine.ObjectValue(c.Config),
+			"context": engine.ObjectValue(c.Context), "metadata": engine.ObjectValue(c.Metadata), "if_exists": c.IfExists, "name": c.Name}
+	})
+	if err != nil {
+		return filter, err
+	}
+	return filter, takeObjects(op, value, &c.Config, &c.Context, &c.Metadata)
+}
+
+// authorize asks the user's rules about action on the record id and returns the filter it must
+// match; extra adds the fields of the action to the value.
+func authorize(ctx context.Context, action engine.AuthAction, id string, extra map[string]any) (map[string]any, engine.Filter, error) {
+	return engine.AuthorizeRecord(ctx, engine.ResourceAssistants, action, "assistant_id", id, extra)
+}
+
 // decide is the one-event decision of a command on agg.
 func (s *Service) decide(op string, agg eventlog.Aggregate, typ string, data any) (command.Decision, error) {
 	return s.cmd.One(op, agg, typ, data)
 }
 
-// Get returns the assistant idOrGraph names (an assistant id or a registered graph id).
+// Get returns the assistant idOrGraph names (an assistant id or a registered graph id), when the
+// user's rules let them read it (NotFound otherwise, as if it did not exist). System assistants
+// are readable whatever the rules' filter, though the rules are asked.
 func (s *Service) Get(ctx context.Context, idOrGraph string) (engine.Assistant, error) {
 	return s.resolve(ctx, "assistants.get", idOrGraph)
 }
 
-// Resolve returns the assistant idOrGraph names: an assistant id, or a registered graph id for
-// the graph's system assistant. A missing one is NotFound ("Assistant not found"); run creation
-// replaces the text with NoAssistantDetail.
+// Resolve returns the assistant idOrGraph names for a run or a cron: an assistant id, or a
+// registered graph id for the graph's system assistant. A missing one, or one the user's rules
+// do not let them read, is NotFound ("Assistant not found"); run creation replaces the text with
+// NoAssistantDetail. As on the reference servers, the rules are not asked about a system
+// assistant: every authenticated user may run the graphs.
 func (s *Service) Resolve(ctx context.Context, idOrGraph string) (engine.Assistant, error) {
-	return s.resolve(ctx, "assistants.resolve", idOrGraph)
+	const op = "assistants.resolve"
+	id, ok := s.ID(idOrGraph)
+	if !ok {
+		return engine.Assistant{}, NotFound(op)
+	}
+	a, err := s.get(ctx, op, id)
+	if err != nil || a.IsSystem() {
+		return a, err
+	}
+	_, filter, err := authorize(ctx, engine.ActionRead, id, nil)
+	if err != nil {
+		return engine.Assistant{}, err
+	}
+	if !a.Visible(filter) {
+		return engine.Assistant{}, NotFound(op)
+	}
+	return a, nil
 }
 
+// resolve is Get: the assistant idOrGraph names if the user may read it.
 func (s *Service) resolve(ctx context.Context, op, idOrGraph string) (engine.Assistant, error) {
 	id, ok := s.ID(idOrGraph)
 	if !ok {
 		return engine.Assistant{}, NotFound(op)
 	}
-	return s.get(ctx, op, id)
+	_, filter, err := authorize(ctx, engine.ActionRead, id, nil)
+	if err != nil {
+		return engine.Assistant{}, err
+	}
+	a, err := s.get(ctx, op, id)
+	if err != nil {
+		return a, err
+	}
+	if !a.Visible(filter) {
+		return engine.Assistant{}, NotFound(op)
+	}
+	return a, nil
+}
+
+// getFiltered is get for a change the user's rules filter with f: an assistant that does not
+// match is NotFound, system assistants included.
+func (s *Service) getFiltered(ctx context.Context, op, id string, f engine.Filter) (engine.Assistant, error) {
+	a, err := s.get(ctx, op, id)
+	if err == nil && !f.Match(a.Metadata) {
+		return engine.Assistant{}, NotFound(op)
+	}
+	return a, err
 }
 
 func (s *Service) get(ctx context.Context, op, id string) (engine.Assistant, error) {
@@ -241,9 +308,13 @@ func (s *Service) Patch(ctx context.Context, idOrGraph string, p Patch) (engine.
 	if !ok {
 		return engine.Assistant{}, NotFound(op)
 	}
+	filter, err := s.authorizePatch(ctx, op, id, &p)
+	if err != nil {
+		return engine.Assistant{}, err
+	}
 	agg := Aggregate(ctx, id)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		old, err := s.get(ctx, op, id)
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		old, err := s.getFiltered(ctx, op, id, filter)
 		if err != nil {
 			return nil, err
 		}
@@ -266,6 +337,40 @@ func (s *Service) Patch(ctx context.Context, idOrGraph string, p Patch) (engine.
 		return engine.Assistant{}, err
 	}
 	return s.get(ctx, op, id)
+}
+
+// takeObjects sets config, context and metadata to what the user's rules left of them in value.
+// An empty object the rules left alone (given for them to fill) changes nothing.
+func takeObjects(op string, value map[string]any, config, contextObj, metadata *map[string]any) error {
+	for key, dst := range map[string]*map[string]any{"config": config, "context": contextObj, "metadata": metadata} {
+		v, err := engine.ValueMap(op, value, key, *dst)
+		if err != nil {
+			return err
+		}
+		if v != nil && (len(v) > 0 || *dst != nil) {
+			*dst = v
+		}
+	}
+	return nil
+}
+
+// authorizePatch asks the user's rules about p and takes what they changed of its config,
+// context and metadata; it returns the filter the assistant must match.
+func (s *Service) authorizePatch(ctx context.Context, op, id string, p *Patch) (engine.Filter, error) {
+	var name any
+	if p.Name != nil {
+		name = *p.Name
+	}
+	var graph any
+	if p.GraphID != "" {
+		graph = p.GraphID
+	}
+	value, filter, err := authorize(ctx, engine.ActionUpdate, id, map[string]any{"graph_id": graph,
+		"config": engine.ObjectValue(p.Config), "context": p.Context, "metadata": engine.ObjectValue(p.Metadata), "name": name})
+	if err != nil {
+		return filter, err
+	}
+	return filter, takeObjects(op, value, &p.Config, &p.Context, &p.Metadata)
 }
 
 // apply returns the content of old with p applied.
@@ -304,9 +409,13 @@ func (s *Service) SetLatest(ctx context.Context, idOrGraph string, version int) 
 	if !ok {
 		return engine.Assistant{}, NotFound(op)
 	}
+	_, filter, err := authorize(ctx, engine.ActionUpdate, id, map[string]any{"version": version})
+	if err != nil {
+		return engine.Assistant{}, err
+	}
 	agg := Aggregate(ctx, id)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		if _, err := s.get(ctx, op, id); err != nil {
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, err := s.getFiltered(ctx, op, id, filter); err != nil {
 			return nil, err
 		}
 		if _, ok, err := s.view.Version(agg.Tenant, id, version); err != nil || !ok {
@@ -327,7 +436,7 @@ func (s *Service) SetLatest(ctx context.Context, idOrGraph string, version int) 
 // first, and how many match in all.
 func (s *Service) Versions(ctx context.Context, idOrGraph string, metadata map[string]any, limit, offset int) ([]engine.AssistantVersion, int, error) {
 	const op = "assistants.versions"
-	a, err := s.resolve(ctx, op, idOrGraph)
+	a, err := s.resolve(ctx, op, idOrGraph) // the rules' read filter, on the assistant
 	if err != nil {
 		return nil, 0, err
 	}
@@ -346,9 +455,13 @@ func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bo
 	if !ok {
 		return NotFound(op)
 	}
+	_, filter, err := authorize(ctx, engine.ActionDelete, id, nil)
+	if err != nil {
+		return err
+	}
 	agg := Aggregate(ctx, id)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		if _, err := s.get(ctx, op, id); err != nil {
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		if _, err := s.getFiltered(ctx, op, id, filter); err != nil {
 			return nil, err
 		}
 		var doomed []engine.Thread
@@ -357,6 +470,9 @@ func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bo
 			doomed, _, err = s.threads.Search(agg.Tenant, engine.ThreadQuery{Metadata: map[string]any{"assistant_id": id}})
 			if err != nil {
 				return nil, engine.E(engine.Op(op), err)
+			}
+			if doomed, err = deletable(ctx, doomed); err != nil {
+				return nil, err
 			}
 			if len(doomed) > maxDeleteThreads {
 				return nil, engine.E(engine.Op(op), engine.TooLarge, fmt.Sprintf(
@@ -388,8 +504,47 @@ func (s *Service) Delete(ctx context.Context, idOrGraph string, deleteThreads bo
 	return err
 }
 
-// Search returns a page of the tenant's assistants matching q and how many match in all.
+// deletable keeps the threads the user's rules let them delete: as on the reference servers,
+// deleting an assistant with its threads leaves those of others (and those a rule refuses).
+func deletable(ctx context.Context, ths []engine.Thread) ([]engine.Thread, error) {
+	if engine.AuthorizerFrom(ctx) == nil {
+		return ths, nil
+	}
+	var keep []engine.Thread
+	for _, th := range ths {
+		_, f, err := engine.Authorize(ctx, engine.ResourceThreads, engine.ActionDelete, func() map[string]any {
+			return map[string]any{"thread_id": th.ThreadID}
+		})
+		switch {
+		case engine.Is(engine.Forbidden, err):
+			continue
+		case err != nil:
+			return nil, err
+		case f.Match(th.Metadata):
+			keep = append(keep, th)
+		}
+	}
+	return keep, nil
+}
+
+// Search returns a page of the tenant's assistants matching q that the user's rules let them
+// read (system assistants always), and how many match in all.
 func (s *Service) Search(ctx context.Context, q engine.AssistantQuery) ([]engine.Assistant, int, error) {
+	const op = "assistants.search"
+	var graph any
+	if q.GraphID != "" {
+		graph = q.GraphID
+	}
+	value, filter, err := engine.Authorize(ctx, engine.ResourceAssistants, engine.ActionSearch, func() map[string]any {
+		return map[string]any{"graph_id": graph, "metadata": engine.ObjectValue(q.Metadata), "limit": q.Limit, "offset": q.Offset}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if q.Metadata, err = engine.ValueMap(op, value, "metadata", q.Metadata); err != nil {
+		return nil, 0, err
+	}
+	q.Auth = q.Auth.And(filter)
 	as, total, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
 		return nil, 0, engine.E(engine.Op("assistants.search"), err)

@@ -27,6 +27,7 @@ package crons
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"maps"
 	"time"
@@ -98,18 +99,34 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Cron, error) {
 	spec := engine.CronSpec{AssistantID: c.Payload.AssistantID, ThreadID: c.ThreadID, Schedule: c.Schedule,
 		Timezone: c.Timezone, EndTime: c.EndTime, Enabled: enabled, OnRunCompleted: c.OnRunCompleted,
 		Metadata: c.Metadata, Payload: c.Payload}
+	id := uuid.NewString()
+	value, _, err := engine.Authorize(ctx, engine.ResourceCrons, engine.ActionCreate, func() map[string]any {
+		v := map[string]any{"payload": payloadValue(c.Payload), "schedule": c.Schedule, "cron_id": id,
+			"thread_id": engine.StringValue(c.ThreadID), "user_id": nil, "end_time": c.EndTime, "metadata": engine.ObjectValue(c.Metadata)}
+		if u, ok := engine.UserFrom(ctx); ok {
+			v["user_id"] = u.Identity
+		}
+		return v
+	})
+	if err != nil {
+		return engine.Cron{}, err
+	}
+	if spec.Metadata, err = engine.ValueMap(op, value, "metadata", spec.Metadata); err != nil {
+		return engine.Cron{}, err
+	}
 	next, err := s.check(ctx, op, &spec, nil)
 	if err != nil {
 		return engine.Cron{}, err
 	}
-	agg := Aggregate(ctx, uuid.NewString())
+	agg := Aggregate(ctx, id)
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		return s.decide(op, agg, engine.CronCreated, engine.CronCreatedData{CronSpec: spec, NextRunDate: next})
 	})
 	if err != nil {
 		return engine.Cron{}, err
 	}
-	return s.Get(ctx, agg.ID)
+	st, err := s.state(ctx, op, agg.ID) // what the user made or changed: no need to ask again
+	return st.Cron, err
 }
 
 // check validates spec (stored is the cron's stored payload, for secrets sent back masked),
@@ -148,11 +165,46 @@ func (s *Service) check(ctx context.Context, op string, spec *engine.CronSpec, s
 	}
 	p.AssistantID, spec.AssistantID = a.AssistantID, a.AssistantID
 	if spec.ThreadID != "" {
-		if _, err := s.threads.Info(ctx, spec.ThreadID); err != nil {
+		if err := s.readableThread(ctx, op, spec.ThreadID); err != nil {
 			return nil, err
 		}
 	}
 	return nextTick(sched, spec.EndTime, s.now()), nil
+}
+
+// readableThread checks that the thread exists and the user's rules let them read it: a cron
+// makes runs on it as its owner, so it needs no less than reading it. One they may not read is
+// NotFound, as if it did not exist.
+func (s *Service) readableThread(ctx context.Context, op, id string) error {
+	_, filter, err := engine.Authorize(ctx, engine.ResourceThreads, engine.ActionRead, func() map[string]any {
+		return map[string]any{"thread_id": id}
+	})
+	if err != nil {
+		return err
+	}
+	th, err := s.threads.Info(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !filter.Match(th.Metadata) {
+		return threads.NotFound(op, id)
+	}
+	return nil
+}
+
+// payloadValue is p as a rule's value shows it: the JSON object the request sent.
+func payloadValue(p engine.CronPayload) map[string]any {
+	var m map[string]any
+	if b, err := json.Marshal(p); err == nil {
+		_ = json.Unmarshal(b, &m) // a payload marshalled a moment ago decodes
+	}
+	return m
+}
+
+// authorize asks the user's rules about action on the record id and returns the filter it must
+// match; extra adds the fields of the action to the value.
+func authorize(ctx context.Context, action engine.AuthAction, id string, extra map[string]any) (map[string]any, engine.Filter, error) {
+	return engine.AuthorizeRecord(ctx, engine.ResourceCrons, action, "cron_id", id, extra)
 }
 
 // validZone reports whether tz names a time zone.
@@ -176,10 +228,26 @@ func (s *Service) decide(op string, agg eventlog.Aggregate, typ string, data any
 	return s.cmd.One(op, agg, typ, data)
 }
 
-// Get returns the cron, catching up with the log once before it says NotFound.
+// Get returns the cron, catching up with the log once before it says NotFound; one the user's
+// rules do not let them read is NotFound too.
 func (s *Service) Get(ctx context.Context, id string) (engine.Cron, error) {
-	st, err := s.state(ctx, "crons.get", id)
+	const op = "crons.get"
+	_, filter, err := authorize(ctx, engine.ActionRead, id, nil)
+	if err != nil {
+		return engine.Cron{}, err
+	}
+	st, err := s.stateFiltered(ctx, op, id, filter)
 	return st.Cron, err
+}
+
+// stateFiltered is state for a user whose rules filter crons with f: a cron that does not match
+// is NotFound.
+func (s *Service) stateFiltered(ctx context.Context, op, id string, f engine.Filter) (engine.CronState, error) {
+	st, err := s.state(ctx, op, id)
+	if err == nil && !f.Match(st.Metadata) {
+		return engine.CronState{}, NotFound(op)
+	}
+	return st, err
 }
 
 func (s *Service) state(ctx context.Context, op, id string) (engine.CronState, error) {
@@ -217,7 +285,14 @@ type Patch struct {
 // tick again from now.
 func (s *Service) Patch(ctx context.Context, id string, p Patch) (engine.Cron, error) {
 	const op = "crons.patch"
-	st, err := s.state(ctx, op, id)
+	value, filter, err := authorize(ctx, engine.ActionUpdate, id, p.value())
+	if err != nil {
+		return engine.Cron{}, err
+	}
+	if p.Metadata, err = engine.ValueMap(op, value, "metadata", p.Metadata); err != nil {
+		return engine.Cron{}, err
+	}
+	st, err := s.stateFiltered(ctx, op, id, filter)
 	if err != nil {
 		return engine.Cron{}, err
 	}
@@ -258,7 +333,7 @@ func (s *Service) Patch(ctx context.Context, id string, p Patch) (engine.Cron, e
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
-		if !ok {
+		if !ok || !filter.Match(cur.Metadata) {
 			return nil, NotFound(op)
 		}
 		n := next
@@ -270,7 +345,38 @@ func (s *Service) Patch(ctx context.Context, id string, p Patch) (engine.Cron, e
 	if err != nil {
 		return engine.Cron{}, err
 	}
-	return s.Get(ctx, id)
+	st, err = s.state(ctx, op, id)
+	return st.Cron, err
+}
+
+// value is p as a rule's value shows it (the reference's CronsUpdate): the fields given, null
+// for the others; metadata only when given.
+func (p Patch) value() map[string]any {
+	v := map[string]any{"schedule": nil, "end_time": nil, "enabled": nil, "on_run_completed": nil, "payload": nil}
+	if p.Schedule != nil {
+		v["schedule"] = *p.Schedule
+	}
+	if p.EndTimeSet {
+		v["end_time"] = p.EndTime
+	}
+	if p.Enabled != nil {
+		v["enabled"] = *p.Enabled
+	}
+	if p.OnRunCompleted != nil {
+		v["on_run_completed"] = *p.OnRunCompleted
+	}
+	if len(p.PayloadSet) > 0 {
+		full := payloadValue(p.Payload)
+		given := map[string]any{}
+		for k := range p.PayloadSet {
+			given[k] = full[k]
+		}
+		v["payload"] = given
+	}
+	if p.Metadata != nil {
+		v["metadata"] = p.Metadata
+	}
+	return v
 }
 
 // specOf is the definition of a cron record.
@@ -320,16 +426,20 @@ func mergePayload(dst *engine.CronPayload, src engine.CronPayload, set map[strin
 // Delete deletes a cron; a fire of it not completed yet makes no run.
 func (s *Service) Delete(ctx context.Context, id string) error {
 	const op = "crons.delete"
-	if _, err := s.state(ctx, op, id); err != nil {
+	_, filter, err := authorize(ctx, engine.ActionDelete, id, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := s.stateFiltered(ctx, op, id, filter); err != nil {
 		return err
 	}
 	agg := Aggregate(ctx, id)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		_, ok, err := s.view.Get(agg.Tenant, id)
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		cur, ok, err := s.view.Get(agg.Tenant, id)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
-		if !ok {
+		if !ok || !filter.Match(cur.Metadata) {
 			return nil, NotFound(op)
 		}
 		return s.decide(op, agg, engine.CronDeleted, struct{}{})
@@ -337,11 +447,24 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 	return err
 }
 
-// Search returns one page of the crons matching q, and how many match in all.
+// Search returns one page of the crons matching q that the user's rules let them read, and how
+// many match in all.
 func (s *Service) Search(ctx context.Context, q engine.CronQuery) ([]engine.Cron, int, error) {
+	const op = "crons.search"
+	value, filter, err := engine.Authorize(ctx, engine.ResourceCrons, engine.ActionSearch, func() map[string]any {
+		return map[string]any{"assistant_id": engine.StringValue(q.AssistantID), "thread_id": engine.StringValue(q.ThreadID),
+			"limit": q.Limit, "offset": q.Offset, "metadata": engine.ObjectValue(q.Metadata)}
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if q.Metadata, err = engine.ValueMap(op, value, "metadata", q.Metadata); err != nil {
+		return nil, 0, err
+	}
+	q.Auth = q.Auth.And(filter)
 	cs, n, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
-		return nil, 0, engine.E(engine.Op("crons.search"), err)
+		return nil, 0, engine.E(engine.Op(op), err)
 	}
 	return cs, n, nil
 }

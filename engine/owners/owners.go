@@ -13,8 +13,8 @@ import (
 // DefaultKey is the metadata key that records a resource's owner.
 const DefaultKey = "owner"
 
-// Rules is an engine.Authorizer: creating a thread, assistant or cron records the user as its
-// owner in its metadata, every other action is restricted to what the user owns, and the store
+// Rules is an engine.Authorizer: creating a thread, assistant, cron or run records the user as
+// its owner in its metadata, every other action is restricted to what the user owns, and the store
 // is split by user, each namespace prefixed with the user's identity.
 type Rules struct {
 	// Key is the metadata key of the owner; empty means DefaultKey.
@@ -36,7 +36,9 @@ func (r Rules) Authorize(_ context.Context, req *engine.AuthRequest) (engine.Fil
 	if key == "" {
 		key = DefaultKey
 	}
-	if req.Action == engine.ActionCreate {
+	// A run's creation records its owner too: the thread a stateless run (or if_not_exists
+	// create) makes carries the run's metadata, and must be the user's.
+	if req.Action == engine.ActionCreate || req.Action == engine.ActionCreateRun {
 		md, _ := req.Value["metadata"].(map[string]any)
 		if md == nil {
 			md = map[string]any{}

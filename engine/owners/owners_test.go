@@ -23,6 +23,8 @@ func TestRules(t *testing.T) {
 			map[string]any{"metadata": map[string]any{"x": 1, "owner": "alice"}}, true, false},
 		{"create without metadata", engine.AuthRequest{User: alice, Resource: engine.ResourceAssistants, Action: engine.ActionCreate,
 			Value: map[string]any{}}, map[string]any{"metadata": map[string]any{"owner": "alice"}}, true, false},
+		{"create_run adds the owner", engine.AuthRequest{User: alice, Resource: engine.ResourceThreads, Action: engine.ActionCreateRun,
+			Value: map[string]any{"thread_id": nil}}, map[string]any{"thread_id": nil, "metadata": map[string]any{"owner": "alice"}}, true, false},
 		{"read is filtered", engine.AuthRequest{User: alice, Resource: engine.ResourceThreads, Action: engine.ActionRead,
 			Value: map[string]any{"thread_id": "t"}}, map[string]any{"thread_id": "t"}, true, false},
 		{"store namespace prefixed", engine.AuthRequest{User: alice, Resource: engine.ResourceStore, Action: engine.ActionPut,

@@ -67,6 +67,8 @@ func (r *Runner) Fork(ctx context.Context, f Fork) (engine.Thread, error) {
 	if err != nil {
 		return engine.Thread{}, err
 	}
+	ctx = engine.Asked(ctx) // read and create asked: the fork's own steps are the user's
+
 	if err := r.saver.Fork(ctx, f.ThreadID, forked.ThreadID, snap.Ref.ID); err != nil {
 		return engine.Thread{}, engine.E(engine.Op(op), err)
 	}
@@ -126,6 +128,7 @@ func (r *Runner) Import(ctx context.Context, threadID string, metadata map[strin
 	if err != nil {
 		return engine.Thread{}, err
 	}
+	ctx = engine.Asked(ctx)
 	if err := r.saver.Import(ctx, th.ThreadID, events); err != nil {
 		return engine.Thread{}, engine.E(engine.Op("threads.import"), err)
 	}

@@ -58,6 +58,10 @@ func (r *Runner) History(ctx context.Context, ref graph.Ref, opts graph.ListOpti
 // process.
 func (r *Runner) UpdateState(ctx context.Context, ref graph.Ref, supersteps [][]graph.Update) (graph.Ref, error) {
 	const op = "threads.update_state"
+	ctx, _, err := r.threads.Access(ctx, engine.ActionUpdate, ref.ThreadID, nil)
+	if err != nil {
+		return graph.Ref{}, err
+	}
 	th, g, err := r.threadGraph(ctx, ref.ThreadID)
 	if err != nil {
 		return graph.Ref{}, err
@@ -85,13 +89,19 @@ func (r *Runner) UpdateState(ctx context.Context, ref graph.Ref, supersteps [][]
 
 // PatchState merges metadata into the metadata of the checkpoint ref (the newest when ref.ID is "").
 func (r *Runner) PatchState(ctx context.Context, ref graph.Ref, metadata map[string]any) error {
+	ctx, _, err := r.threads.Access(ctx, engine.ActionUpdate, ref.ThreadID, nil)
+	if err != nil {
+		return err
+	}
 	if _, err := r.threads.Info(ctx, ref.ThreadID); err != nil {
 		return err
 	}
 	return r.saver.PatchMetadata(ctx, ref, metadata)
 }
 
-// Copy makes a new thread with the metadata and every checkpoint of threadID.
+// Copy makes a new thread with the metadata and every checkpoint of threadID. The user's rules
+// are asked to read the source and to create the copy, which carries the metadata the create
+// rule left (its owner: the user).
 func (r *Runner) Copy(ctx context.Context, threadID string) (engine.Thread, error) {
 	th, err := r.threads.Info(ctx, threadID)
 	if err != nil {
@@ -101,6 +111,7 @@ func (r *Runner) Copy(ctx context.Context, threadID string) (engine.Thread, erro
 	if err != nil {
 		return engine.Thread{}, err
 	}
+	ctx = engine.Asked(ctx)
 	if err := r.saver.Copy(ctx, threadID, cp.ThreadID); err != nil {
 		return engine.Thread{}, engine.E(engine.Op("threads.copy"), err)
 	}
@@ -128,6 +139,7 @@ func (r *Runner) CreateWithSupersteps(ctx context.Context, c threads.Create, sup
 	if err != nil {
 		return engine.Thread{}, err
 	}
+	ctx = engine.Asked(ctx)
 	if _, err := r.UpdateState(ctx, graph.Ref{ThreadID: th.ThreadID}, supersteps); err != nil {
 		return engine.Thread{}, err
 	}

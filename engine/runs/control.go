@@ -26,6 +26,10 @@ func (e errCancelled) Error() string { return "run cancelled (" + e.action + ")"
 // interrupt keeps what it did (status interrupted); rollback deletes the run and its checkpoints.
 // With wait, Cancel returns once the run has ended.
 func (s *Service) Cancel(ctx context.Context, thread, run, action string, wait bool) error {
+	ctx, err := s.access(ctx, "runs.cancel", engine.ActionUpdate, thread, run, map[string]any{"action": orInterrupt(action)})
+	if err != nil {
+		return err
+	}
 	if err := s.cancel(ctx, thread, []string{run}, "", action); err != nil {
 		return err
 	}
@@ -129,7 +133,22 @@ func (s *Service) endEvent(agg eventlog.Aggregate, rec engine.RunRecord, action 
 // CancelMany cancels runs of a thread: those named, or every active one with status (pending,
 // running or all). They are cancelled together or not at all (see cancel).
 func (s *Service) CancelMany(ctx context.Context, thread string, runIDs []string, status, action string) error {
+	ctx, err := s.access(ctx, "runs.cancel", engine.ActionUpdate, thread, "", map[string]any{"action": orInterrupt(action)})
+	if engine.Is(engine.NotFound, err) && len(runIDs) > 0 {
+		return NotFound("runs.cancel") // as for runs that are not there
+	}
+	if err != nil {
+		return err
+	}
 	return s.cancel(ctx, thread, runIDs, status, action)
+}
+
+// orInterrupt is a cancel's action, interrupt when none was given.
+func orInterrupt(action string) string {
+	if action == "" {
+		return ActionInterrupt
+	}
+	return action
 }
 
 // Active returns every active run of the context's tenant.
@@ -143,7 +162,17 @@ func (s *Service) Active(ctx context.Context) ([]engine.RunRecord, error) {
 
 // CancelAll cancels every active run of the tenant with status (pending, running, or "" / all),
 // on every thread: the runs of each thread in one message.
+//
+// The user's rules are asked once (threads.update with the action): the runs of threads their
+// filter hides are left alone.
 func (s *Service) CancelAll(ctx context.Context, status, action string) error {
+	_, filter, err := engine.Authorize(ctx, engine.ResourceThreads, engine.ActionUpdate, func() map[string]any {
+		return map[string]any{"thread_id": nil, "action": orInterrupt(action), "status": status}
+	})
+	if err != nil {
+		return err
+	}
+	ctx = engine.Asked(ctx)
 	active, err := s.runs.ActiveAll(engine.TenantFrom(ctx))
 	if err != nil {
 		return engine.E(engine.Op("runs.cancel"), err)
@@ -155,6 +184,11 @@ func (s *Service) CancelAll(ctx context.Context, status, action string) error {
 			continue
 		}
 		done[r.ThreadID] = true
+		if !filter.IsZero() {
+			if th, err := s.threads.Info(ctx, r.ThreadID); err != nil || !filter.Match(th.Metadata) {
+				continue // gone, or not the user's
+			}
+		}
 		if err := s.cancel(ctx, r.ThreadID, nil, status, action); err != nil {
 			errs = append(errs, err)
 		}
@@ -165,8 +199,12 @@ func (s *Service) CancelAll(ctx context.Context, status, action string) error {
 // Delete removes an ended run's record. An active run must be cancelled first.
 func (s *Service) Delete(ctx context.Context, thread, run string) error {
 	const op = "runs.delete"
+	ctx, err := s.access(ctx, op, engine.ActionDelete, thread, run, nil)
+	if err != nil {
+		return err
+	}
 	agg := threads.Aggregate(ctx, thread)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		rec, ok, err := s.runs.Get(agg.Tenant, thread, run)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)

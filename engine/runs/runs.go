@@ -176,22 +176,30 @@ const RejectDetail = "Thread is already running a task. Wait for it to finish or
 // (status pending).
 func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error) {
 	const op = "runs.create"
-	a, err := s.assistants.Resolve(ctx, c.AssistantID)
+	// The assistant is read as the platform does; authorizeCreate asks the user's rules whether
+	// they may (system assistants they always may, which a filtered read would hide).
+	a, err := s.assistants.Resolve(engine.Asked(ctx), c.AssistantID)
 	if err != nil {
 		if engine.Is(engine.NotFound, err) {
 			return engine.RunRecord{}, assistants.NoAssistant(op, c.AssistantID)
 		}
 		return engine.RunRecord{}, err
 	}
-	if err := s.keepSecrets(ctx, &c, a); err != nil {
-		return engine.RunRecord{}, err
-	}
 	if c.MultitaskStrategy == "" {
 		c.MultitaskStrategy = engine.MultitaskEnqueue
 	}
+	ruled := engine.AuthorizerFrom(ctx) != nil
+	filter, err := s.authorizeCreate(ctx, op, &c, a)
+	if err != nil {
+		return engine.RunRecord{}, err
+	}
+	ctx = engine.Asked(ctx)
+	if err := s.keepSecrets(ctx, &c, a); err != nil {
+		return engine.RunRecord{}, err
+	}
 	temporary := false
 	if c.ThreadID == "" {
-		tc := threads.Create{Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}
+		tc := threads.Create{Metadata: newThreadMetadata(c, a, ruled)}
 		if c.NewThreadID != "" {
 			tc.ThreadID, tc.IfExists = c.NewThreadID, engine.IfExistsDoNothing
 		}
@@ -200,13 +208,15 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 			return engine.RunRecord{}, err
 		}
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
-	} else if _, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
+	} else if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
 		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
-			Metadata: map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}}); err != nil {
+			Metadata: newThreadMetadata(c, a, ruled)}); err != nil {
 			return engine.RunRecord{}, err
 		}
 	} else if err != nil {
 		return engine.RunRecord{}, err
+	} else if !filter.Match(th.Metadata) {
+		return engine.RunRecord{}, threads.NotFound("threads.get", c.ThreadID)
 	}
 	if err := s.checkResume(ctx, c); err != nil {
 		return engine.RunRecord{}, err
@@ -245,6 +255,9 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		th, err := s.threads.Info(ctx, c.ThreadID)
 		if err != nil {
 			return nil, err
+		}
+		if !filter.Match(th.Metadata) { // changed since it was checked above
+			return nil, threads.NotFound("threads.get", c.ThreadID)
 		}
 		if cfg := runner.ThreadConfig(a.Config, th.Config, c.Config); cfg != nil && !reflect.DeepEqual(cfg, th.Config) {
 			data.ThreadConfig = cfg
@@ -325,7 +338,7 @@ func (s *Service) checkResume(ctx context.Context, c Create) error {
 func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engine.RunRecord {
 	runID := c.RunID
 	if runID == "" {
-		runID = uuid.Must(uuid.NewV7()).String()
+		runID = newRunID()
 	}
 	configurable := map[string]any{}
 	if cf, ok := c.Config["configurable"].(map[string]any); ok {
@@ -369,6 +382,19 @@ func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engi
 	return rec
 }
 
+// newThreadMetadata is the metadata of the thread a run creates: its graph and assistant and,
+// when the user's rules were asked (ruled), the metadata they left for the run (an owner), so
+// that the user reaches the thread they made, as in the reference.
+func newThreadMetadata(c Create, a engine.Assistant, ruled bool) map[string]any {
+	md := map[string]any{"graph_id": a.GraphID, "assistant_id": a.AssistantID}
+	if ruled {
+		for k, v := range c.Metadata {
+			md[k] = v
+		}
+	}
+	return md
+}
+
 func orEmpty(m map[string]any) map[string]any {
 	if m == nil {
 		return map[string]any{}
@@ -390,6 +416,10 @@ func NotFound(op string) error { return engine.E(engine.Op(op), engine.NotFound,
 // Get returns a run of a thread, catching up with the log once before it says NotFound (the run
 // may have been created through another process).
 func (s *Service) Get(ctx context.Context, thread, run string) (engine.RunRecord, error) {
+	ctx, err := s.access(ctx, "runs.get", engine.ActionRead, thread, run, nil)
+	if err != nil {
+		return engine.RunRecord{}, err
+	}
 	rec, ok, err := s.runs.Get(engine.TenantFrom(ctx), thread, run)
 	if err == nil && !ok {
 		if cerr := s.projector.CatchUp(ctx); cerr == nil {
@@ -419,7 +449,7 @@ func (s *Service) GetByID(ctx context.Context, run string) (engine.RunRecord, er
 
 // List returns a thread's runs, newest first.
 func (s *Service) List(ctx context.Context, thread, status string, limit, offset int) ([]engine.RunRecord, error) {
-	if _, err := s.threads.Info(ctx, thread); err != nil {
+	if _, err := s.threads.Info(ctx, thread); err != nil { // threads.read, as the reference asks
 		return nil, err
 	}
 	return s.runs.List(engine.TenantFrom(ctx), thread, status, limit, offset)
@@ -427,6 +457,10 @@ func (s *Service) List(ctx context.Context, thread, status string, limit, offset
 
 // Wait blocks until the run has ended and returns it.
 func (s *Service) Wait(ctx context.Context, thread, run string) (engine.RunRecord, error) {
+	ctx, err := s.access(ctx, "runs.wait", engine.ActionRead, thread, run, nil)
+	if err != nil {
+		return engine.RunRecord{}, err
+	}
 	if _, err := s.waitState(ctx, thread, run); err != nil {
 		rec, _ := s.Get(context.WithoutCancel(ctx), thread, run)
 		return rec, err

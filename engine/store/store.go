@@ -92,6 +92,11 @@ func (s *Service) Put(ctx context.Context, p Put) error {
 	if err := checkItem(op, p.Namespace, p.Key); err != nil {
 		return err
 	}
+	var err error
+	p.Namespace, err = authorizeItem(ctx, op, engine.ActionPut, p.Namespace, p.Key, map[string]any{"value": p.Value, "index": p.Index})
+	if err != nil {
+		return err
+	}
 	if p.TTL != nil {
 		if err := engine.CheckTTL(op, *p.TTL, "body", "ttl"); err != nil {
 			return err
@@ -125,6 +130,39 @@ func (s *Service) Put(ctx context.Context, p Put) error {
 	return err
 }
 
+// authorize asks the user's rules about a store action on namespace (with the other fields of
+// value) and returns the namespace they left; without rules it is namespace itself.
+func authorize(ctx context.Context, op string, action engine.AuthAction, namespace []string, value map[string]any) (map[string]any, []string, engine.Filter, error) {
+	v, f, err := engine.Authorize(ctx, engine.ResourceStore, action, func() map[string]any {
+		value["namespace"] = engine.LabelsValue(namespace)
+		return value
+	})
+	if err != nil {
+		return nil, nil, f, err
+	}
+	ns, err := engine.ValueLabels(op, v, "namespace", namespace)
+	return v, ns, f, err
+}
+
+// ruleFault is the error of a namespace a rule left invalid: the rule's fault, not the client's.
+func ruleFault(op string, err error) error {
+	return engine.E(engine.Op(op), engine.Other, "Your auth handler left an invalid namespace: "+err.Error())
+}
+
+// authorizeItem is authorize for an action on one item: the namespace the rules left must still
+// address an item.
+func authorizeItem(ctx context.Context, op string, action engine.AuthAction, namespace []string, key string, value map[string]any) ([]string, error) {
+	value["key"] = key
+	v, ns, _, err := authorize(ctx, op, action, namespace, value)
+	if err != nil || v == nil {
+		return ns, err
+	}
+	if err := checkItem(op, ns, key); err != nil {
+		return nil, ruleFault(op, err)
+	}
+	return ns, nil
+}
+
 // checkItem validates the address of an item: a non-empty namespace of valid labels and a key.
 func checkItem(op string, namespace []string, key string) error {
 	if len(namespace) == 0 {
@@ -149,6 +187,10 @@ func (s *Service) Get(ctx context.Context, namespace []string, key string, refre
 	if err := checkItem(op, namespace, key); err != nil {
 		return engine.Item{}, false, err
 	}
+	namespace, err := authorizeItem(ctx, op, engine.ActionGet, namespace, key, map[string]any{})
+	if err != nil {
+		return engine.Item{}, false, err
+	}
 	rec, ok, err := s.view.Get(engine.TenantFrom(ctx), namespace, key, s.clock())
 	if err != nil {
 		return engine.Item{}, false, engine.E(engine.Op(op), err)
@@ -165,10 +207,15 @@ func (s *Service) Get(ctx context.Context, namespace []string, key string, refre
 // Delete removes the item at namespace and key. Deleting a missing item does nothing, as on the
 // reference servers.
 func (s *Service) Delete(ctx context.Context, namespace []string, key string) error {
-	if err := checkItem("store.delete", namespace, key); err != nil {
+	const op = "store.delete"
+	if err := checkItem(op, namespace, key); err != nil {
 		return err
 	}
-	_, err := s.delete(ctx, namespace, key, "")
+	namespace, err := authorizeItem(ctx, op, engine.ActionDelete, namespace, key, map[string]any{})
+	if err != nil {
+		return err
+	}
+	_, err = s.delete(ctx, namespace, key, "")
 	return err
 }
 
@@ -215,6 +262,9 @@ func (s *Service) Search(ctx context.Context, q engine.StoreQuery, refresh bool)
 	if err := errs.Err(op); err != nil {
 		return nil, err
 	}
+	if err := authorizeSearch(ctx, op, &q); err != nil {
+		return nil, err
+	}
 	if err := s.embedQuery(ctx, op, &q); err != nil {
 		return nil, err
 	}
@@ -232,7 +282,37 @@ func (s *Service) Search(ctx context.Context, q engine.StoreQuery, refresh bool)
 	return items, nil
 }
 
-// ListNamespaces returns one page of the distinct namespaces matching q.
+// authorizeSearch asks the user's rules about the search q and applies what they answered: the
+// namespace prefix and filter they left, and their own filter on the items' values, ANDed with
+// the request's (as the reference servers do).
+func authorizeSearch(ctx context.Context, op string, q *engine.StoreQuery) error {
+	var filter any
+	if q.Filter != nil {
+		filter = q.Filter
+	}
+	v, ns, f, err := authorize(ctx, op, engine.ActionSearch, q.Prefix, map[string]any{
+		"filter": filter, "limit": q.Limit, "offset": q.Offset, "query": engine.StringValue(q.Query)})
+	if err != nil || v == nil {
+		return err
+	}
+	if err := engine.CheckNamespace(op, ns); err != nil {
+		return ruleFault(op, err)
+	}
+	q.Prefix = ns
+	if q.Filter, err = engine.ValueMap(op, v, "filter", q.Filter); err != nil {
+		return err
+	}
+	var errs engine.Violations
+	engine.CheckFilter(q.Filter, &errs, "filter")
+	if err := errs.Err(op); err != nil {
+		return engine.E(engine.Op(op), engine.Other, "Your auth handler left an invalid filter: "+err.Error())
+	}
+	q.Auth = q.Auth.And(f)
+	return nil
+}
+
+// ListNamespaces returns one page of the distinct namespaces matching q, within those the user's
+// rules let them see (they may rewrite the prefix and suffix).
 func (s *Service) ListNamespaces(ctx context.Context, q engine.NamespaceQuery) ([][]string, error) {
 	const op = "store.namespaces"
 	if err := engine.CheckNamespace(op, q.Prefix); err != nil {
@@ -241,11 +321,32 @@ func (s *Service) ListNamespaces(ctx context.Context, q engine.NamespaceQuery) (
 	if err := engine.CheckNamespace(op, q.Suffix); err != nil {
 		return nil, err
 	}
-	ns, err := s.view.ListNamespaces(engine.TenantFrom(ctx), q, s.clock())
+	var depth any
+	if q.MaxDepth > 0 {
+		depth = q.MaxDepth
+	}
+	v, ns, _, err := authorize(ctx, op, engine.ActionListNamespaces, q.Prefix, map[string]any{
+		"suffix": engine.LabelsValue(q.Suffix), "max_depth": depth, "limit": q.Limit, "offset": q.Offset})
+	if err != nil {
+		return nil, err
+	}
+	if v != nil {
+		suffix, err := engine.ValueLabels(op, v, "suffix", q.Suffix)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range [][]string{ns, suffix} {
+			if err := engine.CheckNamespace(op, l); err != nil {
+				return nil, ruleFault(op, err)
+			}
+		}
+		q.Prefix, q.Suffix = ns, suffix
+	}
+	list, err := s.view.ListNamespaces(engine.TenantFrom(ctx), q, s.clock())
 	if err != nil {
 		return nil, engine.E(engine.Op(op), err)
 	}
-	return ns, nil
+	return list, nil
 }
 
 // refresh restarts the time to live of the records that have one, one event per item, appended

@@ -108,14 +108,25 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 			return engine.Thread{}, err
 		}
 	}
+	value, filter, err := s.ask(ctx, engine.ActionCreate, c.ThreadID, map[string]any{
+		"metadata": orEmpty(c.Metadata), "if_exists": orRaise(c.IfExists), "ttl": ttlValue(c.TTL)})
+	if err != nil {
+		return engine.Thread{}, err
+	}
+	if md, ok := Metadata(value); ok {
+		c.Metadata = md // the rules' additions (an owner) are the thread's
+	}
+	ctx = engine.Asked(ctx)
 	agg := Aggregate(ctx, c.ThreadID)
-	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		_, exists, err := s.view.Get(agg.Tenant, agg.ID)
+	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
+		old, exists, err := s.view.Get(agg.Tenant, agg.ID)
 		if err != nil {
 			return nil, engine.E(engine.Op(op), err)
 		}
 		if exists {
-			if c.IfExists == engine.IfExistsDoNothing {
+			// One the user's rules hide is refused as the reference refuses it, whatever
+			// if_exists: nothing of it shows.
+			if c.IfExists == engine.IfExistsDoNothing && filter.Match(old.Metadata) {
 				return nil, nil
 			}
 			return nil, engine.E(engine.Op(op), engine.Exists, "Thread already exists")
@@ -139,12 +150,20 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.Thread, error) {
 // Get returns a thread, TTL included. A thread this process does not know yet may have been
 // created through another process: Get catches up with the log once before it says NotFound.
 func (s *Service) Get(ctx context.Context, id string) (engine.Thread, error) {
+	ctx, _, err := s.Access(ctx, engine.ActionRead, id, nil)
+	if err != nil {
+		return engine.Thread{}, err
+	}
 	return s.read(ctx, id, s.view.Get)
 }
 
 // Info is Get without the thread's values (nil): what the runtime reads of a thread to run on
 // it (config, metadata, status), without decoding its state.
 func (s *Service) Info(ctx context.Context, id string) (engine.Thread, error) {
+	ctx, _, err := s.Access(ctx, engine.ActionRead, id, nil)
+	if err != nil {
+		return engine.Thread{}, err
+	}
 	return s.read(ctx, id, s.view.Info)
 }
 
@@ -186,7 +205,15 @@ func (s *Service) Patch(ctx context.Context, id string, metadata map[string]any,
 			return engine.Thread{}, err
 		}
 	}
-	err := s.appendTo(ctx, op, Aggregate(ctx, id), func(agg eventlog.Aggregate) (eventlog.Event, error) {
+	value, filter, err := s.ask(ctx, engine.ActionUpdate, id, map[string]any{"metadata": orEmpty(metadata), "ttl": ttlValue(ttl)})
+	if err != nil {
+		return engine.Thread{}, err
+	}
+	if md, ok := Metadata(value); ok && metadata != nil {
+		metadata = md
+	}
+	ctx = engine.Asked(ctx)
+	err = s.appendTo(ctx, op, Aggregate(ctx, id), filter, func(agg eventlog.Aggregate) (eventlog.Event, error) {
 		return eventlog.New(agg, engine.ThreadPatched, engine.ThreadPatchedData{Metadata: metadata, TTL: ttl})
 	})
 	if err != nil {
@@ -197,19 +224,24 @@ func (s *Service) Patch(ctx context.Context, id string, metadata map[string]any,
 
 // Delete removes a thread. Deleting a missing thread is a NotFound error.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	return s.delete(ctx, Aggregate(ctx, id), "")
+	_, filter, err := s.ask(ctx, engine.ActionDelete, id, nil)
+	if err != nil {
+		return err
+	}
+	return s.delete(engine.Asked(ctx), Aggregate(ctx, id), filter, "")
 }
 
-func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, reason string) error {
-	return s.appendTo(ctx, "threads.delete", agg, func(agg eventlog.Aggregate) (eventlog.Event, error) {
+func (s *Service) delete(ctx context.Context, agg eventlog.Aggregate, filter engine.Filter, reason string) error {
+	return s.appendTo(ctx, "threads.delete", agg, filter, func(agg eventlog.Aggregate) (eventlog.Event, error) {
 		return DeleteEvent(agg, reason)
 	})
 }
 
-// appendTo appends the event mk makes to thread agg, which must exist (NotFound otherwise).
-func (s *Service) appendTo(ctx context.Context, op string, agg eventlog.Aggregate, mk func(eventlog.Aggregate) (eventlog.Event, error)) error {
+// appendTo appends the event mk makes to thread agg, which must exist and match filter, the
+// user's rules' (NotFound otherwise, alike).
+func (s *Service) appendTo(ctx context.Context, op string, agg eventlog.Aggregate, filter engine.Filter, mk func(eventlog.Aggregate) (eventlog.Event, error)) error {
 	_, err := s.cmd.Run(ctx, op, func() (command.Decision, error) {
-		if _, ok, err := s.view.Get(agg.Tenant, agg.ID); err != nil || !ok {
+		if th, ok, err := s.view.Get(agg.Tenant, agg.ID); err != nil || !ok || !filter.Match(th.Metadata) {
 			return nil, orNotFound(op, agg.ID, err)
 		}
 		expect, err := s.cmd.Version(agg)
@@ -234,18 +266,38 @@ func DeleteEvent(agg eventlog.Aggregate, reason string) (eventlog.Event, error) 
 // Prune prunes the threads ids (each on its own; one that does not exist is skipped) and returns
 // how many it pruned: with engine.PruneDelete it deletes them, with engine.PruneKeepLatest it keeps
 // them and their state but drops every older checkpoint.
+//
+// With the user's rules, pruning is their delete of all the threads named; as in the reference,
+// a filter any of them does not match (or one that does not exist) refuses the whole request
+// with a NotFound.
 func (s *Service) Prune(ctx context.Context, ids []string, strategy string) (int, error) {
+	_, filter, err := engine.Authorize(ctx, engine.ResourceThreads, engine.ActionDelete, func() map[string]any {
+		return map[string]any{"thread_ids": ids}
+	})
+	if err != nil {
+		return 0, err
+	}
+	ctx = engine.Asked(ctx)
 	aggs := make([]eventlog.Aggregate, len(ids))
 	for i, id := range ids {
 		aggs[i] = Aggregate(ctx, id)
+		if filter.IsZero() {
+			continue
+		}
+		if th, err := s.read(ctx, id, s.view.Info); err != nil || !filter.Match(th.Metadata) {
+			if err != nil && !engine.Is(engine.NotFound, err) {
+				return 0, err
+			}
+			return 0, engine.E(engine.Op("threads.prune"), engine.NotFound, "At least one thread not found or not authorized")
+		}
 	}
 	return countDone(aggs, func(agg eventlog.Aggregate) error {
 		if strategy == engine.PruneKeepLatest {
-			return s.appendTo(ctx, "threads.prune", agg, func(agg eventlog.Aggregate) (eventlog.Event, error) {
+			return s.appendTo(ctx, "threads.prune", agg, filter, func(agg eventlog.Aggregate) (eventlog.Event, error) {
 				return eventlog.New(agg, engine.ThreadCheckpointsPruned, struct{}{})
 			})
 		}
-		return s.delete(ctx, agg, "prune")
+		return s.delete(ctx, agg, filter, "prune")
 	})
 }
 
@@ -267,7 +319,22 @@ func countDone(aggs []eventlog.Aggregate, f func(eventlog.Aggregate) error) (int
 }
 
 // Search returns a page of the tenant's threads matching q and the total count.
+//
+// The user's rules (threads.search) restrict it to the threads their filter matches, pages and
+// total alike.
 func (s *Service) Search(ctx context.Context, q engine.ThreadQuery) ([]engine.Thread, int, error) {
+	_, filter, err := engine.Authorize(ctx, engine.ResourceThreads, engine.ActionSearch, func() map[string]any {
+		v := map[string]any{"metadata": orEmpty(q.Metadata), "values": orEmpty(q.Values), "status": nilIfEmpty(q.Status),
+			"limit": q.Limit, "offset": q.Offset}
+		if len(q.IDs) > 0 {
+			v["ids"] = q.IDs
+		}
+		return v
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	q.Auth = q.Auth.And(filter)
 	ts, total, err := s.view.Search(engine.TenantFrom(ctx), q)
 	if err != nil {
 		return nil, 0, engine.E(engine.Op("threads.search"), err)
@@ -288,7 +355,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		return 0, engine.E(engine.Op("threads.sweep"), err)
 	}
 	return countDone(expired, func(agg eventlog.Aggregate) error {
-		return s.delete(engine.WithTenant(ctx, agg.Tenant), agg, "ttl")
+		return s.delete(engine.WithTenant(ctx, agg.Tenant), agg, engine.Filter{}, "ttl")
 	})
 }
 
@@ -302,4 +369,27 @@ func orNotFound(op, id string, err error) error {
 		return engine.E(engine.Op(op), err)
 	}
 	return NotFound(op, id)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// orRaise is an if_exists as the rules see it: raise when none was given.
+func orRaise(ifExists string) string {
+	if ifExists == "" {
+		return engine.IfExistsRaise
+	}
+	return ifExists
+}
+
+// nilIfEmpty is s, or nil for "": a filter the request did not give.
+func nilIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

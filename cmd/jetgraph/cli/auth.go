@@ -12,6 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/hosting"
+
 	"github.com/jetgraph/jetgraph/httpapi"
 	"github.com/jetgraph/jetgraph/httpapi/authn"
 )
@@ -114,4 +117,26 @@ func warnIfOpen(logger *slog.Logger, addr net.Addr, auth httpapi.Authenticator) 
 	}
 	logger.Warn("the runtime API is open to anyone who reaches "+addr.String()+": no authentication (choose one with --auth api-key or --auth jwt, see the README's Authentication)",
 		"addr", addr.String())
+}
+
+// programAuth is a Go program's own auth handler (Program.Auth) as the runtime API's
+// Authenticator; being an engine.Authorizer too, it decides what each request may touch.
+type programAuth struct{ engine.AuthHandler }
+
+// Methods names the program's handler as the hosted ones are named: custom.
+func (programAuth) Methods() []string { return []string{hosting.MethodCustom} }
+
+// checkProgramAuth refuses a Program.Auth with another way of deciding who a request is: the
+// project's auth.path (hasPath) or --auth.
+func (o *options) checkProgramAuth(hasPath bool) error {
+	if o.prog.Auth == nil {
+		return nil
+	}
+	if hasPath {
+		return fmt.Errorf("%s: auth.path (your auth handler) decides who every request is: it cannot go with the program's own handler (Program.Auth); drop one of them", o.config)
+	}
+	if o.auth.methods != "" && o.auth.methods != authNone {
+		return fmt.Errorf("the program's own auth handler (Program.Auth) decides who every request is: it cannot go with --auth %s (drop the flag)", o.auth.methods)
+	}
+	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/engine/webhooks"
@@ -44,6 +45,12 @@ type Program struct {
 	// Version is what `version`, GET /info and the startup line report; empty means the version
 	// of the jetgraph module the program was built with.
 	Version string
+	// Auth is the program's own auth handler, nil for none: who each request to the runtime API
+	// is (401 without a credential it accepts) and what that user may do with threads, runs,
+	// assistants, crons and the store (see engine.Authorizer; owners.Rules splits everything by
+	// user). It is the Go twin of a langgraph.json's auth.path, and cannot go with it or with
+	// --auth.
+	Auth engine.AuthHandler
 	// Stdout and Stderr default to the process's.
 	Stdout, Stderr io.Writer
 }

@@ -81,6 +81,9 @@ func serve(ctx context.Context, o *options) error {
 	if proj.Auth != nil && o.auth.methods != "" && o.auth.methods != authNone {
 		return fmt.Errorf("%s: auth.path (your auth handler) decides who every request is: it cannot go with --auth %s (drop one of them)", o.config, o.auth.methods)
 	}
+	if err := o.checkProgramAuth(proj.Auth != nil); err != nil {
+		return err
+	}
 	hosts, customApp, userAuth, err := hosting.AttachProject(reg, appCode, proj.Auth, hosting.Options{Python: o.python, Node: o.node, PoolSize: o.hostPool, Logger: logger, Tracing: hostTracing})
 	if err != nil {
 		return err
@@ -182,6 +185,8 @@ func serve(ctx context.Context, o *options) error {
 	if userAuth != nil {
 		auth = userAuth
 		deps.AuthOpenAPI = proj.Auth.OpenAPI
+	} else if o.prog.Auth != nil {
+		auth = programAuth{o.prog.Auth}
 	} else if builtin, err := o.auth.authenticator(ctx, keyChecker, logger); err != nil {
 		return err
 	} else if builtin != nil {
