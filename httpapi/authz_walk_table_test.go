@@ -44,7 +44,8 @@ var walkTable = []walkRow{
 	{method: "GET", path: "/threads/{thread_id}/stream/events", req: "/threads/{thread}/stream/events", other: notFound, own: 426,
 		why: "a WebSocket: without the upgrade it answers 426 once the thread is found"},
 	{method: "POST", path: "/threads/{thread_id}/commands", req: "/threads/{thread}/commands",
-		body: `{"id":1,"method":"state.get","params":{}}`, other: notFound, own: 200},
+		body: `{"id":1,"method":"state.get","params":{}}`, other: answers(200), refuse: `"success"`, own: 200,
+		why: "the protocol answers a command's error in its 200 body: another's thread is not found"},
 
 	// Assistants.
 	{method: "POST", path: "/assistants/search", body: `{"metadata":{"owner":"alice"}}`, other: empty, own: 200},
@@ -87,7 +88,8 @@ var walkTable = []walkRow{
 	{method: "POST", path: "/threads/import", req: "/threads/import?keep_id=true",
 		body: `{"jgx":1,"thread_id":"{thread}","metadata":{"graph_id":"echo"},"events":[]}`, other: answers(409), own: 409,
 		why: "an import under an existing id is refused; never over another's thread"},
-	{method: "POST", path: "/threads/prune", body: `{"thread_ids":["{thread}"],"strategy":"keep_latest"}`, other: answers(200), own: 200},
+	{method: "POST", path: "/threads/prune", body: `{"thread_ids":["{thread}"],"strategy":"keep_latest"}`, other: notFound, own: 200,
+		why: "another's thread among the ids: 404, as the reference answers (not found or not authorized)"},
 	{method: "PATCH", path: "/threads/{thread_id}", req: "/threads/{thread}", body: `{"metadata":{"patched":true}}`, other: notFound, own: 200},
 	{method: "POST", path: "/threads/{thread_id}/state", req: "/threads/{thread}/state", body: `{"values":{"messages":[]}}`, other: notFound, own: 200},
 	{method: "PATCH", path: "/threads/{thread_id}/state", req: "/threads/{thread}/state", body: `{"metadata":{"patched":true}}`, other: notFound, own: 204},
