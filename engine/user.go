@@ -79,17 +79,17 @@ func (u User) permissionList() []any {
 var authKeys = []string{ConfigAuthUser, ConfigAuthUserID, ConfigAuthPermissions}
 
 // SetAuthConfigurable writes the user of ctx into configurable under the reference's keys, over
-// whatever the request's body gave for them; an anonymous ctx removes them: a client never
-// speaks for an identity.
+// whatever the request's body gave for them; an anonymous ctx sets them to the reference's
+// nil, "" and []: a client never speaks for an identity.
 func SetAuthConfigurable(ctx context.Context, configurable map[string]any) {
 	if configurable == nil {
 		return
 	}
 	u, ok := UserFrom(ctx)
 	if !ok {
-		for _, k := range authKeys {
-			delete(configurable, k)
-		}
+		// What the reference records for a request without a user: no user, an empty id, no
+		// permissions.
+		configurable[ConfigAuthUser], configurable[ConfigAuthUserID], configurable[ConfigAuthPermissions] = nil, "", []any{}
 		return
 	}
 	configurable[ConfigAuthUser] = u.Object()

@@ -7,8 +7,8 @@ import (
 )
 
 // TestSetAuthConfigurable: the user of the context replaces what a body said of it; an
-// anonymous context removes it; the user object has the reference's shape over the credential's
-// fields, which cannot replace its four keys.
+// anonymous context records none (nil, "", []), as the reference does; the user object has the
+// reference's shape over the credential's fields, which cannot replace its four keys.
 func TestSetAuthConfigurable(t *testing.T) {
 	forged := func() map[string]any {
 		return map[string]any{ConfigAuthUserID: "mallory", ConfigAuthUser: map[string]any{"identity": "mallory"},
@@ -16,7 +16,7 @@ func TestSetAuthConfigurable(t *testing.T) {
 	}
 	cf := forged()
 	SetAuthConfigurable(context.Background(), cf)
-	if !reflect.DeepEqual(cf, map[string]any{"model": "m"}) {
+	if !reflect.DeepEqual(cf, map[string]any{"model": "m", ConfigAuthUser: nil, ConfigAuthUserID: "", ConfigAuthPermissions: []any{}}) {
 		t.Errorf("anonymous: %v", cf)
 	}
 	u := User{Identity: "ada", Permissions: []string{"b", "a"}, Fields: map[string]any{"identity": "eve", "is_authenticated": false, "org": "x"}}

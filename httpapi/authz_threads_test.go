@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/assistants"
@@ -18,6 +19,8 @@ import (
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/a2a"
+	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
 )
 
 // tokenRules authenticates "Bearer <name>" as user name and decides with owners.Rules, but for
@@ -37,7 +40,7 @@ func (tokenRules) Methods() []string { return []string{"api-key"} }
 
 func (tokenRules) Authorize(ctx context.Context, req *engine.AuthRequest) (engine.Filter, error) {
 	switch {
-	case req.User.Identity == "carol" && req.Action == engine.ActionCreate:
+	case req.User.Identity == "carol" && (req.Action == engine.ActionCreate || req.Action == engine.ActionCreateRun):
 		return engine.Filter{}, engine.E(engine.Forbidden, "carol may not create")
 	case req.User.Identity == "broken":
 		return engine.ParseFilter(map[string]any{"$or": "not a list"})
@@ -56,12 +59,48 @@ func startAuthzStack(t *testing.T) *authzStack {
 	p := platformtest.Start(t, platform.Config{Graphs: graphs.Examples()}, nil)
 	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log,
 		Health: p.Health, Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs, Streams: httpapi.StreamsOf(p.Streams),
-		Outputs: p.Streams, Auth: tokenRules{}})
-	// Not the contract-checking server: the document does not list yet the rules' own answers
-	// (their 403, the 500 of a bad filter) nor the 404 of a thread they hide on every route.
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+		Outputs: p.Streams, Auth: tokenRules{},
+		A2A: a2a.New(a2a.Deps{Assistants: p.Assistants, Runs: p.Runs, States: p.Runner, Threads: p.Threads, Logger: slog.New(slog.DiscardHandler)})})
+	ts := httpapitest.NewServer(t, withRulesAnswers(t, httpapi.OpenAPI()), srv.Handler())
 	return &authzStack{URL: ts.URL, P: p}
+}
+
+// authzClient bounds each request: a stream opened where the rules should refuse it fails the
+// test instead of hanging it.
+var authzClient = &http.Client{Timeout: 20 * time.Second}
+
+// withRulesAnswers is doc with what the user's rules add to every operation of a server that has
+// them: their refusal (403 with their message), a record they hide (404, as a missing one) and
+// a rule that failed or returned an invalid filter (500 naming it). The served document does
+// not list them yet (TODO of issue 27's docs part); the rest of each exchange is checked.
+func withRulesAnswers(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	detail := map[string]any{"application/json": map[string]any{"schema": map[string]any{
+		"type": "object", "required": []any{"detail"}, "properties": map[string]any{"detail": map[string]any{}}}}}
+	paths, _ := d["paths"].(map[string]any)
+	for _, ops := range paths {
+		for method, o := range ops.(map[string]any) {
+			op, ok := o.(map[string]any)
+			if !ok || method == "parameters" {
+				continue
+			}
+			responses, _ := op["responses"].(map[string]any)
+			for _, code := range []string{"403", "404", "500"} {
+				if _, has := responses[code]; !has && responses != nil {
+					responses[code] = map[string]any{"description": "the user's rules' answer", "content": detail}
+				}
+			}
+		}
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // as sends body ("" for none) as user and returns the status, the headers and the raw body.
@@ -76,15 +115,21 @@ func (s *authzStack) as(t *testing.T, user, method, path, body string) (int, htt
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+user)
+	if path == "/mcp" {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := authzClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil { // a stream the rules should have refused, cut by the client's timeout
+		t.Errorf("%s %s %s: %v", user, method, path, err)
+	}
 	return resp.StatusCode, resp.Header, raw
 }
 
@@ -280,6 +325,20 @@ func TestThreadsAuthz(t *testing.T) {
 		s.must(t, 200, "bob", "GET", "/threads/"+nt+"/runs/"+field(r, "run_id").(string)+"/join", "")
 	})
 
+	t.Run("bob's bulk cancel leaves alice's runs", func(t *testing.T) {
+		later := s.must(t, 200, "alice", "POST", "/threads/"+tid+"/runs", `{"assistant_id":"echo","after_seconds":600}`)
+		lid := field(later, "run_id").(string)
+		s.must(t, 204, "bob", "POST", "/runs/cancel", `{"status":"all"}`)
+		if got := s.must(t, 200, "alice", "GET", "/threads/"+tid+"/runs/"+lid, ""); field(got, "status") != "pending" {
+			t.Fatalf("alice's run after bob cancelled all of his: %v", got)
+		}
+		s.must(t, 204, "alice", "POST", "/runs/cancel", `{"status":"all"}`)
+		eventually(t, "alice's bulk cancel reaches her run", func() bool {
+			got := s.must(t, 200, "alice", "GET", "/threads/"+tid+"/runs/"+lid, "")
+			return field(got, "status") != "pending"
+		})
+	})
+
 	t.Run("a rule's refusal and a rule's bad filter", func(t *testing.T) {
 		code, _, raw := s.as(t, "carol", "POST", "/threads", `{}`)
 		if code != 403 || !strings.Contains(string(raw), "carol may not create") {
@@ -306,3 +365,52 @@ func TestThreadsAuthz(t *testing.T) {
 
 // threadsCreate is a creation of a thread with metadata, made through the engine (no rules).
 func threadsCreate(md map[string]any) threads.Create { return threads.Create{Metadata: md} }
+
+// TestA2AAuthz: an A2A task is a run and its context a thread: bob neither reads, lists nor
+// continues alice's.
+func TestA2AAuthz(t *testing.T) {
+	s := startAuthzStack(t)
+	a, err := s.P.Assistants.Create(context.Background(), assistants.Create{GraphID: "echo", Metadata: map[string]any{"owner": "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/a2a/" + a.AssistantID
+	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"secret"}]}}}`
+	task := s.must(t, 200, "alice", "POST", path, send)
+	taskID, _ := field(task, "result", "id").(string)
+	contextID, _ := field(task, "result", "contextId").(string)
+	if taskID == "" || contextID == "" || !strings.Contains(string(mustJSON(task)), "echo: secret") {
+		t.Fatalf("alice's task: %v", task)
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"id":"` + taskID + `"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tasks/list","params":{"contextId":"` + contextID + `"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"id":"` + taskID + `"}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","contextId":"` + contextID + `","parts":[{"kind":"text","text":"more"}]}}}`,
+	} {
+		_, _, raw := s.as(t, "bob", "POST", path, body)
+		leak := strings.Contains(string(raw), "secret") || strings.Contains(string(raw), "echo: more") ||
+			!strings.Contains(body, contextID) && strings.Contains(string(raw), contextID)
+		if leak || !strings.Contains(string(raw), `"error"`) && !strings.Contains(string(raw), `"tasks":[]`) {
+			t.Errorf("bob's %s: %s", body, raw)
+		}
+	}
+	if got := s.must(t, 200, "alice", "GET", "/threads/"+contextID+"/runs", "").([]any); len(got) != 1 {
+		t.Fatalf("alice's context after bob: %d runs", len(got))
+	}
+}
+
+// TestMCPAuthz: a tool call runs its assistant as the caller, under the caller's rules.
+func TestMCPAuthz(t *testing.T) {
+	s := startAuthzStack(t)
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"messages":[{"role":"user","content":"via mcp"}]}}}`
+	code, _, raw := s.as(t, "bob", "POST", "/mcp", call)
+	if code != 200 || !strings.Contains(string(raw), "echo: via mcp") {
+		t.Fatalf("bob's tool call: %d %s", code, raw)
+	}
+	code, _, raw = s.as(t, "carol", "POST", "/mcp", call)
+	if strings.Contains(string(raw), "echo: via mcp") || !strings.Contains(string(raw), "carol may not create") {
+		t.Fatalf("carol's tool call, whose runs the rules refuse: %d %s", code, raw)
+	}
+}

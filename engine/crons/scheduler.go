@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -183,7 +184,7 @@ func (s *Service) createRun(ctx context.Context, c engine.Cron, f engine.CronFir
 	}
 	rc := runs.Create{
 		AssistantID: p.AssistantID, Input: p.Input, Config: p.Config, Context: p.Context,
-		Metadata: p.Metadata, StreamMode: p.StreamMode, InterruptBefore: p.InterruptBefore,
+		Metadata: runMetadata(c), StreamMode: p.StreamMode, InterruptBefore: p.InterruptBefore,
 		InterruptAfter: p.InterruptAfter, Webhook: p.Webhook, Durability: p.Durability,
 		MultitaskStrategy: p.MultitaskStrategy, RunID: f.RunID,
 	}
@@ -204,6 +205,17 @@ func (s *Service) createRun(ctx context.Context, c engine.Cron, f engine.CronFir
 		return "", err
 	}
 	return "", nil
+}
+
+// runMetadata is the metadata of a cron's runs, as on the reference servers: the cron's own (its
+// owner, when the user's rules recorded one) under the payload's.
+func runMetadata(c engine.Cron) map[string]any {
+	if len(c.Metadata) == 0 {
+		return c.Payload.Metadata
+	}
+	md := maps.Clone(c.Metadata)
+	maps.Copy(md, c.Payload.Metadata)
+	return md
 }
 
 // threadGone reports whether thread id existed and was deleted.
