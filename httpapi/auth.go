@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graphs"
 )
 
 // Authenticator decides who a request to the runtime API is (httpapi/authn.Authenticator). Its
@@ -40,7 +42,7 @@ func (s *Server) guardRuntime() {
 			s.guarded[r.Path] = true
 		}
 	}
-	s.openapiDoc = securedOpenAPI(openapiJSON, s.guarded, s.deps.Auth.Methods())
+	s.openapiDoc = securedOpenAPI(openapiJSON, s.guarded, s.deps.Auth.Methods(), s.deps.AuthOpenAPI)
 }
 
 // authenticate puts the user of a runtime request's credential in its context, and answers a
@@ -87,30 +89,30 @@ var pathParam = regexp.MustCompile(`\{([^}/]+)\}`)
 
 // securedOpenAPI is doc with the security of the guarded routes: the JWT scheme among the
 // document's schemes when methods has jwt, and on every operation of a guarded path the
-// schemes methods accept. An operation with a security of its own keeps it.
-func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string) []byte {
+// schemes methods accept. An operation with a security of its own keeps it. custom, the auth
+// handler's auth.openapi, adds its schemes (replacing the document's of the same name: the
+// reference replaces them all, but the tracing API's and the control plane's operations name
+// theirs), puts its security on the guarded operations, and its paths' on theirs.
+func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string, custom *graphs.AuthOpenAPI) []byte {
 	var d map[string]any
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return doc // the embedded document is checked by the tests
 	}
 	var security []any
+	if custom != nil {
+		schemes := securitySchemes(d)
+		for name, scheme := range custom.SecuritySchemes {
+			schemes[name] = scheme
+		}
+		security = slices.Clone(custom.Security)
+	}
 	for _, m := range methods {
 		switch m {
 		case "api-key":
 			security = append(security, map[string]any{schemeAPIKey: []any{}}, map[string]any{schemeBearer: []any{}})
 		case "jwt":
 			security = append(security, map[string]any{schemeJWT: []any{}})
-			comp, _ := d["components"].(map[string]any)
-			if comp == nil {
-				comp = map[string]any{}
-				d["components"] = comp
-			}
-			schemes, _ := comp["securitySchemes"].(map[string]any)
-			if schemes == nil {
-				schemes = map[string]any{}
-				comp["securitySchemes"] = schemes
-			}
-			schemes[schemeJWT] = map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+			securitySchemes(d)[schemeJWT] = map[string]any{"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
 				"description": "A JWT bearer token (Authorization: Bearer <token>): HS256 with the server's shared secret, or signed by a key of its JWKS; its identity or sub claim is the user."}
 		}
 	}
@@ -133,11 +135,36 @@ func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string) []byt
 			}
 		}
 	}
+	if custom != nil {
+		for p, byMethod := range custom.Paths {
+			opMap, _ := paths[p].(map[string]any)
+			for method, sec := range byMethod {
+				if op, ok := opMap[strings.ToLower(method)].(map[string]any); ok {
+					op["security"] = sec
+				}
+			}
+		}
+	}
 	out, err := json.Marshal(d)
 	if err != nil {
 		return doc
 	}
 	return out
+}
+
+// securitySchemes is the document's components.securitySchemes, made when it has none.
+func securitySchemes(d map[string]any) map[string]any {
+	comp, _ := d["components"].(map[string]any)
+	if comp == nil {
+		comp = map[string]any{}
+		d["components"] = comp
+	}
+	schemes, _ := comp["securitySchemes"].(map[string]any)
+	if schemes == nil {
+		schemes = map[string]any{}
+		comp["securitySchemes"] = schemes
+	}
+	return schemes
 }
 
 // addUnauthorized documents the 401 of a guarded operation.

@@ -80,6 +80,9 @@ type Deps struct {
 	// the request's context (engine.UserFrom) and reaches the runs' configurable. nil: anyone
 	// reaching the port acts, anonymously.
 	Auth Authenticator
+	// AuthOpenAPI is the auth handler's auth.openapi (langgraph.json): the security schemes and
+	// requirements /openapi.json shows for the guarded routes; nil: the built-in ways' own.
+	AuthOpenAPI *graphs.AuthOpenAPI
 	// Truncate, when set (jetgraph serve --dev), serves POST /internal/truncate, which empties
 	// the data between the blocks of a client test suite. Never set in production.
 	Truncate Truncator

@@ -16,6 +16,9 @@ type AuthConfig struct {
 	// Cache is "auth.cache": successful answers kept per the values of some request headers;
 	// nil: the handler runs for every request.
 	Cache *AuthCache
+	// OpenAPI is "auth.openapi": the security /openapi.json shows for the handler's routes;
+	// nil: none (a handler's credentials are its own to describe).
+	OpenAPI *AuthOpenAPI
 }
 
 // AuthCache is "auth.cache", the reference servers' shape: {"cache_keys": [header names],
@@ -58,7 +61,22 @@ func (c *configParser) authConfig(raw json.RawMessage) (*AuthConfig, error) {
 			if a.Cache, err = c.authCache(kv.value); err != nil {
 				return nil, err
 			}
-		case "disable_studio_auth", "allow_langsmith_api_keys", "openapi":
+		case "openapi":
+			if a.OpenAPI, err = c.authOpenAPI(kv.value); err != nil {
+				return nil, err
+			}
+		case "disable_studio_auth":
+			// The reference lets LangSmith Studio's requests (x-auth-scheme: langsmith) past the
+			// handler unless this is true; jetgraph has no LangSmith sign-in to check them by, so
+			// the handler judges every request: true is what it does, false cannot be served.
+			var off bool
+			if err := json.Unmarshal(kv.value, &off); err != nil {
+				return nil, c.fail(k, "must be true or false")
+			}
+			if !off {
+				c.warn(k + ": false is not served: jetgraph has no LangSmith sign-in, so your handler judges Studio's requests like every other (as with true)")
+			}
+		case "allow_langsmith_api_keys":
 			c.warn(k + ": not acted on yet, ignored")
 		default:
 			c.warn(k + ": unknown key, ignored (known: path, cache, disable_studio_auth, allow_langsmith_api_keys, openapi)")

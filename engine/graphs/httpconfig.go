@@ -27,6 +27,8 @@ type HTTPConfig struct {
 	// applies to the custom routes too (by default they are public).
 	EnableCustomRouteAuth bool
 	// MiddlewareOrder is "middleware_order": MiddlewareFirst (the default) or AuthFirst.
+	// jetgraph authenticates a request before the app (and its middleware) sees it, so
+	// middleware_first asked for with enable_custom_route_auth is refused.
 	MiddlewareOrder string
 	// ConfigurableHeaders is "configurable_headers": the request headers a run's configurable
 	// gets; nil when none (then none).
@@ -82,6 +84,7 @@ func (c *configParser) httpConfig(raw json.RawMessage) (*HTTPConfig, error) {
 		return nil, err
 	}
 	h := &HTTPConfig{Disabled: map[RouteGroup]bool{}, MiddlewareOrder: MiddlewareFirst}
+	orderSet := false
 	flag := func(k string, v json.RawMessage) (bool, error) {
 		var b bool
 		if err := json.Unmarshal(v, &b); err != nil {
@@ -137,7 +140,7 @@ func (c *configParser) httpConfig(raw json.RawMessage) (*HTTPConfig, error) {
 				return nil, c.fail(k, "must be %q or %q", MiddlewareFirst, AuthFirst)
 			}
 			if order != nil {
-				h.MiddlewareOrder = *order
+				h.MiddlewareOrder, orderSet = *order, true
 			}
 		case kv.key == "configurable_headers":
 			if h.ConfigurableHeaders, err = c.headerPatterns(k, kv.value); err != nil {
@@ -150,7 +153,29 @@ func (c *configParser) httpConfig(raw json.RawMessage) (*HTTPConfig, error) {
 			c.warn(k + ": unknown key, ignored (known: app, cors, mount_prefix, enable_custom_route_auth, middleware_order, configurable_headers, logging_headers, disable_{assistants,threads,runs,store,meta,ui,mcp,a2a,webhooks})")
 		}
 	}
+	if err := c.middlewareOrder(h, orderSet); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// middlewareOrder checks "middleware_order" against what jetgraph serves: the authentication of
+// the custom routes (enable_custom_route_auth) runs in jetgraph before the request reaches the
+// app, so the app's middleware always runs after it (auth_first). Only with custom-route auth
+// does the order change anything: there, middleware_first is refused, and the reference's
+// default (middleware_first when unset) is served as auth_first with a warning.
+func (c *configParser) middlewareOrder(h *HTTPConfig, set bool) error {
+	if h.App == nil || !h.EnableCustomRouteAuth {
+		return nil
+	}
+	switch {
+	case set && h.MiddlewareOrder == MiddlewareFirst:
+		return c.fail("http.middleware_order", "%q is not served: jetgraph authenticates a request to your routes before your app and its middleware see it; set %q, or drop enable_custom_route_auth", MiddlewareFirst, AuthFirst)
+	case !set:
+		c.warn(fmt.Sprintf("http.middleware_order: unset, and served as %q: jetgraph authenticates a request to your routes before your app's middleware sees it (the reference servers' default runs the middleware first); set %q to say so", AuthFirst, AuthFirst))
+		h.MiddlewareOrder = AuthFirst
+	}
+	return nil
 }
 
 func isRouteGroup(name string) bool {

@@ -184,6 +184,7 @@ func serve(ctx context.Context, o *options) error {
 	var auth httpapi.Authenticator
 	if userAuth != nil {
 		auth = userAuth
+		deps.AuthOpenAPI = proj.Auth.OpenAPI
 	} else if o.prog.Auth != nil {
 		auth = programAuth{o.prog.Auth}
 	} else if builtin, err := o.auth.authenticator(ctx, keyChecker, logger); err != nil {
