@@ -9,6 +9,8 @@ var walkTable = []walkRow{
 	{method: "GET", path: "/info", guard: guardOpen, own: 200, why: "the server's version and capabilities, read by clients and Studio before they authenticate"},
 	{method: "GET", path: "/metrics", guard: guardOpen, own: 200, why: "Prometheus scrapes it; counters only, no ids"},
 	{method: "GET", path: "/docs", guard: guardOpen, own: 200, why: "the API's documentation page"},
+	{method: "GET", path: "/", guard: guardOpen, own: 302, why: "redirects to the console, whose assets carry no data (its API calls carry the user's key)"},
+	{method: "GET", path: "/console", guard: guardOpen, own: 302, why: "redirects to /console/, the console's assets"},
 	{method: "GET", path: "/docs/assets/{file}", req: "/docs/assets/docs.js", guard: guardOpen, own: 200, why: "the documentation page's scripts and styles"},
 	{method: "GET", path: "/openapi.json", guard: guardOpen, own: 200, why: "the API's description, with its security schemes"},
 	{method: "GET", path: "/tracing/feedback/tokens/{token}", req: "/tracing/feedback/tokens/{token}?score=1", guard: guardOpen, own: 200,

@@ -145,7 +145,7 @@ func (s *walkStack) sendAs(t testing.TB, method, path, body, ctype string, heade
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -423,16 +423,6 @@ func TestRouteWalkIsolation(t *testing.T) {
 				if r.anonymous != 0 {
 					want = r.anonymous
 				}
-				if r.guard == guardTracing && got.status != want {
-					// Without a key the tracing API acts for its default tenant, by design (the
-					// single-user setup's langsmith clients send none): never for a keyed tenant.
-					for _, sec := range append(a.secrets(), b.secrets()...) {
-						if bytes.Contains(got.body, []byte(sec)) && !r.names(b, sec) {
-							t.Errorf("%s without a key answered %d with a tenant's %q: %s", r.name(), got.status, sec, clipBody(got.body))
-						}
-					}
-					return
-				}
 				if got.status != want {
 					t.Errorf("%s without a credential: %d %s, want %d", r.name(), got.status, clipBody(got.body), want)
 				}
@@ -580,3 +570,6 @@ func (r walkRow) call() string {
 	}
 	return r.path
 }
+
+// noRedirects answers a redirect as it is: the walk checks each route's own answer.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

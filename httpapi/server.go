@@ -164,6 +164,9 @@ func New(d Deps) *Server {
 	}
 	s.guardRuntime() // the routes so far are the runtime's; those after authenticate on their own
 	if d.Tracing != nil {
+		if r, ok := d.Tracing.(interface{ RequireRuntimeAuth(Authenticator) }); ok && d.Auth != nil {
+			r.RequireRuntimeAuth(d.Auth) // the default tenant's traces are the runtime's runs
+		}
 		d.Tracing.Mount(e)
 	}
 	if d.ControlPlane != nil {

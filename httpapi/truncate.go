@@ -17,6 +17,13 @@ var truncateFlags = []string{"runs", "threads", "assistants", "checkpointer", "c
 // engine/truncate. Unknown keys are refused rather than ignored, so that a misspelt flag is not
 // taken for a truncation that did nothing.
 func (s *Server) truncate(c echo.Context) error {
+	if s.deps.Auth != nil {
+		// It empties every user's data: only an admin (the admin API key) may, whatever the
+		// authorization rules say of threads.
+		if u, _ := engine.UserFrom(c.Request().Context()); !slices.Contains(u.Permissions, engine.AdminPermission) {
+			return engine.E(engine.Op("truncate"), engine.Forbidden, "Truncating the data needs the admin permission.")
+		}
+	}
 	var errs engine.Violations
 	f, err := ReadBody(c, &errs)
 	if err != nil {

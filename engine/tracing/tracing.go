@@ -188,32 +188,40 @@ func (s *Service) UseKeys(r KeyResolver) {
 // when Config.APIKeys is set (or the resolver claims it), else it is the default tenant: the
 // single-user setup, where every client's key is accepted.
 func (s *Service) Tenant(ctx context.Context, key, tenantHeader string) (string, error) {
+	t, _, err := s.KeyTenant(ctx, key, tenantHeader)
+	return t, err
+}
+
+// KeyTenant is Tenant, and whether a key said so (keyed): a request with no key, or with one no
+// list knows in the single-user setup, acts for the default tenant without proving anything,
+// which a server that authenticates its runtime API must not allow.
+func (s *Service) KeyTenant(ctx context.Context, key, tenantHeader string) (tenant string, keyed bool, err error) {
 	const op = "tracing.tenant"
 	if key == "" || key == "undefined" {
-		return engine.DefaultTenant, nil
+		return engine.DefaultTenant, false, nil
 	}
 	if t, ok := s.cfg.APIKeys[key]; ok {
-		return t, nil
+		return t, true, nil
 	}
 	if t, ok := s.cfg.ProcessKeys[key]; ok {
-		return t, nil
+		return t, true, nil
 	}
 	if r := s.keys.Load(); r != nil {
 		t, known, err := (*r).ResolveKey(ctx, key, tenantHeader)
 		if err != nil {
 			if engine.Is(engine.Unauthorized, err) || engine.Is(engine.Invalid, err) {
-				return "", err
+				return "", false, err
 			}
-			return "", engine.E(engine.Op(op), engine.Unavailable, "The API keys cannot be read; retry.", err)
+			return "", false, engine.E(engine.Op(op), engine.Unavailable, "The API keys cannot be read; retry.", err)
 		}
 		if known {
-			return t, nil
+			return t, true, nil
 		}
 	}
 	if len(s.cfg.APIKeys) > 0 {
-		return "", engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
+		return "", false, engine.E(engine.Op(op), engine.Unauthorized, "Invalid API key.")
 	}
-	return engine.DefaultTenant, nil
+	return engine.DefaultTenant, false, nil
 }
 
 // Healthy reports the trace projector's health.

@@ -26,7 +26,9 @@ import (
 // Ingestion is what the clients' ingestion needs of the tracing service: their API keys, the
 // body limit, the info they read, the appends.
 type Ingestion interface {
-	Tenant(ctx context.Context, key, tenantHeader string) (string, error)
+	// KeyTenant is the tenant of the request's key, and whether a key said so (not the default
+	// tenant of a request without one).
+	KeyTenant(ctx context.Context, key, tenantHeader string) (tenant string, keyed bool, err error)
 	Info() tracing.Info
 	BodyLimit() int64
 	Ingest(ctx context.Context, b *tracing.Batch) (tracing.Result, error)
@@ -77,7 +79,14 @@ type Handlers struct {
 	runs      Runs
 	projects  Projects
 	feedback  Feedback
+	// runtimeAuth, when the runtime authenticates, admits the requests without a tracing key.
+	runtimeAuth httpapi.Authenticator
 }
+
+// RequireRuntimeAuth makes a request without a tracing key (which acts for the default tenant,
+// where the runtime's own runs are traced) pass a, the runtime API's authentication: the server
+// calls it when the runtime authenticates.
+func (s *Handlers) RequireRuntimeAuth(a httpapi.Authenticator) { s.runtimeAuth = a }
 
 // New returns the handlers of svc, to mount on the server (httpapi.Deps.Tracing).
 func New(svc Service) *Handlers {
@@ -110,13 +119,20 @@ func (s *Handlers) Mount(e *echo.Echo) {
 func (s *Handlers) tracingAuth(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		tenant, err := s.ingestion.Tenant(req.Context(), strings.TrimSpace(req.Header.Get("X-Api-Key")),
+		tenant, keyed, err := s.ingestion.KeyTenant(req.Context(), strings.TrimSpace(req.Header.Get("X-Api-Key")),
 			strings.TrimSpace(req.Header.Get("X-Tenant-Id")))
 		if engine.Is(engine.Unauthorized, err) {
 			return echo.NewHTTPError(http.StatusUnauthorized, "Invalid API key.")
 		}
 		if err != nil {
 			return err
+		}
+		if !keyed && s.runtimeAuth != nil {
+			// The default tenant holds the traces of the runtime's runs: whoever reads or writes
+			// it without a tracing key must be someone the runtime API admits.
+			if _, err := s.runtimeAuth.Authenticate(req); err != nil {
+				return err
+			}
 		}
 		c.SetRequest(req.WithContext(engine.WithTenant(req.Context(), tenant)))
 		return next(c)
