@@ -5,14 +5,15 @@ import assert from "node:assert/strict";
 import { client, clean, key, login, open, shot, text, until, url, visit } from "./console_harness.mjs";
 
 /**
- * call is the API with the server's key; the tracing API's calls go without it, as the console's
- * Traces page sends them by default: jetgraph traces its own runs into the default tenant, which
- * a control-plane key (the admin key) does not act for.
+ * call is the API with the server's key; the tracing API's calls carry it as a bearer token, not
+ * X-Api-Key, as the console's Traces page sends them by default: jetgraph traces its own runs into
+ * the default tenant, which a control-plane key (the admin key) in X-Api-Key does not act for, and
+ * which a server that authenticates its runtime API opens to its credentials only.
  */
 async function call(method, path, body) {
   const res = await fetch(url + path, {
     method,
-    headers: path.startsWith("/tracing/") ? { "Content-Type": "application/json" } : { "X-Api-Key": key, "Content-Type": "application/json" },
+    headers: path.startsWith("/tracing/") ? { Authorization: `Bearer ${key}`, "Content-Type": "application/json" } : { "X-Api-Key": key, "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const raw = await res.text();

@@ -1,16 +1,20 @@
 // Hostile strings in the console's Traces pages (see console_pages_test.go): a trace sent to the
-// tracing API (which anyone can write to) whose project, span names, tags, metadata, error,
+// tracing API (which anyone holding a key can write to) whose project, span names, tags, metadata, error,
 // messages (text, reasoning, tool calls, a javascript: and an SVG image) and feedback comment are
 // markup or script must show as text, run nothing and leave the CSP nothing to block.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { clean, hostile, open, shot, text, until, url, visit } from "./console_harness.mjs";
+import { clean, hostile, key, login, open, shot, text, until, url, visit } from "./console_harness.mjs";
 
 const evil = hostile;
 const svg = "data:image/svg+xml;base64," + Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" onload="window.__pwned='svgdata'"/>`).toString("base64");
 
+// The default tenant (no X-Api-Key), where a server that authenticates its runtime API asks for
+// the runtime's credential: the key as a bearer token, as the console's Traces page sends it.
+const tracingHeaders = { "Content-Type": "application/json", Authorization: `Bearer ${key}` };
+
 async function post(path, body) {
-  const res = await fetch(url + path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(url + path, { method: "POST", headers: tracingHeaders, body: JSON.stringify(body) });
   assert.ok(res.ok, `${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : res.json().catch(() => null);
 }
@@ -66,7 +70,7 @@ await post("/tracing/runs/batch", {
   ],
 });
 await until("the hostile trace readable", async () => {
-  const res = await fetch(url + "/tracing/runs/query", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ trace: root }) });
+  const res = await fetch(url + "/tracing/runs/query", { method: "POST", headers: tracingHeaders, body: JSON.stringify({ trace: root }) });
   return res.ok && (await res.json()).runs.length === 2;
 });
 await post("/tracing/feedback", { run_id: llm, key: `key ${evil[1]}`, score: 0, comment: evil.join(" ") });
@@ -75,6 +79,7 @@ const { browser, page, problems } = await open();
 try {
   // The projects, the project's runs, the trace and its LLM span (messages, metadata, feedback).
   await visit(page, "/traces");
+  await login(page); // the server authenticates its runtime API, so the default tenant's traces too
   await page.locator("table.projects a", { hasText: project }).click();
   await page.locator("table.runs a", { hasText: "root " }).waitFor();
   const runsText = await text(page);

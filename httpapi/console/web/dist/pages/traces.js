@@ -3,7 +3,7 @@
 // detail, messages and feedback (#/traces/<project_id>/<trace_id>?span=<id>); and the lookups
 // other pages link to: a run's trace (#/traces/run/<run_id>: a jetgraph run's trace id is its run
 // id) and a thread's traces (#/traces/thread/<thread_id>). Every value of a trace is text.
-import { ApiError, api } from "../api.js";
+import { ApiError, api, apiKey, showKeyPrompt } from "../api.js";
 import { add, clear, errorBox, fmtTime, go, h, link, mount, pageSignal, s } from "../dom.js";
 import { jsonView } from "../json.js";
 import { messageViews } from "../tracemsg.js";
@@ -20,11 +20,19 @@ const scopeItem = "jetgraph.console.traces.scope";
 function scope() {
     return sessionStorage.getItem(scopeItem) === "key" ? "key" : "default";
 }
-/** tapi is api() for the tracing API in the chosen scope: the default tenant's calls go without the key. */
+/**
+ * tapi is api() for the tracing API in the chosen scope. The default tenant's calls carry no
+ * X-Api-Key (which would choose the key's tenant); the key goes as a bearer token instead, which
+ * a server whose runtime API authenticates asks of whoever reads the default tenant.
+ */
 async function tapi(method, path, body) {
     if (scope() === "key")
         return body === undefined ? api(method, path) : api(method, path, body);
-    const init = { method, headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" } };
+    const hs = body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" };
+    const key = apiKey();
+    if (key)
+        hs["Authorization"] = `Bearer ${key}`;
+    const init = { method, headers: hs };
     if (body !== undefined)
         init.body = JSON.stringify(body);
     const res = await fetch(path, init);
@@ -37,6 +45,8 @@ async function tapi(method, path, body) {
         v = text;
     }
     if (!res.ok) {
+        if (res.status === 401)
+            showKeyPrompt("The server asks for an API key.");
         const detail = v?.detail ?? v;
         throw new ApiError(res.status, detail, `${method} ${path}: ${res.status} ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
     }

@@ -4,7 +4,7 @@
 // other pages link to: a run's trace (#/traces/run/<run_id>: a jetgraph run's trace id is its run
 // id) and a thread's traces (#/traces/thread/<thread_id>). Every value of a trace is text.
 
-import { ApiError, api } from "../api.js";
+import { ApiError, api, apiKey, showKeyPrompt } from "../api.js";
 import { add, clear, errorBox, fmtTime, go, h, link, mount, pageSignal, s } from "../dom.js";
 import { jsonView } from "../json.js";
 import { type MessageView, type Part, messageViews } from "../tracemsg.js";
@@ -79,10 +79,17 @@ function scope(): Scope {
   return sessionStorage.getItem(scopeItem) === "key" ? "key" : "default";
 }
 
-/** tapi is api() for the tracing API in the chosen scope: the default tenant's calls go without the key. */
+/**
+ * tapi is api() for the tracing API in the chosen scope. The default tenant's calls carry no
+ * X-Api-Key (which would choose the key's tenant); the key goes as a bearer token instead, which
+ * a server whose runtime API authenticates asks of whoever reads the default tenant.
+ */
 async function tapi<T>(method: string, path: string, body?: unknown): Promise<T> {
   if (scope() === "key") return body === undefined ? api<T>(method, path) : api<T>(method, path, body);
-  const init: RequestInit = { method, headers: body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" } };
+  const hs: Record<string, string> = body === undefined ? { Accept: "application/json" } : { Accept: "application/json", "Content-Type": "application/json" };
+  const key = apiKey();
+  if (key) hs["Authorization"] = `Bearer ${key}`;
+  const init: RequestInit = { method, headers: hs };
   if (body !== undefined) init.body = JSON.stringify(body);
   const res = await fetch(path, init);
   const text = await res.text();
@@ -93,6 +100,7 @@ async function tapi<T>(method: string, path: string, body?: unknown): Promise<T>
     v = text;
   }
   if (!res.ok) {
+    if (res.status === 401) showKeyPrompt("The server asks for an API key.");
     const detail = (v as { detail?: unknown } | null)?.detail ?? v;
     throw new ApiError(res.status, detail, `${method} ${path}: ${res.status} ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
   }
