@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,5 +126,67 @@ func TestAuthOwners(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestAuthHandlerBesideAPIKeys: with auth.allow_langsmith_api_keys, a request without an
+// Authorization header is judged by jetgraph's API keys (X-Api-Key), every other by the handler,
+// and the handler's @auth.on rules apply to both (the owner it records on a thread); the
+// setting needs the control plane's keys.
+func TestAuthHandlerBesideAPIKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scenario test; skipped with -short")
+	}
+	const admin = "scenario-beside-admin-key-0123456789"
+	t.Setenv("JETGRAPH_ADMIN_KEY", admin)
+	userPython := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
+	visits, err := filepath.Abs(filepath.Join(filepath.Dir(hostedPythonConfig), "visits"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "langgraph.json")
+	project := `{"graphs": {"whoami": "` + filepath.Join(visits, "whoami.py") + `:graph"},
+	  "auth": {"path": "` + filepath.Join(visits, "auth_handler.py") + `:auth", "allow_langsmith_api_keys": true}}`
+	if err := os.WriteFile(conf, []byte(project), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServerArgs(t, t.TempDir(), "--config", conf, "--python", userPython)
+	create := func(hdr ...string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/threads", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var th map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&th)
+		return res.StatusCode, th
+	}
+	owner := func(th map[string]any) any { md, _ := th["metadata"].(map[string]any); return md["owner"] }
+	if code, th := create("X-Api-Key", admin); code != 200 || owner(th) == nil || owner(th) == "" {
+		t.Errorf("the admin key without Authorization: %d %v, want 200 and an owner recorded by the handler's rule", code, th)
+	}
+	if code, th := create("Authorization", "Bearer tok-ada"); code != 200 || owner(th) != "ada" {
+		t.Errorf("ada's token: %d %v, want 200 owned by ada", code, th)
+	}
+	if code, _ := create("X-Api-Key", "not-a-key"); code != 401 {
+		t.Errorf("an unknown key: %d, want 401", code)
+	}
+	if code, _ := create("Authorization", "Bearer tok-nobody", "X-Api-Key", admin); code != 401 {
+		t.Errorf("an unknown token beside a good key: %d, want 401 (the handler judges; no second try)", code)
+	}
+	if code, _ := create(); code != 401 {
+		t.Errorf("no credential: %d, want 401", code)
+	}
+
+	out, err := exec.Command(buildBinary(t), "serve", "--config", conf, "--python", userPython, "--no-control-plane",
+		"--data", t.TempDir(), "--addr", freeAddr(t)).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "cannot go with --no-control-plane") {
+		t.Errorf("serve with allow_langsmith_api_keys and --no-control-plane: %v\n%s", err, out)
 	}
 }

@@ -19,6 +19,10 @@ type AuthConfig struct {
 	// OpenAPI is "auth.openapi": the security /openapi.json shows for the handler's routes;
 	// nil: none (a handler's credentials are its own to describe).
 	OpenAPI *AuthOpenAPI
+	// AllowAPIKeys is "auth.allow_langsmith_api_keys": a request without an Authorization
+	// header is authenticated by jetgraph's API keys (X-Api-Key: the control plane's, as LangSmith
+	// API keys are on the reference) instead of the handler, whose @auth.on rules still apply.
+	AllowAPIKeys bool
 }
 
 // AuthCache is "auth.cache", the reference servers' shape: {"cache_keys": [header names],
@@ -77,7 +81,9 @@ func (c *configParser) authConfig(raw json.RawMessage) (*AuthConfig, error) {
 				c.warn(k + ": false is not served: jetgraph has no LangSmith sign-in, so your handler judges Studio's requests like every other (as with true)")
 			}
 		case "allow_langsmith_api_keys":
-			c.warn(k + ": not acted on yet, ignored")
+			if err := json.Unmarshal(kv.value, &a.AllowAPIKeys); err != nil {
+				return nil, c.fail(k, "must be true or false")
+			}
 		default:
 			c.warn(k + ": unknown key, ignored (known: path, cache, disable_studio_auth, allow_langsmith_api_keys, openapi)")
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -140,3 +141,28 @@ func (o *options) checkProgramAuth(hasPath bool) error {
 	}
 	return nil
 }
+
+// keysBeside is langgraph.json's auth.allow_langsmith_api_keys: a request without an
+// Authorization header is judged by jetgraph's API keys (X-Api-Key), as the reference judges it
+// by LangSmith's, every other by the user's handler, with no second try when the chosen one
+// refuses. The handler's @auth.on rules decide what either user may touch.
+type keysBeside struct {
+	handler *hosting.Auth
+	keys    *authn.Authenticator
+}
+
+// Authenticate asks the keys or the handler, by the request's Authorization header.
+func (k keysBeside) Authenticate(r *http.Request) (engine.User, error) {
+	if strings.TrimSpace(r.Header.Get("Authorization")) == "" {
+		return k.keys.Authenticate(r)
+	}
+	return k.handler.Authenticate(r)
+}
+
+// Authorize is the handler's rules, for the users of both.
+func (k keysBeside) Authorize(ctx context.Context, req *engine.AuthRequest) (engine.Filter, error) {
+	return k.handler.Authorize(ctx, req)
+}
+
+// Methods names both ways.
+func (k keysBeside) Methods() []string { return append(k.handler.Methods(), authn.MethodAPIKey) }

@@ -185,6 +185,16 @@ func serve(ctx context.Context, o *options) error {
 	if userAuth != nil {
 		auth = userAuth
 		deps.AuthOpenAPI = proj.Auth.OpenAPI
+		if proj.Auth.AllowAPIKeys {
+			if keyChecker == nil {
+				return fmt.Errorf("%s: auth.allow_langsmith_api_keys lets the control plane's API keys in beside your handler: it cannot go with --no-control-plane", o.config)
+			}
+			keys, err := authn.New(ctx, authn.Config{APIKeys: keyChecker})
+			if err != nil {
+				return err
+			}
+			auth = keysBeside{handler: userAuth, keys: keys}
+		}
 	} else if o.prog.Auth != nil {
 		auth = programAuth{o.prog.Auth}
 	} else if builtin, err := o.auth.authenticator(ctx, keyChecker, logger); err != nil {
