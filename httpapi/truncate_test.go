@@ -2,8 +2,11 @@ package httpapi_test
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/jetgraph/jetgraph/engine"
 
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/platform"
@@ -92,5 +95,36 @@ func TestTruncate(t *testing.T) {
 	}
 	if err := s.P.Runtime.Halted(); err != nil {
 		t.Errorf("the projection halted: %v", err)
+	}
+}
+
+// adminToken is tokenRules with one more user, root, who has the admin permission.
+type adminToken struct{ tokenRules }
+
+func (a adminToken) Authenticate(r *http.Request) (engine.User, error) {
+	u, err := a.tokenRules.Authenticate(r)
+	if u.Identity == "root" {
+		u.Permissions = []string{engine.AdminPermission}
+	}
+	return u, err
+}
+
+// TestTruncateNeedsAdminUnderAuth: with the runtime authenticated, /internal/truncate empties
+// every user's data, so only an admin may call it, whatever the rules say of threads.
+func TestTruncateNeedsAdminUnderAuth(t *testing.T) {
+	p := platformtest.Start(t, platform.Config{Graphs: graphs.Examples()}, nil)
+	srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Store: p.Store, Events: p.Log, Health: p.Health,
+		Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs, Truncate: p.Truncate, Auth: adminToken{}})
+	s := &authzStack{URL: serve(t, srv.Handler()).URL, P: p}
+	s.must(t, 200, "alice", "POST", "/threads", `{}`)
+	if code, _, raw := s.as(t, "alice", "POST", "/internal/truncate", `{"threads":true}`); code != 403 || !strings.Contains(string(raw), "admin permission") {
+		t.Errorf("alice's truncate: %d %s, want 403 naming the admin permission", code, raw)
+	}
+	if got := s.must(t, 200, "alice", "POST", "/threads/count", `{}`); got != float64(1) {
+		t.Errorf("alice's threads after her refused truncate: %v, want 1", got)
+	}
+	s.must(t, 200, "root", "POST", "/internal/truncate", `{"threads":true}`)
+	if got := s.must(t, 200, "alice", "POST", "/threads/count", `{}`); got != float64(0) {
+		t.Errorf("alice's threads after root's truncate: %v, want 0", got)
 	}
 }
