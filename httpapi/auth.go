@@ -131,7 +131,7 @@ func securedOpenAPI(doc []byte, guarded map[string]bool, methods []string, custo
 				if security != nil { // the user's own handler ("custom") has no scheme to name yet
 					op["security"] = security
 				}
-				addUnauthorized(op)
+				addUnauthorized(op, slices.Contains(methods, methodCustom))
 			}
 		}
 	}
@@ -167,11 +167,21 @@ func securitySchemes(d map[string]any) map[string]any {
 	return schemes
 }
 
-// addUnauthorized documents the 401 of a guarded operation.
-func addUnauthorized(op map[string]any) {
+// methodCustom is the method of the user's own auth handler (hosting.MethodCustom, a Go
+// program's): it may refuse a known user (403) and its rules may fail (500).
+const methodCustom = "custom"
+
+// addUnauthorized documents the 401 of a guarded operation and, with the user's own handler
+// (handler), the 403 of its refusals.
+func addUnauthorized(op map[string]any, handler bool) {
 	responses, _ := op["responses"].(map[string]any)
 	if responses == nil {
 		return
+	}
+	if _, has := responses["403"]; handler && !has {
+		responses["403"] = map[string]any{"description": "Your auth handler refused the request: the detail is its message.",
+			"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{
+				"type": "object", "properties": map[string]any{"detail": map[string]any{"type": "string"}}}}}}
 	}
 	if _, has := responses["401"]; !has {
 		responses["401"] = map[string]any{"description": "No valid credential: the detail says what was missing or wrong; WWW-Authenticate carries the challenge.",

@@ -69,6 +69,9 @@ func TestOpenAPIShowsTheHandlersSecurity(t *testing.T) {
 					t.Errorf("GET %s is open but documents security %v", p, got)
 				}
 			}
+			if field(doc, "paths", "/threads/search", "post", "responses", "403") == nil {
+				t.Error("POST /threads/search does not document the 403 of the handler's refusals")
+			}
 			if field(doc, "paths", "/threads/search", "post", "responses", "401") == nil || field(doc, "paths", "/ok", "get", "responses", "401") != nil {
 				t.Errorf("401 of /threads/search: %v; of /ok: %v", field(doc, "paths", "/threads/search", "post", "responses", "401"),
 					field(doc, "paths", "/ok", "get", "responses", "401"))
