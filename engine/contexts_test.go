@@ -68,6 +68,7 @@ var contextOf = map[string]string{
 	"projections/deployments":  control,
 	"projections/deployments/deploymentstest": control, // the control projection for the control plane's tests
 	"httpapi/controlapi":                      control,
+	"httpapi/routewalk":                       assembly, // the route walk: the whole server (runtime, tracing, control plane) in one test
 	"engine/platform":                         assembly,
 	"engine/platform/":                        assembly,
 	"cmd/":                                    assembly,

@@ -1,4 +1,4 @@
-package httpapi_test
+package routewalk_test
 
 import (
 	"bytes"
@@ -573,3 +573,34 @@ func (r walkRow) call() string {
 
 // noRedirects answers a redirect as it is: the walk checks each route's own answer.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// field is the value at path in decoded JSON, nil where a step is missing.
+func field(v any, path ...string) any {
+	for _, p := range path {
+		m, _ := v.(map[string]any)
+		v = m[p]
+	}
+	return v
+}
+
+// eventually waits, 30 s at most, until cond holds.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// jsonText is v's JSON, to compare decoded values.
+func jsonText(t testing.TB, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}

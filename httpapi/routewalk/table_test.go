@@ -1,4 +1,4 @@
-package httpapi_test
+package routewalk_test
 
 // walkTable is every operation of the OpenAPI document, as the isolation walk calls it: reads,
 // lists and streams first, then writes, then deletes (bob's own walk deletes spares last). The
