@@ -79,6 +79,7 @@ func TestReadmeAuthSteps(t *testing.T) {
 		{"api-key", "jetgraph serve --auth api-key &", []string{`{"detail":"Missing API key`, "[]"}, false},
 		{"hs256", "jetgraph serve --auth jwt &", []string{"[]"}, false},
 		{"handler", "jetgraph serve --config langgraph.json &", []string{`{"detail":"Unknown or missing token"}`, "[]"}, true},
+		{"typescript handler", "jetgraph serve --config ./langgraph.json &", []string{`{"detail":"Unknown or missing token"}`, `"owner":"ada"`, `"owner":"ada"`}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var block string
@@ -96,11 +97,11 @@ func TestReadmeAuthSteps(t *testing.T) {
 			script = strings.Replace(script, c.serve, strings.Replace(c.serve, "jetgraph serve", serve, 1)+
 				"\nSERVER=$!\ntrap 'kill $SERVER; wait $SERVER' EXIT\nfor i in $(seq 300); do curl -sf "+addr+"/ok >/dev/null && break; sleep 0.1; done", 1)
 			env := []string{"JETGRAPH_ADMIN_KEY=", "JETGRAPH_AUTH_JWT_SECRET="}
-			if c.venv { // the steps write their files in the folder they run in
+			if c.venv {
 				python := ensureVenv(t, filepath.Join(filepath.Dir(hostedPythonConfig), "requirements.txt"))
 				env = append(env, "VIRTUAL_ENV="+filepath.Dir(filepath.Dir(python)))
-				script = "cd '" + t.TempDir() + "'\n" + script
 			}
+			script = "cd '" + t.TempDir() + "'\n" + script // the steps write their files in the folder they run in
 			out := runClient(t, env, "bash", "-euc", script)
 			rest := out
 			for _, w := range c.want {
