@@ -222,17 +222,30 @@ func (s *Service) Resolve(ctx context.Context, idOrGraph string) (engine.Assista
 		return engine.Assistant{}, NotFound(op)
 	}
 	a, err := s.get(ctx, op, id)
-	if err != nil || a.IsSystem() {
+	if err != nil {
 		return a, err
 	}
-	_, filter, err := authorize(ctx, engine.ActionRead, id, nil)
-	if err != nil {
+	if err := Readable(ctx, a); err != nil {
 		return engine.Assistant{}, err
 	}
-	if !a.Visible(filter) {
-		return engine.Assistant{}, NotFound(op)
-	}
 	return a, nil
+}
+
+// Readable answers nil when ctx's rules let the user read a, NotFound (as for a missing
+// assistant) when their assistants.read filter hides it, or the rules' refusal. A system
+// assistant every user may use: the rules are not asked about it, as on the reference.
+func Readable(ctx context.Context, a engine.Assistant) error {
+	if a.IsSystem() {
+		return nil
+	}
+	_, filter, err := authorize(ctx, engine.ActionRead, a.AssistantID, nil)
+	if err != nil {
+		return err
+	}
+	if !a.Visible(filter) {
+		return NotFound("assistants.read")
+	}
+	return nil
 }
 
 // resolve is Get: the assistant idOrGraph names if the user may read it.

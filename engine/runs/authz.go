@@ -84,17 +84,11 @@ func (s *Service) authorizeCreate(ctx context.Context, op string, c *Create, a e
 	if md, ok := threads.Metadata(value); ok {
 		c.Metadata = md
 	}
-	if a.Metadata["created_by"] == assistants.SystemMetadata()["created_by"] {
-		return filter, nil
-	}
-	_, af, err := engine.Authorize(ctx, engine.ResourceAssistants, engine.ActionRead, func() map[string]any {
-		return map[string]any{"assistant_id": a.AssistantID}
-	})
-	if err != nil {
+	if err := assistants.Readable(ctx, a); err != nil {
+		if engine.Is(engine.NotFound, err) {
+			return filter, assistants.NoAssistant(op, c.AssistantID)
+		}
 		return filter, err
-	}
-	if !af.Match(a.Metadata) {
-		return filter, assistants.NoAssistant(op, c.AssistantID)
 	}
 	return filter, nil
 }
