@@ -51,8 +51,8 @@ func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		return keepOnly(tx, d.KeepAssistants)
 	}
-	cur := tx.Bucket(assistantsBucket)
-	vers := tx.Bucket(assistantVersionsBucket)
+	cur := fillBucket(tx, assistantsBucket)
+	vers := fillBucket(tx, assistantVersionsBucket)
 	tenant, id := e.Aggregate.Tenant, e.Aggregate.ID
 	key := tenantKey(tenant, id)
 	at := engine.At(e.Time)

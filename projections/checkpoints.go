@@ -22,7 +22,14 @@ import (
 // every namespace of a thread, the channel values they share, and the pending writes on them.
 // It reads nothing but bbolt: values kept in the object store are returned as digests for the
 // reader to fetch (engine/checkpoints does).
-type Checkpoints struct{ db *DB }
+type Checkpoints struct {
+	db *DB
+	// values holds, while the projector folds a batch (begin to flush), the channel locations
+	// of the checkpoints the batch stored, by checkpoint key: a checkpoint's parent is most
+	// often the one stored just before it, whose record it then does not read back. Any other
+	// change to the checkpoints of the batch empties it.
+	values map[string]map[string]blobLoc
+}
 
 // NewCheckpoints returns the checkpoints projection stored in db.
 func NewCheckpoints(db *DB) *Checkpoints { return &Checkpoints{db: db} }
@@ -111,8 +118,12 @@ func blobKey(ns []byte, channel string, loc blobLoc) []byte {
 // Apply implements Projection.
 func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
+		clear(c.values)
 		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Checkpoints }, c.Buckets()...)
 		return err
+	}
+	if e.Type != engine.ThreadCheckpoint && e.Type != engine.ThreadWrites {
+		clear(c.values) // (what the event changes may be a checkpoint of the batch)
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
@@ -146,7 +157,7 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	case engine.ThreadDeleted:
 		prefix := threadPrefix(e.Aggregate.Tenant, e.Aggregate.ID)
 		for _, name := range c.Buckets() {
-			if err := deletePrefix(tx.Bucket([]byte(name)), prefix); err != nil {
+			if err := deletePrefix(fillBucket(tx, []byte(name)), prefix); err != nil {
 				return err
 			}
 		}
@@ -158,8 +169,8 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 // namespace of the thread, with their pending writes and the blobs they stored.
 func (c *Checkpoints) deleteRun(tx *bbolt.Tx, agg eventlog.Aggregate, runID string) error {
 	prefix := threadPrefix(agg.Tenant, agg.ID)
-	cps := tx.Bucket(checkpointsBucket)
-	writes := tx.Bucket(checkpointWritesBucket)
+	cps := fillBucket(tx, checkpointsBucket)
+	writes := fillBucket(tx, checkpointWritesBucket)
 	gone := map[string]bool{}
 	var keys [][]byte
 	cur := cps.Cursor()
@@ -187,7 +198,7 @@ func (c *Checkpoints) deleteRun(tx *bbolt.Tx, agg eventlog.Aggregate, runID stri
 		}
 	}
 	// Blob keys end with the escaped id of the checkpoint that stored them.
-	blobs := tx.Bucket(checkpointBlobsBucket)
+	blobs := fillBucket(tx, checkpointBlobsBucket)
 	var blobKeys [][]byte
 	bc := blobs.Cursor()
 	for k, _ := bc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = bc.Next() {
@@ -210,7 +221,7 @@ func (c *Checkpoints) deleteRun(tx *bbolt.Tx, agg eventlog.Aggregate, runID stri
 // key of its range), their pending writes, and the blobs no kept checkpoint uses.
 func (c *Checkpoints) keepLatest(tx *bbolt.Tx, agg eventlog.Aggregate) error {
 	prefix := threadPrefix(agg.Tenant, agg.ID)
-	cps := tx.Bucket(checkpointsBucket)
+	cps := fillBucket(tx, checkpointsBucket)
 	keep := map[string]bool{} // blob keys the kept checkpoints use
 	var drop [][]byte
 	var last []byte // the newest checkpoint key of the namespace being read
@@ -250,7 +261,7 @@ func (c *Checkpoints) keepLatest(tx *bbolt.Tx, agg eventlog.Aggregate) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	writes := tx.Bucket(checkpointWritesBucket)
+	writes := fillBucket(tx, checkpointWritesBucket)
 	for _, k := range drop {
 		if err := cps.Delete(k); err != nil {
 			return err
@@ -259,7 +270,7 @@ func (c *Checkpoints) keepLatest(tx *bbolt.Tx, agg eventlog.Aggregate) error {
 			return err
 		}
 	}
-	blobs := tx.Bucket(checkpointBlobsBucket)
+	blobs := fillBucket(tx, checkpointBlobsBucket)
 	var unused [][]byte
 	bc := blobs.Cursor()
 	for k, _ := bc.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = bc.Next() {
@@ -278,7 +289,7 @@ func (c *Checkpoints) keepLatest(tx *bbolt.Tx, agg eventlog.Aggregate) error {
 // patchMetadata merges d.Metadata into the checkpoint's metadata; a missing checkpoint is an
 // error (the event is skipped).
 func (c *Checkpoints) patchMetadata(tx *bbolt.Tx, agg eventlog.Aggregate, d engine.CheckpointPatchedData) error {
-	b := tx.Bucket(checkpointsBucket)
+	b := fillBucket(tx, checkpointsBucket)
 	key := checkpointKey(nsPrefix(agg.Tenant, agg.ID, d.NS), d.CheckpointID)
 	var rec checkpointRecord
 	if ok, err := getJSON(b, key, &rec); err != nil || !ok {
@@ -307,17 +318,17 @@ func (c *Checkpoints) putCheckpoint(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 	if d.Checkpoint.ID == "" {
 		return errors.New("checkpoint without an id")
 	}
-	cps, blobs := tx.Bucket(checkpointsBucket), tx.Bucket(checkpointBlobsBucket)
+	cps, blobs := fillBucket(tx, checkpointsBucket), fillBucket(tx, checkpointBlobsBucket)
 	ns := nsPrefix(agg.Tenant, agg.ID, d.NS)
 	rec := checkpointRecord{Checkpoint: d.Checkpoint, Metadata: d.Metadata, Parent: d.Parent, Values: map[string]blobLoc{}}
 	if !d.Full && d.Parent != nil {
 		// Unchanged channels are the parent's. The parent is in this thread (its id in the
 		// event may name the thread a copy was made from).
-		var parent checkpointRecord
-		if _, err := getJSON(cps, checkpointKey(nsPrefix(agg.Tenant, agg.ID, d.Parent.NS), d.Parent.ID), &parent); err != nil {
+		parent, err := c.parentValues(cps, checkpointKey(nsPrefix(agg.Tenant, agg.ID, d.Parent.NS), d.Parent.ID))
+		if err != nil {
 			return err
 		}
-		maps.Copy(rec.Values, parent.Values)
+		maps.Copy(rec.Values, parent)
 	}
 	for _, ch := range slices.Sorted(maps.Keys(d.Blobs)) {
 		b := d.Blobs[ch]
@@ -337,15 +348,44 @@ func (c *Checkpoints) putCheckpoint(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 		}
 		rec.Values[ch] = loc
 	}
-	return putJSON(cps, checkpointKey(ns, d.Checkpoint.ID), rec)
+	key := checkpointKey(ns, d.Checkpoint.ID)
+	if c.values != nil {
+		c.values[string(key)] = rec.Values
+	}
+	return putJSON(cps, key, rec)
 }
+
+// parentValues returns the channel locations of the checkpoint under key (nil when it is not
+// there): from the batch when it stored it, else reading only that field of its record.
+func (c *Checkpoints) parentValues(cps *bbolt.Bucket, key []byte) (map[string]blobLoc, error) {
+	if v, ok := c.values[string(key)]; ok {
+		return v, nil
+	}
+	var rec struct {
+		Values map[string]blobLoc `json:"values"`
+	}
+	_, err := getJSON(cps, key, &rec)
+	return rec.Values, err
+}
+
+// begin starts a batch (see values).
+func (c *Checkpoints) begin() { c.values = map[string]map[string]blobLoc{} }
+
+// flush ends the batch: the records are written already.
+func (c *Checkpoints) flush(*bbolt.Tx) error {
+	c.values = nil
+	return nil
+}
+
+// discard ends a batch whose transaction is rolled back.
+func (c *Checkpoints) discard() { c.values = nil }
 
 func (c *Checkpoints) putWrites(tx *bbolt.Tx, agg eventlog.Aggregate, d engine.WritesData) error {
 	key := checkpointKey(nsPrefix(agg.Tenant, agg.ID, d.NS), d.CheckpointID)
-	if tx.Bucket(checkpointsBucket).Get(key) == nil {
+	if fillBucket(tx, checkpointsBucket).Get(key) == nil {
 		return nil // writes on a checkpoint that is not there are dropped, as MemorySaver does
 	}
-	b := tx.Bucket(checkpointWritesBucket)
+	b := fillBucket(tx, checkpointWritesBucket)
 	var existing []engine.PendingWriteData
 	if _, err := getJSON(b, key, &existing); err != nil {
 		return err

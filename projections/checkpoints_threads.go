@@ -34,7 +34,7 @@ var (
 // setNext records which trigger channels of blobs have a value: over the thread's set when the
 // event carries only the changed channels, in place of it when all (full).
 func setNext(tx *bbolt.Tx, key []byte, blobs map[string]engine.BlobData, full bool) error {
-	b := tx.Bucket(threadNextBucket)
+	b := fillBucket(tx, threadNextBucket)
 	prefix := valuesPrefix(key)
 	if full {
 		if err := deletePrefix(b, prefix); err != nil {
@@ -105,7 +105,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 	if d.NS != "" {
 		return nil
 	}
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
 	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err // checkpoints of a thread that does not exist (a saver used on its own)
@@ -124,7 +124,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 			return err
 		}
 	} else {
-		vals := tx.Bucket(threadValuesBucket)
+		vals := fillBucket(tx, threadValuesBucket)
 		prefix := valuesPrefix(key)
 		for ch, blob := range d.Blobs {
 			if internalChannel(ch) {
@@ -151,7 +151,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 		th.Status = restingStatus(tx, key, &th)
 	}
 	th.UpdatedAt, th.StateUpdatedAt = at, at
-	if err := tx.Bucket(threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
+	if err := fillBucket(tx, threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
 		return err
 	}
 	return t.store(b, key, th)
@@ -165,7 +165,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	if err := decodeJSON(e.Data, &d); err != nil {
 		return err
 	}
-	if d.NS != "" || string(tx.Bucket(threadHeadsBucket).Get(key)) != d.CheckpointID {
+	if d.NS != "" || string(fillBucket(tx, threadHeadsBucket).Get(key)) != d.CheckpointID {
 		return nil
 	}
 	var interrupts []engine.PendingWriteData
@@ -177,7 +177,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	if len(interrupts) == 0 {
 		return nil
 	}
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
 	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err
@@ -205,7 +205,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 // settle sets the status of thread tenant/id once its last active run has ended: error when that
 // run failed, else its resting status. A thread that does not exist is left alone.
 func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.Time) error {
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
 	key := tenantKey(tenant, id)
 	th, ok, err := t.load(b, key)
 	if err != nil || !ok {

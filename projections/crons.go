@@ -34,7 +34,7 @@ func (p *Crons) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "cron" {
 		return nil
 	}
-	b := tx.Bucket(cronsBucket)
+	b := fillBucket(tx, cronsBucket)
 	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
 	at := engine.At(e.Time)
 	switch e.Type {

@@ -195,11 +195,14 @@ func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
 	for _, k := range keys {
 		r.changed[k] = nil
 	}
+	for k := range r.changed { // runs of this transaction, which the file loses too
+		r.changed[k] = nil
+	}
 	r.mu.Unlock()
 	if err := emptyBuckets(tx, string(runsBucket), string(runStateBucket), string(runIndexBucket)); err != nil {
 		return err
 	}
-	return tx.Bucket(runsTruncatedBucket).Put(truncatedKey, present)
+	return fillBucket(tx, runsTruncatedBucket).Put(truncatedKey, present)
 }
 
 // RunState is what changes of a run after its creation: what waiting for a run reads.
@@ -279,7 +282,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	if e.Aggregate.Kind != "thread" {
 		return r.truncate(tx, e)
 	}
-	states := tx.Bucket(runStateBucket)
+	states := fillBucket(tx, runStateBucket)
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
 	at := engine.At(e.Time)
 	switch e.Type {
@@ -288,7 +291,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(runIndexBucket).Put(runIndexKey(tenant, id), []byte(thread)); err != nil {
+		if err := fillBucket(tx, runIndexBucket).Put(runIndexKey(tenant, id), []byte(thread)); err != nil {
 			return err
 		}
 		key := runKey(tenant, thread, id)
@@ -299,7 +302,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := putJSON(states, key, st); err != nil {
 			return err
 		}
-		return tx.Bucket(runsBucket).Put(key, raw)
+		return fillBucket(tx, runsBucket).Put(key, raw)
 	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
 		var d runTransition // one decode for the run's id and what changes
 		if err := decodeJSON(e.Data, &d); err != nil {
@@ -310,9 +313,9 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		id := d.RunID
 		key := runKey(tenant, thread, id)
-		var st RunState
-		if ok, err := getJSON(states, key, &st); err != nil || !ok {
-			if err == nil && tx.Bucket(runsTruncatedBucket).Get(truncatedKey) != nil {
+		st, ok, err := r.foldedState(states, tenant, thread, id, key)
+		if err != nil || !ok {
+			if err == nil && fillBucket(tx, runsTruncatedBucket).Get(truncatedKey) != nil {
 				return nil // a run that was active when the runs were truncated
 			}
 			return orMissing(err, e)
@@ -336,7 +339,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(runIndexBucket).Delete(runIndexKey(tenant, id)); err != nil {
+		if err := fillBucket(tx, runIndexBucket).Delete(runIndexKey(tenant, id)); err != nil {
 			return err
 		}
 		r.touch(tenant, thread, id, nil)
@@ -344,11 +347,11 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := states.Delete(key); err != nil {
 			return err
 		}
-		return tx.Bucket(runsBucket).Delete(key)
+		return fillBucket(tx, runsBucket).Delete(key)
 	case engine.ThreadDeleted:
 		var ids [][]byte
 		prefix := runThreadPrefix(tenant, thread)
-		c := tx.Bucket(runsBucket).Cursor()
+		c := fillBucket(tx, runsBucket).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var rec struct {
 				RunID string `json:"run_id"`
@@ -359,16 +362,42 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			}
 		}
 		for _, k := range ids {
-			if err := tx.Bucket(runIndexBucket).Delete(k); err != nil {
+			if err := fillBucket(tx, runIndexBucket).Delete(k); err != nil {
 				return err
 			}
 		}
 		if err := deletePrefix(states, prefix); err != nil {
 			return err
 		}
-		return deletePrefix(tx.Bucket(runsBucket), prefix)
+		return deletePrefix(fillBucket(tx, runsBucket), prefix)
 	}
 	return nil
+}
+
+// foldedState returns the state of run tenant/thread/id (under key) as the transaction being
+// applied has it: from what the transaction changed, or from live (which holds the committed
+// state of every active run it has), and only for another run from the file. A transition then
+// decodes no record: the run it changes was folded a moment before, by this process.
+func (r *Runs) foldedState(states *bbolt.Bucket, tenant, thread, id string, key []byte) (RunState, bool, error) {
+	k := watchKey(tenant, thread, id)
+	r.mu.Lock()
+	st, changed := r.changed[k]
+	r.mu.Unlock()
+	if changed {
+		if st == nil {
+			return RunState{}, false, nil
+		}
+		return *st, true, nil
+	}
+	r.liveMu.RLock()
+	live, ok := r.live[k]
+	r.liveMu.RUnlock()
+	if ok {
+		return live, true, nil
+	}
+	var stored RunState
+	ok, err := getJSON(states, key, &stored)
+	return stored, ok, err
 }
 
 // createdRecord returns the id, the record (JSON) and the state of the run a run_created

@@ -120,7 +120,7 @@ func (s *Store) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Store }, s.Buckets()...)
 		return err
 	}
-	items := tx.Bucket(storeItemsBucket)
+	items := fillBucket(tx, storeItemsBucket)
 	switch e.Type {
 	case engine.StorePut:
 		var d engine.StorePutData
@@ -185,18 +185,18 @@ func putRecord(tx *bbolt.Tx, rec StoreRecord, key []byte, at time.Time) error {
 	rec.ExpiresAt = engine.Time{}
 	if rec.TTL > 0 {
 		rec.ExpiresAt = engine.At(at.Add(time.Duration(rec.TTL * float64(time.Minute))))
-		if err := tx.Bucket(storeExpiryBucket).Put(storeExpiryKey(rec.ExpiresAt.Time, key), nil); err != nil {
+		if err := fillBucket(tx, storeExpiryBucket).Put(storeExpiryKey(rec.ExpiresAt.Time, key), nil); err != nil {
 			return err
 		}
 	}
-	return putJSON(tx.Bucket(storeItemsBucket), key, rec)
+	return putJSON(fillBucket(tx, storeItemsBucket), key, rec)
 }
 
 func clearStoreExpiry(tx *bbolt.Tx, rec StoreRecord, key []byte) error {
 	if rec.ExpiresAt.IsZero() {
 		return nil
 	}
-	return tx.Bucket(storeExpiryBucket).Delete(storeExpiryKey(rec.ExpiresAt.Time, key))
+	return fillBucket(tx, storeExpiryBucket).Delete(storeExpiryKey(rec.ExpiresAt.Time, key))
 }
 
 // Get returns the item of tenant at namespace and key, or false when there is none or it has

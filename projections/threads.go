@@ -97,7 +97,7 @@ func withValues(tx *bbolt.Tx, key []byte, th *engine.Thread) error {
 // setValues replaces the values of the thread under key with those of channels (raw JSON by
 // channel; internal channels are left out).
 func setValues(tx *bbolt.Tx, key []byte, channels map[string]json.RawMessage) error {
-	b := tx.Bucket(threadValuesBucket)
+	b := fillBucket(tx, threadValuesBucket)
 	prefix := valuesPrefix(key)
 	if err := deletePrefix(b, prefix); err != nil {
 		return err
@@ -132,7 +132,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
 		return err
 	}
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
 	key := tenantKey(e.Aggregate.Tenant, e.Aggregate.ID)
 	at := engine.At(e.Time)
 	switch e.Type {
@@ -177,16 +177,16 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
 			return err
 		}
-		if err := tx.Bucket(threadHeadsBucket).Delete(key); err != nil {
+		if err := fillBucket(tx, threadHeadsBucket).Delete(key); err != nil {
 			return err
 		}
-		if err := deletePrefix(tx.Bucket(threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
+		if err := deletePrefix(fillBucket(tx, threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
 			return err
 		}
-		if err := deletePrefix(tx.Bucket(threadValuesBucket), valuesPrefix(key)); err != nil {
+		if err := deletePrefix(fillBucket(tx, threadValuesBucket), valuesPrefix(key)); err != nil {
 			return err
 		}
-		if err := deletePrefix(tx.Bucket(threadNextBucket), valuesPrefix(key)); err != nil {
+		if err := deletePrefix(fillBucket(tx, threadNextBucket), valuesPrefix(key)); err != nil {
 			return err
 		}
 		if t.batch != nil {
@@ -211,14 +211,14 @@ func (t *Threads) setTTL(tx *bbolt.Tx, e eventlog.Event, th *engine.Thread, spec
 	}
 	expires := e.Time.Add(time.Duration(spec.Minutes * float64(time.Minute)))
 	th.TTL = &engine.ThreadTTL{Strategy: spec.Strategy, Minutes: spec.Minutes, ExpiresAt: engine.At(expires)}
-	return tx.Bucket(threadExpiryBucket).Put(expiryKey(expires, e.Aggregate), nil)
+	return fillBucket(tx, threadExpiryBucket).Put(expiryKey(expires, e.Aggregate), nil)
 }
 
 func (t *Threads) clearExpiry(tx *bbolt.Tx, agg eventlog.Aggregate, ttl *engine.ThreadTTL) error {
 	if ttl == nil {
 		return nil
 	}
-	return tx.Bucket(threadExpiryBucket).Delete(expiryKey(ttl.ExpiresAt.Time, agg))
+	return fillBucket(tx, threadExpiryBucket).Delete(expiryKey(ttl.ExpiresAt.Time, agg))
 }
 
 // expiryKey orders expiries by time: 8 bytes of unix nanoseconds, then tenant/id.

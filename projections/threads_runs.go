@@ -23,7 +23,7 @@ func activeKey(tenant, thread, run string) []byte { return []byte(tenant + "/" +
 // applyRun folds a run event into the thread's status (and values, for a rollback).
 func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
-	active := tx.Bucket(threadActiveRunsBucket)
+	active := fillBucket(tx, threadActiveRunsBucket)
 	switch e.Type {
 	case engine.RunCreatedEvent:
 		d, err := decodeRunGraph(e.Data)
@@ -34,7 +34,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		// One read and write of the thread: its run's graph, and busy.
-		b := tx.Bucket(threadsBucket)
+		b := fillBucket(tx, threadsBucket)
 		key := tenantKey(tenant, thread)
 		th, ok, err := t.load(b, key)
 		if err != nil || !ok {
@@ -73,7 +73,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 // (error when the run failed).
 func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool) error {
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
-	active := tx.Bucket(threadActiveRunsBucket)
+	active := fillBucket(tx, threadActiveRunsBucket)
 	if active.Get(activeKey(tenant, thread, run)) == nil {
 		return nil // not active (already ended): the status belongs to a later run
 	}
@@ -90,13 +90,13 @@ func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool
 // restore sets the thread's values to those of its root checkpoint id ("" for none) and makes it
 // the thread's head.
 func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
 	key := tenantKey(tenant, thread)
 	th, ok, err := t.load(b, key)
 	if err != nil || !ok {
 		return err
 	}
-	heads := tx.Bucket(threadHeadsBucket)
+	heads := fillBucket(tx, threadHeadsBucket)
 	if id == "" {
 		th.Values, th.Interrupts = nil, map[string]any{}
 		if err := heads.Delete(key); err != nil {
@@ -114,7 +114,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	ns := nsPrefix(tenant, thread, "")
 	ck := checkpointKey(ns, id)
 	var rec checkpointRecord
-	if ok, err := getJSON(tx.Bucket(checkpointsBucket), ck, &rec); err != nil || !ok {
+	if ok, err := getJSON(fillBucket(tx, checkpointsBucket), ck, &rec); err != nil || !ok {
 		return err // the checkpoint is gone: keep what the thread has
 	}
 	st, err := assemble(tx, ref, ns, ck, &rec, map[string]any{})

@@ -59,17 +59,17 @@ func keepOnly(tx *bbolt.Tx, keep []string) error {
 		kept[id] = true
 	}
 	var gone [][]byte
-	c := tx.Bucket(assistantsBucket).Cursor()
+	c := fillBucket(tx, assistantsBucket).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		if i := bytes.IndexByte(k, '/'); i < 0 || !kept[string(k[i+1:])] {
 			gone = append(gone, bytes.Clone(k))
 		}
 	}
 	for _, k := range gone {
-		if err := tx.Bucket(assistantsBucket).Delete(k); err != nil {
+		if err := fillBucket(tx, assistantsBucket).Delete(k); err != nil {
 			return err
 		}
-		if err := deletePrefix(tx.Bucket(assistantVersionsBucket), append(k, '/')); err != nil {
+		if err := deletePrefix(fillBucket(tx, assistantVersionsBucket), append(k, '/')); err != nil {
 			return err
 		}
 	}
