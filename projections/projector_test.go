@@ -195,7 +195,7 @@ func TestRefusedEventHaltsTheProjection(t *testing.T) {
 // script is a fixed sequence of thread events with fixed ids and times, so that the projection
 // it produces can be pinned in a golden file.
 func script() []eventlog.Pending {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC) // (nanoseconds: records keep microseconds)
 	agg := func(id string) eventlog.Aggregate {
 		return eventlog.Aggregate{Kind: "thread", Tenant: "default", ID: id}
 	}

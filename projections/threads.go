@@ -30,7 +30,16 @@ type Threads struct {
 	// batch, then decode and encode its thread's record once instead of at each event. Nil
 	// outside a batch: each fold reads and writes the bucket.
 	batch map[string]*engine.Thread
+	// recent holds the records the last batches wrote, by key, as the file has them (times to
+	// the microsecond): a run's events come in several batches (its creation, its start, its
+	// checkpoints and end), and each would otherwise read back the record the one before wrote.
+	// It is emptied when a transaction fails (its maps may hold what was rolled back), on a
+	// truncation, and when it reaches maxRecentThreads. Used by the folds only.
+	recent map[string]*engine.Thread
 }
+
+// maxRecentThreads bounds Threads.recent: about the threads a busy server has runs on at once.
+const maxRecentThreads = 4096
 
 // NewThreads returns the threads projection stored in db.
 func NewThreads(db *DB) *Threads { return &Threads{db: db} }
@@ -129,7 +138,10 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.writeBatch(tx); err != nil { // (a truncation empties the buckets)
 			return err
 		}
-		_, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
+		truncated, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
+		if truncated {
+			clear(t.recent)
+		}
 		return err
 	}
 	b := fillBucket(tx, threadsBucket)
@@ -192,6 +204,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if t.batch != nil {
 			t.batch[string(key)] = nil
 		}
+		delete(t.recent, string(key))
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
 		return t.applyCheckpoint(tx, e, key, at)
@@ -209,7 +222,9 @@ func (t *Threads) setTTL(tx *bbolt.Tx, e eventlog.Event, th *engine.Thread, spec
 	if spec == nil || spec.Minutes <= 0 {
 		return nil
 	}
-	expires := e.Time.Add(time.Duration(spec.Minutes * float64(time.Minute)))
+	// To the microsecond, as the record keeps it: the key clearExpiry makes from the record
+	// read back must be this one.
+	expires := e.Time.Add(time.Duration(spec.Minutes * float64(time.Minute))).Truncate(time.Microsecond)
 	th.TTL = &engine.ThreadTTL{Strategy: spec.Strategy, Minutes: spec.Minutes, ExpiresAt: engine.At(expires)}
 	return fillBucket(tx, threadExpiryBucket).Put(expiryKey(expires, e.Aggregate), nil)
 }
@@ -355,14 +370,30 @@ func (t *Threads) flush(tx *bbolt.Tx) error {
 }
 
 // discard ends the batch without writing it (its transaction is rolled back).
-func (t *Threads) discard() { t.batch = nil }
+func (t *Threads) discard() {
+	t.batch = nil
+	clear(t.recent)
+}
+
+// committed implements committer: what a failed transaction wrote is not the file's.
+func (t *Threads) committed(ok bool) {
+	if !ok {
+		clear(t.recent)
+	}
+}
+
+// forget implements forgetter: the buckets are dropped.
+func (t *Threads) forget() { clear(t.recent) }
 
 // writeBatch writes the records the batch changed so far and goes on batching.
 func (t *Threads) writeBatch(tx *bbolt.Tx) error {
 	if len(t.batch) == 0 {
 		return nil
 	}
-	b := tx.Bucket(threadsBucket)
+	b := fillBucket(tx, threadsBucket)
+	if t.recent == nil || len(t.recent)+len(t.batch) > maxRecentThreads {
+		t.recent = make(map[string]*engine.Thread, len(t.batch))
+	}
 	for k, th := range t.batch {
 		if th == nil {
 			continue // deleted: gone from the bucket already
@@ -370,6 +401,7 @@ func (t *Threads) writeBatch(tx *bbolt.Tx) error {
 		if err := putJSON(b, []byte(k), *th); err != nil {
 			return err
 		}
+		t.recent[k] = th
 	}
 	clear(t.batch)
 	return nil
@@ -377,24 +409,39 @@ func (t *Threads) writeBatch(tx *bbolt.Tx) error {
 
 // load reads the thread under key as getThreadRaw does, from the batch when it changed it.
 func (t *Threads) load(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
-	if th, ok := t.batch[string(key)]; ok {
-		if th == nil {
-			return engine.Thread{}, false, nil
-		}
-		out := *th
-		// As getThreadRaw leaves them: the values' JSON behind a *json.RawMessage.
-		if raw, ok := out.Values.(json.RawMessage); ok {
-			out.Values = &raw
-		}
-		return out, true, nil
+	th, ok := t.batch[string(key)]
+	if !ok && t.batch != nil {
+		th, ok = t.recent[string(key)]
 	}
-	return getThreadRaw(b, key)
+	if !ok {
+		return getThreadRaw(b, key)
+	}
+	if th == nil {
+		return engine.Thread{}, false, nil
+	}
+	out := *th
+	// As getThreadRaw leaves them: the values' JSON behind a *json.RawMessage.
+	if raw, ok := out.Values.(json.RawMessage); ok {
+		out.Values = &raw
+	}
+	return out, true, nil
 }
 
-// store writes th under key, or keeps it in the batch for flush.
+// store writes th under key, or keeps it in the batch for flush, its times to the microsecond
+// as the file keeps them (so that a fold reading it from the batch or from recent sees what it
+// would read from the file).
 func (t *Threads) store(b *bbolt.Bucket, key []byte, th engine.Thread) error {
 	if t.batch == nil {
+		delete(t.recent, string(key))
 		return putJSON(b, key, th)
+	}
+	for _, at := range []*engine.Time{&th.CreatedAt, &th.UpdatedAt, &th.StateUpdatedAt} {
+		at.Time = at.Truncate(time.Microsecond)
+	}
+	if th.TTL != nil {
+		ttl := *th.TTL
+		ttl.ExpiresAt.Time = ttl.ExpiresAt.Truncate(time.Microsecond)
+		th.TTL = &ttl
 	}
 	t.batch[string(key)] = &th
 	return nil
