@@ -127,7 +127,7 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
-		d, err := c.db.checkpoints.checkpointData(e)
+		d, err := c.db.decoded.checkpointData(e)
 		if err != nil {
 			return err
 		}

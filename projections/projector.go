@@ -127,8 +127,8 @@ func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.str
 // one (the machine's boot id changed while the file was open) and rebuilds from the log.
 // SyncAlways makes every commit durable, as --sync always does for the log.
 type DB struct {
-	// checkpoints passes decoded checkpoint payloads between the folds of a batch (shared.go).
-	checkpoints decodedCheckpoints
+	// decoded passes decoded payloads between the folds of a batch (shared.go).
+	decoded decodedPayloads
 
 	bolt      *bbolt.DB
 	path      string
@@ -736,7 +736,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	batch := b.events
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
-	p.db.checkpoints.reset()
+	p.db.decoded.reset()
 	err := p.db.update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := fillBucket(tx, p.versionsBucket())

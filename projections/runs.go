@@ -287,10 +287,11 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	at := engine.At(e.Time)
 	switch e.Type {
 	case engine.RunCreatedEvent:
-		id, raw, st, err := createdRecord(e.Data, thread, at)
+		c, err := r.db.decoded.runCreated(e)
 		if err != nil {
 			return err
 		}
+		id, raw, st := c.ID, c.Raw, c.State
 		if err := fillBucket(tx, runIndexBucket).Put(runIndexKey(tenant, id), []byte(thread)); err != nil {
 			return err
 		}
@@ -304,8 +305,8 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		}
 		return fillBucket(tx, runsBucket).Put(key, raw)
 	case engine.RunStartedEvent, engine.RunFinishedEvent, engine.RunCancelRequestedEvent:
-		var d runTransition // one decode for the run's id and what changes
-		if err := decodeJSON(e.Data, &d); err != nil {
+		d, err := r.db.decoded.transition(e) // one decode for the run's id and what changes
+		if err != nil {
 			return err
 		}
 		if d.RunID == "" {
@@ -400,46 +401,77 @@ func (r *Runs) foldedState(states *bbolt.Bucket, tenant, thread, id string, key 
 	return stored, ok, err
 }
 
-// createdRecord returns the id, the record (JSON) and the state of the run a run_created
-// payload makes: the record it carries, on thread, pending, created at its created_at (at when it
-// has none) and updated then. A record that is that already (a run made by this build) is kept
-// as it came, its kwargs neither decoded nor encoded again; another is decoded, completed and
-// encoded.
-func createdRecord(data []byte, thread string, at engine.Time) (string, []byte, RunState, error) {
+// createdRun is what the folds take from a run_created payload: the run's id, its record
+// (JSON) and state, and what its thread takes of it.
+type createdRun struct {
+	ID    string
+	Raw   []byte
+	State RunState
+	Graph runGraph
+}
+
+// decodeCreated reads a run_created payload of thread, appended at at: the record it carries,
+// on thread, pending, created at its created_at (at when it has none) and updated then. A record
+// that is that already (a run made by this build) is kept as it came, its kwargs (its input
+// above all) neither decoded nor encoded again; another is decoded, completed and encoded.
+func decodeCreated(data []byte, thread string, at engine.Time) (createdRun, error) {
 	var d struct {
-		Run jsontext.Value `json:"run"`
+		Run          jsontext.Value `json:"run"`
+		ThreadConfig map[string]any `json:"thread_config"`
 	}
 	if err := decodeJSON(data, &d); err != nil {
-		return "", nil, RunState{}, err
+		return createdRun{}, err
 	}
 	var head struct {
 		RunState
-		RunID     string      `json:"run_id"`
-		ThreadID  string      `json:"thread_id"`
-		CreatedAt engine.Time `json:"created_at"`
-	}
-	if err := decodeJSON(d.Run, &head); err != nil {
-		return "", nil, RunState{}, err
-	}
-	if head.RunID == "" {
-		return "", nil, RunState{}, fmt.Errorf("run_created without run_id")
-	}
-	if head.ThreadID == thread && head.Status == engine.RunPending && !head.CreatedAt.IsZero() &&
-		head.UpdatedAt.Equal(head.CreatedAt.Time) {
-		return head.RunID, bytes.Clone(d.Run), head.RunState, nil
+		RunID       string      `json:"run_id"`
+		ThreadID    string      `json:"thread_id"`
+		CreatedAt   engine.Time `json:"created_at"`
+		AssistantID string      `json:"assistant_id"`
+		Kwargs      struct {
+			Config struct {
+				Configurable struct {
+					GraphID any `json:"graph_id"`
+				} `json:"configurable"`
+			} `json:"config"`
+		} `json:"kwargs"`
 	}
 	var rec engine.RunRecord
-	if err := decodeJSON(d.Run, &rec); err != nil {
-		return "", nil, RunState{}, err
+	narrow := decodeJSON(d.Run, &head) == nil
+	if !narrow {
+		// A shape the narrow reading does not take (a config that is no object): read it all.
+		if err := decodeJSON(d.Run, &rec); err != nil {
+			return createdRun{}, err
+		}
+		head.RunState, head.RunID, head.ThreadID, head.CreatedAt = stateOf(rec), rec.RunID, rec.ThreadID, rec.CreatedAt
+		head.AssistantID, head.Kwargs.Config.Configurable.GraphID = rec.AssistantID, rec.Kwargs.GraphID()
+	}
+	if head.RunID == "" {
+		return createdRun{}, errNoRunID
+	}
+	graphID, _ := head.Kwargs.Config.Configurable.GraphID.(string)
+	c := createdRun{ID: head.RunID,
+		Graph: runGraph{RunID: head.RunID, AssistantID: head.AssistantID, GraphID: graphID, ThreadConfig: d.ThreadConfig}}
+	if head.ThreadID == thread && head.Status == engine.RunPending && !head.CreatedAt.IsZero() &&
+		head.UpdatedAt.Equal(head.CreatedAt.Time) {
+		c.Raw, c.State = bytes.Clone(d.Run), head.RunState
+		return c, nil
+	}
+	if narrow {
+		if err := decodeJSON(d.Run, &rec); err != nil {
+			return createdRun{}, err
+		}
 	}
 	rec.ThreadID, rec.Status = thread, engine.RunPending
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = at
 	}
 	rec.UpdatedAt = rec.CreatedAt
+	c.State = stateOf(rec)
 	jsoncount.Encoded()
-	raw, err := jsonv1.Marshal(rec)
-	return rec.RunID, raw, stateOf(rec), err
+	var err error
+	c.Raw, err = jsonv1.Marshal(rec)
+	return c, err
 }
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.

@@ -26,10 +26,11 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	active := fillBucket(tx, threadActiveRunsBucket)
 	switch e.Type {
 	case engine.RunCreatedEvent:
-		d, err := decodeRunGraph(e.Data)
+		c, err := t.db.decoded.runCreated(e)
 		if err != nil {
 			return err
 		}
+		d := c.Graph
 		if err := active.Put(activeKey(tenant, thread, d.RunID), present); err != nil {
 			return err
 		}
@@ -47,8 +48,8 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		th.Status, th.UpdatedAt = engine.ThreadBusy, engine.At(e.Time)
 		return t.store(b, key, th)
 	case engine.RunFinishedEvent:
-		var d engine.RunFinishedData
-		if err := decodeJSON(e.Data, &d); err != nil {
+		d, err := t.db.decoded.transition(e)
+		if err != nil {
 			return err
 		}
 		// Interrupted or not, what is left to resume is the checkpoint's to say: a run
@@ -145,35 +146,6 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 type runGraph struct {
 	RunID, AssistantID, GraphID string
 	ThreadConfig                map[string]any
-}
-
-// decodeRunGraph reads a run_created payload for its runGraph, skipping over the rest (the
-// run's input, above all) rather than decoding it.
-func decodeRunGraph(data []byte) (runGraph, error) {
-	var d struct {
-		Run struct {
-			RunID       string `json:"run_id"`
-			AssistantID string `json:"assistant_id"`
-			Kwargs      struct {
-				Config struct {
-					Configurable struct {
-						GraphID any `json:"graph_id"`
-					} `json:"configurable"`
-				} `json:"config"`
-			} `json:"kwargs"`
-		} `json:"run"`
-		ThreadConfig map[string]any `json:"thread_config"`
-	}
-	if err := decodeJSON(data, &d); err != nil {
-		// A shape the narrow reading does not take (no config object): read it all.
-		var full engine.RunCreatedData
-		if err := decodeJSON(data, &full); err != nil {
-			return runGraph{}, err
-		}
-		return runGraph{RunID: full.Run.RunID, AssistantID: full.Run.AssistantID, GraphID: full.Run.Kwargs.GraphID(), ThreadConfig: full.ThreadConfig}, nil
-	}
-	graphID, _ := d.Run.Kwargs.Config.Configurable.GraphID.(string)
-	return runGraph{RunID: d.Run.RunID, AssistantID: d.Run.AssistantID, GraphID: graphID, ThreadConfig: d.ThreadConfig}, nil
 }
 
 // setRunGraph records in the thread's metadata the graph and assistant its latest run uses, as
