@@ -264,6 +264,7 @@ type Projector struct {
 	stream      string
 	projections []Projection
 	buckets     [][]byte // the top-level buckets of the projections that are not bucketFillers
+	cursorKeys  [][]byte // by projection, the key of its cursor
 	logger      *slog.Logger
 
 	applied atomic.Uint64
@@ -301,6 +302,7 @@ func NewProjector(db *DB, log *eventlog.Log, stream string, ps ...Projection) *P
 	p := &Projector{db: db, log: log, stream: stream, projections: ps, logger: db.log,
 		advance: make(chan struct{}), ready: make(chan struct{}), haltedCh: make(chan struct{})}
 	for _, pr := range ps {
+		p.cursorKeys = append(p.cursorKeys, cursorKey(stream, pr.Name()))
 		if _, ok := pr.(bucketFiller); ok {
 			continue
 		}
@@ -744,7 +746,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 			fillBucket(tx, name)
 		}
 		for i, pr := range p.projections {
-			key := cursorKey(p.stream, pr.Name())
+			key := p.cursorKeys[i]
 			from := readU64(cursors.Get(key))
 			bt, batching := pr.(batcher)
 			if batching {
@@ -765,10 +767,15 @@ func (p *Projector) applyTx(b preparedBatch) error {
 				return err
 			}
 		}
-		for i, e := range batch {
-			if i+1 < len(batch) && batch[i+1].Aggregate == e.Aggregate {
-				continue // (the next one writes the aggregate's version: packed events come together)
+		// Each aggregate's version is its last event's sequence: written once per aggregate,
+		// however many of its events the batch holds (a busy batch interleaves many runs').
+		written := make(map[eventlog.Aggregate]bool, 16)
+		for i := len(batch) - 1; i >= 0; i-- {
+			e := batch[i]
+			if written[e.Aggregate] {
+				continue
 			}
+			written[e.Aggregate] = true
 			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
 				return err
 			}
