@@ -435,9 +435,9 @@ func (t *Threads) store(b *bbolt.Bucket, key []byte, th engine.Thread) error {
 		delete(t.recent, string(key))
 		return putJSON(b, key, th)
 	}
-	for _, at := range []*engine.Time{&th.CreatedAt, &th.UpdatedAt, &th.StateUpdatedAt} {
-		at.Time = at.Truncate(time.Microsecond)
-	}
+	th.CreatedAt.Time = th.CreatedAt.Truncate(time.Microsecond)
+	th.UpdatedAt.Time = th.UpdatedAt.Truncate(time.Microsecond)
+	th.StateUpdatedAt.Time = th.StateUpdatedAt.Truncate(time.Microsecond)
 	if th.TTL != nil {
 		ttl := *th.TTL
 		ttl.ExpiresAt.Time = ttl.ExpiresAt.Truncate(time.Microsecond)
