@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"go.etcd.io/bbolt"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -71,6 +73,41 @@ type checkpointRecord struct {
 	Parent     *engine.CheckpointRef   `json:"parent"`
 	// Values locates the blob of every channel that has a value.
 	Values map[string]blobLoc `json:"values"`
+}
+
+// checkpointEvent is a checkpoint payload (engine.CheckpointData) as the folds read it: its
+// header decoded, and also kept as the JSON it came as, which putCheckpoint stores as it is
+// rather than encoding the header (its maps, sorted) again. The same event stores the same
+// bytes, so a rebuild still equals the live file.
+type checkpointEvent struct {
+	NS         string                     `json:"ns"`
+	Checkpoint rawHeader                  `json:"checkpoint"`
+	Metadata   json.RawMessage            `json:"metadata"`
+	Parent     *engine.CheckpointRef      `json:"parent"`
+	Blobs      map[string]engine.BlobData `json:"blobs"`
+	Full       bool                       `json:"full,omitempty"`
+}
+
+// rawHeader is a checkpoint header, decoded, with its JSON.
+type rawHeader struct {
+	engine.CheckpointHeader
+	raw jsontext.Value
+}
+
+// UnmarshalJSON decodes the header and keeps its JSON. (Part of the payload's decode: it is not
+// counted again.)
+func (h *rawHeader) UnmarshalJSON(b []byte) error {
+	h.raw = bytes.Clone(b)
+	return jsonv2.Unmarshal(b, &h.CheckpointHeader, readOptions)
+}
+
+// storedCheckpoint is a checkpointRecord as putCheckpoint writes it: the same JSON, its header
+// as the event carried it.
+type storedCheckpoint struct {
+	Checkpoint jsontext.Value        `json:"checkpoint"`
+	Metadata   json.RawMessage       `json:"metadata"`
+	Parent     *engine.CheckpointRef `json:"parent"`
+	Values     map[string]blobLoc    `json:"values"`
 }
 
 // blobLoc is the version of a channel's value and the checkpoint that stored it.
@@ -314,13 +351,13 @@ func (c *Checkpoints) patchMetadata(tx *bbolt.Tx, agg eventlog.Aggregate, d engi
 	return putJSON(b, key, rec)
 }
 
-func (c *Checkpoints) putCheckpoint(tx *bbolt.Tx, agg eventlog.Aggregate, d engine.CheckpointData) error {
+func (c *Checkpoints) putCheckpoint(tx *bbolt.Tx, agg eventlog.Aggregate, d checkpointEvent) error {
 	if d.Checkpoint.ID == "" {
 		return errors.New("checkpoint without an id")
 	}
 	cps, blobs := fillBucket(tx, checkpointsBucket), fillBucket(tx, checkpointBlobsBucket)
 	ns := nsPrefix(agg.Tenant, agg.ID, d.NS)
-	rec := checkpointRecord{Checkpoint: d.Checkpoint, Metadata: d.Metadata, Parent: d.Parent, Values: map[string]blobLoc{}}
+	rec := storedCheckpoint{Checkpoint: d.Checkpoint.raw, Metadata: d.Metadata, Parent: d.Parent, Values: map[string]blobLoc{}}
 	if !d.Full && d.Parent != nil {
 		// Unchanged channels are the parent's. The parent is in this thread (its id in the
 		// event may name the thread a copy was made from).

@@ -13,7 +13,7 @@ import (
 // batch, so it holds at most one batch's payloads; a fold that finds nothing decodes itself.
 type decodedPayloads struct {
 	// checkpoints: threads (the thread's values) then checkpoints.
-	checkpoints decodedOnce[engine.CheckpointData]
+	checkpoints decodedOnce[checkpointEvent]
 	// created: threads (the run's graph, busy) then runs (the run's record).
 	created decodedOnce[createdRun]
 	// transitions: threads (a run's end) then runs (its state).
@@ -28,9 +28,9 @@ func (d *decodedPayloads) reset() {
 }
 
 // checkpointData decodes the payload of checkpoint event e, or takes it from the fold before.
-func (d *decodedPayloads) checkpointData(e eventlog.Event) (engine.CheckpointData, error) {
-	return d.checkpoints.get(e, func(data []byte) (engine.CheckpointData, error) {
-		var cd engine.CheckpointData
+func (d *decodedPayloads) checkpointData(e eventlog.Event) (checkpointEvent, error) {
+	return d.checkpoints.get(e, func(data []byte) (checkpointEvent, error) {
+		var cd checkpointEvent
 		err := decodeJSON(data, &cd)
 		return cd, err
 	})
