@@ -60,7 +60,12 @@ func renamed(e eventlog.Event, thread, run, newThread, newRun string) eventlog.E
 // server with one client folds them; busy: each transaction holds one message of each of 16
 // runs, at the same stage, as a server with 16 clients in step.
 //
-//	go test ./projections -run '^$' -bench FoldEchoRuns -benchmem
+//	go test ./projections -run '^$' -bench FoldEchoRuns
+//
+// Per run, at the start of this work (afb589b) and after it (branch hproj):
+//
+//	lone  json-dec 16 -> 8  json-enc 9 -> 9  bbolt-tx 4 -> 4      allocs 2013 -> 1412
+//	busy  json-dec 16 -> 8  json-enc 9 -> 9  bbolt-tx 0.25 -> 0.25 allocs 753 -> 595
 func BenchmarkFoldEchoRuns(b *testing.B) {
 	groups := echoRun(b)
 	thread := groups[0][0].Aggregate.ID
