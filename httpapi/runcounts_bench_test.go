@@ -27,6 +27,8 @@ import (
 //   - nats-msgs/op: messages the embedded NATS server received (appends, acknowledgements, API
 //     and key-value requests, the run's output stream, its trace);
 //   - bbolt-tx/op: bbolt write transactions (projections.WriteTransactions);
+//   - bbolt-view/op: bbolt read transactions (projections.ReadTransactions): the projection
+//     reads of the handlers, the run service and the runner;
 //   - json-enc/op, json-dec/op: JSON documents encoded and decoded at the run path's seams
 //     (engine/jsoncount: event data, projection records, checkpoints, channel snapshots, the
 //     run's output stream, self-trace spans, request and answer bodies, append acknowledgements);
@@ -82,11 +84,11 @@ func BenchmarkEchoRunCounts(b *testing.B) {
 		run()
 	}
 	settle()
-	type counts struct{ appends, msgs, txs, enc, dec uint64 }
+	type counts struct{ appends, msgs, txs, views, enc, dec uint64 }
 	read := func() counts {
 		enc, dec := jsoncount.Counts()
 		msgs, _ := p.Log.ServerMessagesIn()
-		return counts{eventlog.Appended(), uint64(msgs), projections.WriteTransactions(), enc, dec}
+		return counts{eventlog.Appended(), uint64(msgs), projections.WriteTransactions(), projections.ReadTransactions(), enc, dec}
 	}
 	before := read()
 	b.ReportAllocs()
@@ -101,6 +103,7 @@ func BenchmarkEchoRunCounts(b *testing.B) {
 	b.ReportMetric(float64(after.appends-before.appends)/n, "appends/op")
 	b.ReportMetric(float64(after.msgs-before.msgs)/n, "nats-msgs/op")
 	b.ReportMetric(float64(after.txs-before.txs)/n, "bbolt-tx/op")
+	b.ReportMetric(float64(after.views-before.views)/n, "bbolt-view/op")
 	b.ReportMetric(float64(after.enc-before.enc)/n, "json-enc/op")
 	b.ReportMetric(float64(after.dec-before.dec)/n, "json-dec/op")
 }

@@ -32,7 +32,9 @@ import (
 // The states of the active runs this process folded are also kept in memory (live), so that the
 // loops that wait on a run (a wait, a worker watching for a cancel) read them without a
 // transaction. A state enters live when its transaction commits (committed) and leaves it when
-// the run ends or goes; a run live does not hold is read from the file.
+// the run ends or goes; a run live does not hold is read from the file. Beside them, held keeps
+// the decoded records of active runs this process created (Hold), for the worker that takes one
+// (Next) instead of decoding it from the file.
 type Runs struct {
 	db *DB
 
@@ -41,8 +43,10 @@ type Runs struct {
 	created  int                        // runs created by the transaction being applied
 	watchers map[string][]chan struct{} // run key -> closed at its next change
 
-	liveMu sync.RWMutex
-	live   map[string]RunState // watchKey -> state, of active runs
+	liveMu    sync.RWMutex
+	live      map[string]RunState // watchKey -> state, of active runs
+	held      map[string]heldRun  // watchKey -> record as created, of active runs (a subset of live)
+	heldBytes int                 // their estimated size
 
 	// OnRunCreated and OnRunEnded, when set before the projector runs, are told of each run
 	// that a committed transaction made active (created) or ended, with its status and, for a run
@@ -54,7 +58,7 @@ type Runs struct {
 // NewRuns returns the runs projection stored in db.
 func NewRuns(db *DB) *Runs {
 	return &Runs{db: db, changed: map[string]*RunState{}, watchers: map[string][]chan struct{}{},
-		live: map[string]RunState{}}
+		live: map[string]RunState{}, held: map[string]heldRun{}}
 }
 
 func watchKey(tenant, thread, run string) string { return tenant + "/" + thread + "/" + run }
@@ -112,6 +116,7 @@ func (r *Runs) committed(ok bool) {
 		for k, st := range r.changed {
 			if st == nil || !st.Active() {
 				delete(r.live, k)
+				r.take(k)
 			} else {
 				r.live[k] = *st
 			}
@@ -164,6 +169,8 @@ func (r *Runs) LiveCounts() (pending, running int) {
 func (r *Runs) forget() {
 	r.liveMu.Lock()
 	clear(r.live)
+	clear(r.held)
+	r.heldBytes = 0
 	r.liveMu.Unlock()
 }
 
@@ -415,23 +422,29 @@ func createdRecord(data []byte, thread string, at engine.Time) (string, []byte, 
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.
 func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
+	var st RunState
+	if ok, err := getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
+		return engine.RunRecord{}, ok, err
+	}
+	return getRecord(tx, key, st)
+}
+
+// getRecord reads the record of the run under key, whose state st the caller read, and reports
+// whether it is there.
+func getRecord(tx *bbolt.Tx, key []byte, st RunState) (engine.RunRecord, bool, error) {
 	var rec engine.RunRecord
 	ok, err := getJSON(tx.Bucket(runsBucket), key, &rec)
 	if err != nil || !ok {
-		return rec, ok, err
-	}
-	var st RunState
-	if ok, err = getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
 		return rec, ok, err
 	}
 	st.Onto(&rec)
 	return rec, true, nil
 }
 
-// appendRun returns a function that appends the run under a key to out.
-func appendRun(tx *bbolt.Tx, out *[]engine.RunRecord) func(key []byte) error {
-	return func(key []byte) error {
-		rec, ok, err := getRun(tx, key)
+// appendRun returns a function that appends the run under a key, in state st, to out.
+func appendRun(tx *bbolt.Tx, out *[]engine.RunRecord) func(key []byte, st RunState) error {
+	return func(key []byte, st RunState) error {
+		rec, ok, err := getRecord(tx, key, st)
 		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", key, err)
 		}
@@ -512,7 +525,7 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 	var out []string
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
-		return r.queue(tx, tenant, thread, func(key []byte) error {
+		return r.queue(tx, tenant, thread, func(key []byte, _ RunState) error {
 			id, err := unesc(key[len(prefix):])
 			out = append(out, id)
 			return err
@@ -522,18 +535,27 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 }
 
 // Next returns the oldest active run of a thread other than skip (the run a worker has just
-// ended, which the projection may show active still), read whole; false when there is none.
+// ended, which the projection may show active still), read whole; false when there is none. The
+// record of a run this process created and held (Hold) is taken from memory, once: the worker
+// that takes it may change it, and a later Next decodes it from the file.
 func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error) {
 	var rec engine.RunRecord
 	var found bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
-		err := r.queue(tx, tenant, thread, func(key []byte) error {
-			if id, err := unesc(key[len(prefix):]); err != nil || id == skip {
+		err := r.queue(tx, tenant, thread, func(key []byte, st RunState) error {
+			id, err := unesc(key[len(prefix):])
+			if err != nil || id == skip {
 				return err
 			}
-			var err error
-			if rec, found, err = getRun(tx, key); err != nil {
+			r.liveMu.Lock()
+			rec, found = r.take(watchKey(tenant, thread, id))
+			r.liveMu.Unlock()
+			if found {
+				st.Onto(&rec)
+				return errStop
+			}
+			if rec, found, err = getRecord(tx, key, st); err != nil {
 				return err
 			}
 			if found {
@@ -552,12 +574,12 @@ func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error)
 // errStop ends a walk of queue early.
 var errStop = errors.New("stop")
 
-// queue calls f with the key of each active run of a thread, oldest first.
+// queue calls f with the key and the state of each active run of a thread, oldest first.
 //
 // It finds the thread's active runs in the index the threads projection keeps of them (so a
 // thread with a long history costs no more than a new one), or, without that projection, scans
 // the thread's runs; either way it reads only their states.
-func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) error) error {
+func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st RunState) error) error {
 	states := tx.Bucket(runStateBucket)
 	index := tx.Bucket(threadActiveRunsBucket)
 	if index == nil {
@@ -575,16 +597,16 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) err
 		if !ok || !st.Active() {
 			continue
 		}
-		if err := f(key); err != nil {
+		if err := f(key, st); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// activeKeys calls f with the key of each active run among those whose keys start with prefix,
-// in key order.
-func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) error {
+// activeKeys calls f with the key and the state of each active run among those whose keys start
+// with prefix, in key order.
+func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte, st RunState) error) error {
 	c := states.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		var st RunState
@@ -592,7 +614,7 @@ func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) e
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
 		if st.Active() {
-			if err := f(k); err != nil {
+			if err := f(k, st); err != nil {
 				return err
 			}
 		}
@@ -605,10 +627,13 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
 		c := tx.Bucket(runsBucket).Cursor()
-		add := appendRun(tx, &out)
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if err := add(k); err != nil {
-				return err
+			rec, ok, err := getRun(tx, k)
+			if err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			if ok {
+				out = append(out, rec)
 			}
 		}
 		return nil

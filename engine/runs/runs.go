@@ -283,6 +283,10 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		}
 		return engine.RunRecord{}, err
 	}
+	if !existing {
+		// Folded: the worker that picks the run up takes its record from memory, not the file.
+		s.runs.Hold(agg.Tenant, rec)
+	}
 	if !existing && (c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback) {
 		s.cancelLocal(agg.Tenant, agg.ID)
 	}
