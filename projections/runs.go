@@ -32,7 +32,9 @@ import (
 // The states of the active runs this process folded are also kept in memory (live), so that the
 // loops that wait on a run (a wait, a worker watching for a cancel) read them without a
 // transaction. A state enters live when its transaction commits (committed) and leaves it when
-// the run ends or goes; a run live does not hold is read from the file. Beside them, held keeps
+// the run ends or goes; a run live does not hold is read from the file. The states of the runs
+// that ended last are kept too (ended), for the wait that wakes at a run's end and reads it.
+// Beside them, held keeps
 // the decoded records of active runs this process created (Hold), for the worker that takes one
 // (Next) instead of decoding it from the file.
 type Runs struct {
@@ -44,9 +46,10 @@ type Runs struct {
 	watchers map[string][]chan struct{} // run key -> closed at its next change
 
 	liveMu    sync.RWMutex
-	live      map[string]RunState // watchKey -> state, of active runs
-	held      map[string]heldRun  // watchKey -> record as created, of active runs (a subset of live)
-	heldBytes int                 // their estimated size
+	live      map[string]RunState    // watchKey -> state, of active runs
+	held      map[string]heldRun     // watchKey -> record as created, of active runs (a subset of live)
+	ended     [2]map[string]RunState // watchKey -> state, of runs ended lately: [0] the newest, [1] the ones before
+	heldBytes int                    // their estimated size
 
 	// OnRunCreated and OnRunEnded, when set before the projector runs, are told of each run
 	// that a committed transaction made active (created) or ended, with its status and, for a run
@@ -58,7 +61,8 @@ type Runs struct {
 // NewRuns returns the runs projection stored in db.
 func NewRuns(db *DB) *Runs {
 	return &Runs{db: db, changed: map[string]*RunState{}, watchers: map[string][]chan struct{}{},
-		live: map[string]RunState{}, held: map[string]heldRun{}}
+		live: map[string]RunState{}, held: map[string]heldRun{},
+		ended: [2]map[string]RunState{{}, {}}}
 }
 
 func watchKey(tenant, thread, run string) string { return tenant + "/" + thread + "/" + run }
@@ -117,8 +121,11 @@ func (r *Runs) committed(ok bool) {
 			if st == nil || !st.Active() {
 				delete(r.live, k)
 				r.take(k)
+				r.keepEnded(k, st)
 			} else {
 				r.live[k] = *st
+				delete(r.ended[0], k)
+				delete(r.ended[1], k)
 			}
 			if st != nil && !st.Active() && r.OnRunEnded != nil {
 				r.OnRunEnded(st.Status, st.ran())
@@ -139,6 +146,23 @@ func (r *Runs) committed(ok bool) {
 	}
 	clear(r.changed)
 	r.created = 0
+}
+
+// maxEnded is how many ended runs' states ended keeps in each of its two generations.
+const maxEnded = 1024
+
+// keepEnded keeps the state st of a run that ended (or forgets a run that went: st nil) in
+// ended. Called with liveMu held.
+func (r *Runs) keepEnded(k string, st *RunState) {
+	delete(r.ended[1], k)
+	if st == nil {
+		delete(r.ended[0], k)
+		return
+	}
+	if _, ok := r.ended[0][k]; !ok && len(r.ended[0]) >= maxEnded {
+		r.ended[1], r.ended[0] = r.ended[0], make(map[string]RunState, maxEnded)
+	}
+	r.ended[0][k] = *st
 }
 
 // ran is how long the run's last attempt ran, 0 when it never started.
@@ -169,6 +193,8 @@ func (r *Runs) LiveCounts() (pending, running int) {
 func (r *Runs) forget() {
 	r.liveMu.Lock()
 	clear(r.live)
+	clear(r.ended[0])
+	clear(r.ended[1])
 	clear(r.held)
 	r.heldBytes = 0
 	r.liveMu.Unlock()
@@ -197,6 +223,9 @@ func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	r.liveMu.RLock()
 	keys := slices.Collect(maps.Keys(r.live))
+	for _, m := range r.ended {
+		keys = slices.AppendSeq(keys, maps.Keys(m))
+	}
 	r.liveMu.RUnlock()
 	r.mu.Lock() // (never while holding liveMu: committed takes them in this order)
 	for _, k := range keys {
@@ -471,7 +500,13 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 // kwargs above all): the loops that wait for a run to change read it at every change.
 func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
 	r.liveMu.RLock()
-	st, ok := r.live[watchKey(tenant, thread, run)]
+	k := watchKey(tenant, thread, run)
+	st, ok := r.live[k]
+	if !ok {
+		if st, ok = r.ended[0][k]; !ok {
+			st, ok = r.ended[1][k]
+		}
+	}
 	r.liveMu.RUnlock()
 	if ok {
 		return st, true, nil

@@ -148,3 +148,50 @@ func TestNextTakesTheHeldRecord(t *testing.T) {
 		t.Fatal("an ended run's record was held")
 	}
 }
+
+// TestStateOfEndedRunsFromMemory: the state of a run that ended lately is read without a
+// transaction, equal to the file's, and forgotten when the run is deleted or truncated.
+func TestStateOfEndedRunsFromMemory(t *testing.T) {
+	f := newHeldFixture(t)
+	const run1, run2 = "0190a000-0000-7000-8000-000000000001", "0190a000-0000-7000-8000-000000000002"
+	for _, run := range []string{run1, run2} {
+		f.create(heldRecord(f.agg.ID, run, nil))
+		f.append(engine.RunStartedEvent, engine.RunStartedData{RunID: run, Attempt: 1})
+		f.append(engine.RunFinishedEvent, engine.RunFinishedData{RunID: run, Status: engine.RunFailed,
+			Error: &engine.RunError{Class: "ValueError", Message: "boom"}})
+	}
+	f.append(engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: run2, Action: "interrupt"})
+	for _, run := range []string{run1, run2} {
+		views := ReadTransactions()
+		st, ok, err := f.runs.State(f.agg.Tenant, f.agg.ID, run)
+		if err != nil || !ok || st.Status != engine.RunFailed || st.Error == nil || st.Error.Message != "boom" {
+			t.Fatalf("%s: %+v %v %v", run, st, ok, err)
+		}
+		if n := ReadTransactions() - views; n != 0 {
+			t.Errorf("%s: the state of an ended run took %d read transactions", run, n)
+		}
+		fromFile, _, _ := f.runs.Get(f.agg.Tenant, f.agg.ID, run)
+		if want := stateOf(fromFile); !reflect.DeepEqual(st, want) {
+			t.Errorf("%s: state in memory %+v, in the file %+v", run, st, want)
+		}
+	}
+	f.append(engine.RunDeletedEvent, engine.RunDeletedData{RunID: run1})
+	if _, ok, _ := f.runs.State(f.agg.Tenant, f.agg.ID, run1); ok {
+		t.Error("a deleted run's state is still read")
+	}
+	system := eventlog.Aggregate{Kind: engine.SystemKind, Tenant: "default", ID: engine.SystemID}
+	e, err := eventlog.New(system, engine.Truncated, engine.TruncatedData{Runs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := f.l.Append(context.Background(), e, eventlog.Any)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.p.WaitFor(context.Background(), seq); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := f.runs.State(f.agg.Tenant, f.agg.ID, run2); ok {
+		t.Error("a truncated run's state is still read")
+	}
+}
