@@ -42,7 +42,13 @@ func newHeldFixture(t *testing.T) *heldFixture {
 // append appends an event of the fixture's thread and waits until it is folded.
 func (f *heldFixture) append(typ string, data any) {
 	f.t.Helper()
-	e, err := eventlog.New(f.agg, typ, data)
+	f.appendTo(f.agg, typ, data)
+}
+
+// appendTo appends an event of agg and waits until it is folded.
+func (f *heldFixture) appendTo(agg eventlog.Aggregate, typ string, data any) {
+	f.t.Helper()
+	e, err := eventlog.New(agg, typ, data)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -180,17 +186,7 @@ func TestStateOfEndedRunsFromMemory(t *testing.T) {
 		t.Error("a deleted run's state is still read")
 	}
 	system := eventlog.Aggregate{Kind: engine.SystemKind, Tenant: "default", ID: engine.SystemID}
-	e, err := eventlog.New(system, engine.Truncated, engine.TruncatedData{Runs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := f.l.Append(context.Background(), e, eventlog.Any)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.p.WaitFor(context.Background(), seq); err != nil {
-		t.Fatal(err)
-	}
+	f.appendTo(system, engine.Truncated, engine.TruncatedData{Runs: true})
 	if _, ok, _ := f.runs.State(f.agg.Tenant, f.agg.ID, run2); ok {
 		t.Error("a truncated run's state is still read")
 	}
