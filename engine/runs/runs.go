@@ -207,15 +207,20 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 			return engine.RunRecord{}, err
 		}
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
-	} else if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
-		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
-			Metadata: newThreadMetadata(c, a)}); err != nil {
+	} else if _, resume := c.Command["resume"]; resume || c.IfNotExists == engine.IfNotExistsCreate {
+		// Otherwise the decision below reads the thread: a missing one, or one the filter hides,
+		// is refused there. (A resume's check reads the thread's status: not one the user may
+		// not see.)
+		if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) {
+			if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
+				Metadata: newThreadMetadata(c, a)}); err != nil {
+				return engine.RunRecord{}, err
+			}
+		} else if err != nil {
 			return engine.RunRecord{}, err
+		} else if !filter.Match(th.Metadata) {
+			return engine.RunRecord{}, threads.NotFound("threads.get", c.ThreadID)
 		}
-	} else if err != nil {
-		return engine.RunRecord{}, err
-	} else if !filter.Match(th.Metadata) {
-		return engine.RunRecord{}, threads.NotFound("threads.get", c.ThreadID)
 	}
 	if err := s.checkResume(ctx, c); err != nil {
 		return engine.RunRecord{}, err
@@ -255,7 +260,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if err != nil {
 			return nil, err
 		}
-		if !filter.Match(th.Metadata) { // changed since it was checked above
+		if !filter.Match(th.Metadata) {
 			return nil, threads.NotFound("threads.get", c.ThreadID)
 		}
 		if cfg := runner.ThreadConfig(a.Config, th.Config, c.Config); cfg != nil && !reflect.DeepEqual(cfg, th.Config) {
