@@ -1,36 +1,17 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
+	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
-
-// lockedBuffer is a buffer the server's handlers write log lines to concurrently.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestAccessLogAndRouteMetrics: each request is one access-log line (method, path, route,
 // status, request id as answered, the user) when the logger takes info, none when it does not;
@@ -43,7 +24,7 @@ func TestAccessLogAndRouteMetrics(t *testing.T) {
 		lines bool
 	}{{slog.LevelInfo, true}, {slog.LevelWarn, false}} {
 		t.Run(c.level.String(), func(t *testing.T) {
-			var logged lockedBuffer
+			var logged eventlogtest.Buffer
 			metrics := httpapi.NewMetrics()
 			srv := httpapi.New(httpapi.Deps{Threads: p.Threads, Assistants: p.Assistants, Health: p.Health,
 				Runner: p.Runner, Graphs: p.Graphs, Runs: p.Runs, Metrics: metrics,
