@@ -34,9 +34,8 @@ import (
 // transaction. A state enters live when its transaction commits (committed) and leaves it when
 // the run ends or goes; a run live does not hold is read from the file. The states of the runs
 // that ended last are kept too (ended), for the wait that wakes at a run's end and reads it.
-// Beside them, held keeps
-// the decoded records of active runs this process created (Hold), for the worker that takes one
-// (Next) instead of decoding it from the file.
+// Beside them, held keeps the decoded records of active runs this process created (Hold,
+// HoldCreating), for the worker that takes one (Next) instead of decoding it from the file.
 type Runs struct {
 	db *DB
 
@@ -48,8 +47,9 @@ type Runs struct {
 	liveMu    sync.RWMutex
 	live      map[string]RunState    // watchKey -> state, of active runs
 	held      map[string]heldRun     // watchKey -> record as created, of active runs (a subset of live)
+	creating  map[string]heldRun     // watchKey -> record as created, of runs being appended (HoldCreating)
+	heldBytes int                    // the estimated size of held and creating
 	ended     [2]map[string]RunState // watchKey -> state, of runs ended lately: [0] the newest, [1] the ones before
-	heldBytes int                    // their estimated size
 
 	// OnRunCreated and OnRunEnded, when set before the projector runs, are told of each run
 	// that a committed transaction made active (created) or ended, with its status and, for a run
@@ -61,7 +61,7 @@ type Runs struct {
 // NewRuns returns the runs projection stored in db.
 func NewRuns(db *DB) *Runs {
 	return &Runs{db: db, changed: map[string]*RunState{}, watchers: map[string][]chan struct{}{},
-		live: map[string]RunState{}, held: map[string]heldRun{},
+		live: map[string]RunState{}, held: map[string]heldRun{}, creating: map[string]heldRun{},
 		ended: [2]map[string]RunState{{}, {}}}
 }
 
@@ -124,6 +124,7 @@ func (r *Runs) committed(ok bool) {
 				r.keepEnded(k, st)
 			} else {
 				r.live[k] = *st
+				r.promote(k)
 				delete(r.ended[0], k)
 				delete(r.ended[1], k)
 			}
@@ -196,6 +197,7 @@ func (r *Runs) forget() {
 	clear(r.ended[0])
 	clear(r.ended[1])
 	clear(r.held)
+	clear(r.creating)
 	r.heldBytes = 0
 	r.liveMu.Unlock()
 }

@@ -25,7 +25,25 @@ type heldRun struct {
 // copy went through, leaves as it is (JSON types, valid UTF-8), so that Next returns what the file
 // holds either way. The copy is dropped when a worker takes it, when the run ends or goes, and
 // when the projection is rebuilt; a run that is not active (it ended already) is not kept.
-func (r *Runs) Hold(tenant string, rec engine.RunRecord) {
+func (r *Runs) Hold(tenant string, rec engine.RunRecord) { r.hold(tenant, rec, false) }
+
+// HoldCreating is Hold for a run about to be appended, whose id is new: its copy waits for the
+// run's creation to be folded (a worker of this process may take the run as soon as it is,
+// before the creator hears of it). Call Release if the creation fails.
+func (r *Runs) HoldCreating(tenant string, rec engine.RunRecord) { r.hold(tenant, rec, true) }
+
+// Release forgets what HoldCreating kept of a run whose creation failed.
+func (r *Runs) Release(tenant, thread, run string) {
+	k := watchKey(tenant, thread, run)
+	r.liveMu.Lock()
+	defer r.liveMu.Unlock()
+	if h, ok := r.creating[k]; ok {
+		delete(r.creating, k)
+		r.heldBytes -= h.size
+	}
+}
+
+func (r *Runs) hold(tenant string, rec engine.RunRecord, creating bool) {
 	cp, size, ok := heldCopy(rec)
 	if !ok {
 		return
@@ -33,14 +51,29 @@ func (r *Runs) Hold(tenant string, rec engine.RunRecord) {
 	k := watchKey(tenant, rec.ThreadID, rec.RunID)
 	r.liveMu.Lock()
 	defer r.liveMu.Unlock()
-	if st, ok := r.live[k]; !ok || !st.Active() || r.heldBytes+size > maxHeldBytes {
+	if r.heldBytes+size > maxHeldBytes {
 		return
 	}
-	if old, ok := r.held[k]; ok {
+	into := r.held
+	if creating {
+		into = r.creating
+	} else if st, ok := r.live[k]; !ok || !st.Active() {
+		return
+	}
+	if old, ok := into[k]; ok {
 		r.heldBytes -= old.size
 	}
-	r.held[k] = heldRun{rec: cp, size: size}
+	into[k] = heldRun{rec: cp, size: size}
 	r.heldBytes += size
+}
+
+// promote moves the copy HoldCreating kept of run key k, whose creation a committed
+// transaction folded, to held. Called with liveMu held.
+func (r *Runs) promote(k string) {
+	if h, ok := r.creating[k]; ok {
+		delete(r.creating, k)
+		r.held[k] = h
+	}
 }
 
 // take removes and returns the record Hold kept of run key k (a watchKey). Called with liveMu held.

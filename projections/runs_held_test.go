@@ -191,3 +191,33 @@ func TestStateOfEndedRunsFromMemory(t *testing.T) {
 		t.Error("a truncated run's state is still read")
 	}
 }
+
+// TestHoldCreatingWaitsForTheFold: a record held before its run's creation is appended is held
+// once the creation is folded (a worker may take it before the creator hears of the fold), and
+// nothing of it stays when the creation failed and the creator released it.
+func TestHoldCreatingWaitsForTheFold(t *testing.T) {
+	f := newHeldFixture(t)
+	const run1, run2 = "0190a000-0000-7000-8000-000000000001", "0190a000-0000-7000-8000-000000000002"
+	rec := heldRecord(f.agg.ID, run1, map[string]any{"x": "y"})
+	f.runs.HoldCreating(f.agg.Tenant, rec)
+	if f.held(run1) {
+		t.Fatal("held before its creation was folded")
+	}
+	f.append(engine.RunCreatedEvent, engine.RunCreatedData{Run: rec})
+	if !f.held(run1) {
+		t.Fatal("not held once its creation was folded")
+	}
+	next, ok, err := f.runs.Next(f.agg.Tenant, f.agg.ID, "")
+	fromFile, _, _ := f.runs.Get(f.agg.Tenant, f.agg.ID, run1)
+	if err != nil || !ok || !reflect.DeepEqual(next, fromFile) {
+		t.Fatalf("Next: %v %v\n%#v\n%#v", ok, err, next, fromFile)
+	}
+	f.runs.HoldCreating(f.agg.Tenant, heldRecord(f.agg.ID, run2, nil))
+	f.runs.Release(f.agg.Tenant, f.agg.ID, run2)
+	f.append(engine.RunCreatedEvent, engine.RunCreatedData{Run: heldRecord(f.agg.ID, run2, nil)})
+	f.runs.liveMu.RLock()
+	defer f.runs.liveMu.RUnlock()
+	if len(f.runs.held) != 0 || len(f.runs.creating) != 0 || f.runs.heldBytes != 0 {
+		t.Fatalf("left held: %d, creating: %d, %d bytes", len(f.runs.held), len(f.runs.creating), f.runs.heldBytes)
+	}
+}

@@ -176,6 +176,7 @@ const RejectDetail = "Thread is already running a task. Wait for it to finish or
 // (status pending).
 func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error) {
 	const op = "runs.create"
+	newID := c.RunID == "" // (the rules' check may give the run its id before it is recorded)
 	// The assistant is read as the platform does; authorizeCreate asks the user's rules whether
 	// they may (system assistants they always may, which a filtered read would hide).
 	a, err := s.assistants.Resolve(engine.Asked(ctx), c.AssistantID)
@@ -232,6 +233,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	if c.Await {
 		s.results.expect(rec.RunID)
 	}
+	if newID {
+		// A new id: the worker that picks the run up takes its record from memory, not the
+		// file, even when it does so before this call returns.
+		s.runs.HoldCreating(agg.Tenant, rec)
+	}
 	existing := false
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
 		if c.RunID != "" {
@@ -286,11 +292,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if c.Await {
 			s.results.forget(rec.RunID)
 		}
+		s.runs.Release(agg.Tenant, agg.ID, rec.RunID)
 		return engine.RunRecord{}, err
 	}
-	if !existing {
-		// Folded: the worker that picks the run up takes its record from memory, not the file.
-		s.runs.Hold(agg.Tenant, rec)
+	if !newID && !existing {
+		s.runs.Hold(agg.Tenant, rec) // (folded: a run of a given id may have existed)
 	}
 	if !existing && (c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback) {
 		s.cancelLocal(agg.Tenant, agg.ID)
