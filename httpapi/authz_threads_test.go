@@ -197,6 +197,9 @@ func TestThreadsAuthz(t *testing.T) {
 		{"GET", "/events/thread/" + tid, "", "No events of thread " + tid},
 		{"POST", "/threads/" + tid + "/runs", `{"assistant_id":"echo"}`, threadGone},
 		{"POST", "/threads/" + tid + "/runs/wait", `{"assistant_id":"echo"}`, threadGone},
+		// (a resume's check of the thread's status tells nothing of a thread the user may not see)
+		{"POST", "/threads/" + tid + "/runs", `{"assistant_id":"echo","command":{"resume":"x"}}`, threadGone},
+		{"POST", "/threads/" + tid + "/runs", `{"assistant_id":"echo","if_not_exists":"create"}`, threadGone},
 		{"POST", "/threads/" + tid + "/runs/stream", `{"assistant_id":"echo"}`, threadGone},
 		{"GET", "/threads/" + tid + "/runs", "", threadGone},
 		{"GET", "/threads/" + tid + "/runs/" + rid, "", runGone},

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,6 +21,46 @@ type Metrics struct {
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// routes keeps the collectors of each (method, route, status) met, so that a request does
+	// not hash its labels into the vectors: routeKey -> routeCollectors.
+	routes    sync.Map
+	routesLen atomic.Int64
+}
+
+// maxRouteCollectors bounds routes.
+const maxRouteCollectors = 4096
+
+// routeKey names the collectors of the requests of one method, route and status.
+type routeKey struct {
+	method, route string
+	status        int
+}
+
+// routeCollectors are the collectors of one routeKey.
+type routeCollectors struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// collectors returns the collectors of k, kept in routes (up to maxRouteCollectors) for the
+// methods of the API (a client's own method names are not kept: there is no end to them).
+func (m *Metrics) collectors(k routeKey) routeCollectors {
+	if rc, ok := m.routes.Load(k); ok {
+		return rc.(routeCollectors)
+	}
+	rc := routeCollectors{
+		requests: m.requests.WithLabelValues(k.method, k.route, strconv.Itoa(k.status)),
+		latency:  m.latency.WithLabelValues(k.method, k.route),
+	}
+	switch k.method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		if m.routesLen.Load() < maxRouteCollectors {
+			if _, loaded := m.routes.LoadOrStore(k, rc); !loaded {
+				m.routesLen.Add(1)
+			}
+		}
+	}
+	return rc
 }
 
 // NewMetrics creates a registry with the Go and process collectors and the HTTP metrics.
@@ -50,9 +92,9 @@ func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		method := c.Request().Method
-		m.requests.WithLabelValues(method, route, strconv.Itoa(c.Response().Status)).Inc()
-		m.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+		rc := m.collectors(routeKey{c.Request().Method, route, c.Response().Status})
+		rc.requests.Inc()
+		rc.latency.Observe(time.Since(start).Seconds())
 		return nil
 	}
 }

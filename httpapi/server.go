@@ -188,7 +188,8 @@ func (j countedJSON) Deserialize(c echo.Context, i any) error {
 	return j.DefaultJSONSerializer.Deserialize(c, i)
 }
 
-// accessLog writes one slog line per request.
+// accessLog writes one slog line per request, when the logger takes the line's level (nothing
+// of it is built otherwise).
 func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -201,14 +202,19 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if req.URL.Path == "/ok" || req.URL.Path == "/metrics" {
 			level = slog.LevelDebug
 		}
-		attrs := []any{"method", req.Method, "path", requestedPath(c), "route", c.Path(),
-			"status", c.Response().Status, "bytes", c.Response().Size,
-			"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
-			"request_id", c.Response().Header().Get(echo.HeaderXRequestID)}
-		if u, ok := engine.UserFrom(c.Request().Context()); ok { // the identity, never the credential
-			attrs = append(attrs, "user", u.Identity)
+		if !s.log.Enabled(req.Context(), level) {
+			return nil
 		}
-		s.log.Log(req.Context(), level, "http", attrs...)
+		attrs := make([]slog.Attr, 0, 9)
+		attrs = append(attrs, slog.String("method", req.Method), slog.String("path", requestedPath(c)),
+			slog.String("route", c.Path()), slog.Int("status", c.Response().Status),
+			slog.Int64("bytes", c.Response().Size),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)))
+		if u, ok := engine.UserFrom(req.Context()); ok { // the identity, never the credential
+			attrs = append(attrs, slog.String("user", u.Identity))
+		}
+		s.log.LogAttrs(req.Context(), level, "http", attrs...)
 		return nil
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.etcd.io/bbolt"
 
@@ -15,10 +17,100 @@ import (
 
 // Assistants folds assistant events into the current record of each assistant and the list of
 // its versions.
-type Assistants struct{ db *DB }
+//
+// Get keeps the current records it decodes in memory (cache), since every run reads its
+// assistant several times and assistants rarely change. The cache is coherent with the file: an
+// entry is used only while gen is the one it was read under, and every commit of a transaction
+// that folded an assistant event moves gen on (committed) before the projector says the event
+// is applied, so whoever waited for a write reads it. A reset of the projection turns the cache
+// off until the next commit (resetting). Readers get a deep copy: what one caller changes of its
+// assistant no other sees.
+type Assistants struct {
+	db *DB
+
+	changing  bool          // the transaction being applied folded an assistant event (fold goroutine)
+	gen       atomic.Uint64 // moved on by every commit that changed assistants
+	resetting atomic.Bool   // the buckets were dropped: the cache is not used until the next commit
+	cacheMu   sync.RWMutex
+	cache     map[string]cachedAssistant // tenantKey -> record, read under gen
+}
+
+// cachedAssistant is a decoded record and the generation it was read under.
+type cachedAssistant struct {
+	a   engine.Assistant
+	gen uint64
+}
+
+// maxCachedAssistants bounds the cache; past it, the cache starts over.
+const maxCachedAssistants = 4096
 
 // NewAssistants returns the assistants projection stored in db.
-func NewAssistants(db *DB) *Assistants { return &Assistants{db: db} }
+func NewAssistants(db *DB) *Assistants {
+	return &Assistants{db: db, cache: map[string]cachedAssistant{}}
+}
+
+// committed implements committer: a transaction that folded an assistant event invalidates the
+// cache (rolled back too: harmless).
+func (a *Assistants) committed(bool) {
+	if !a.changing && !a.resetting.Load() {
+		return
+	}
+	a.changing = false
+	a.cacheMu.Lock()
+	a.gen.Add(1)
+	clear(a.cache)
+	a.resetting.Store(false)
+	a.cacheMu.Unlock()
+}
+
+// forget implements forgetter: the buckets are being dropped, in a transaction not committed
+// yet; the cache is off until the next fold commits.
+func (a *Assistants) forget() {
+	a.cacheMu.Lock()
+	a.resetting.Store(true)
+	a.gen.Add(1)
+	clear(a.cache)
+	a.cacheMu.Unlock()
+}
+
+// cached returns a copy of the record of key read under the current generation.
+func (a *Assistants) cached(key []byte) (engine.Assistant, uint64, bool) {
+	g := a.gen.Load()
+	if a.resetting.Load() {
+		return engine.Assistant{}, g, false
+	}
+	a.cacheMu.RLock()
+	c, ok := a.cache[string(key)]
+	a.cacheMu.RUnlock()
+	if !ok || c.gen != g {
+		return engine.Assistant{}, g, false
+	}
+	return cloneAssistant(c.a), g, true
+}
+
+// remember caches a copy of as, read from the file under generation g.
+func (a *Assistants) remember(key []byte, as engine.Assistant, g uint64) {
+	as = cloneAssistant(as)
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
+	if a.gen.Load() != g || a.resetting.Load() {
+		return // changed meanwhile: the entry would never be used
+	}
+	if len(a.cache) >= maxCachedAssistants {
+		clear(a.cache)
+	}
+	a.cache[string(key)] = cachedAssistant{a: as, gen: g}
+}
+
+// cloneAssistant copies as deeply: it shares no map or pointer with as.
+func cloneAssistant(as engine.Assistant) engine.Assistant {
+	as.Config, as.Context, as.Metadata = engine.CloneMap(as.Config), engine.CloneMap(as.Context), engine.CloneMap(as.Metadata)
+	if as.Description != nil {
+		d := *as.Description
+		as.Description = &d
+	}
+	return as
+}
 
 var (
 	// assistantsBucket maps tenant/id to the current engine.Assistant.
@@ -49,8 +141,10 @@ func (a *Assistants) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if !ok || err != nil || !d.Assistants {
 			return err
 		}
+		a.changing = true
 		return keepOnly(tx, d.KeepAssistants)
 	}
+	a.changing = true
 	cur := fillBucket(tx, assistantsBucket)
 	vers := fillBucket(tx, assistantVersionsBucket)
 	tenant, id := e.Aggregate.Tenant, e.Aggregate.ID
@@ -138,19 +232,26 @@ func current(v engine.AssistantVersion, created, updated engine.Time) engine.Ass
 	}
 }
 
-// Get returns the assistant, or false when it does not exist.
+// Get returns the assistant, or false when it does not exist: from the cache when it holds the
+// record as the file has it now.
 func (a *Assistants) Get(tenant, id string) (engine.Assistant, bool, error) {
-	var as engine.Assistant
-	var ok bool
+	key := tenantKey(tenant, id)
+	as, g, ok := a.cached(key)
+	if ok {
+		return as, true, nil
+	}
 	err := a.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(assistantsBucket)
 		if b == nil {
 			return nil // not prepared yet, or being rebuilt
 		}
 		var err error
-		ok, err = getJSON(b, tenantKey(tenant, id), &as)
+		ok, err = getJSON(b, key, &as)
 		return err
 	})
+	if err == nil && ok {
+		a.remember(key, as, g)
+	}
 	return as, ok, err
 }
 

@@ -219,8 +219,11 @@ func crashedSince(b *bbolt.DB) string {
 // SyncAlways makes every commit durable before it returns.
 func (db *DB) SyncAlways(on bool) { db.bolt.NoSync = !on }
 
-// View runs f in a read transaction.
-func (db *DB) View(f func(tx *bbolt.Tx) error) error { return db.bolt.View(f) }
+// View runs f in a read transaction, counted.
+func (db *DB) View(f func(tx *bbolt.Tx) error) error {
+	readTxs.Add(1)
+	return db.bolt.View(f)
+}
 
 // Update runs f in a write transaction beside the projectors: for what the log does not drive
 // (a projection's buckets before its projector starts, the expiry of traces).
@@ -228,6 +231,13 @@ func (db *DB) Update(f func(tx *bbolt.Tx) error) error { return db.update(f) }
 
 // writeTxs counts the write transactions of every DB of the process (BenchmarkEchoRunCounts).
 var writeTxs atomic.Uint64
+
+// readTxs counts the read transactions of every DB of the process (BenchmarkEchoRunCounts).
+var readTxs atomic.Uint64
+
+// ReadTransactions returns the number of bbolt read transactions (View) the process's
+// projection files have run since it started, for benchmarks that count per run.
+func ReadTransactions() uint64 { return readTxs.Load() }
 
 // WriteTransactions returns the number of bbolt write transactions the process's projection
 // files have run since it started, for benchmarks that count per run.
@@ -931,7 +941,7 @@ func (p *Projector) CatchUp(ctx context.Context) error {
 // there is none: the Expect for the aggregate's next append.
 func (p *Projector) Version(agg eventlog.Aggregate) (uint64, error) {
 	var v uint64
-	err := p.db.bolt.View(func(tx *bbolt.Tx) error {
+	err := p.db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(p.versionsBucket()); b != nil {
 			v = readU64(b.Get([]byte(agg.Key())))
 		}

@@ -32,7 +32,10 @@ import (
 // The states of the active runs this process folded are also kept in memory (live), so that the
 // loops that wait on a run (a wait, a worker watching for a cancel) read them without a
 // transaction. A state enters live when its transaction commits (committed) and leaves it when
-// the run ends or goes; a run live does not hold is read from the file.
+// the run ends or goes; a run live does not hold is read from the file. The states of the runs
+// that ended last are kept too (ended), for the wait that wakes at a run's end and reads it.
+// Beside them, held keeps the decoded records of active runs this process created (Hold,
+// HoldCreating), for the worker that takes one (Next) instead of decoding it from the file.
 type Runs struct {
 	db *DB
 
@@ -41,8 +44,12 @@ type Runs struct {
 	created  int                        // runs created by the transaction being applied
 	watchers map[string][]chan struct{} // run key -> closed at its next change
 
-	liveMu sync.RWMutex
-	live   map[string]RunState // watchKey -> state, of active runs
+	liveMu    sync.RWMutex
+	live      map[string]RunState    // watchKey -> state, of active runs
+	held      map[string]heldRun     // watchKey -> record as created, of active runs (a subset of live)
+	creating  map[string]heldRun     // watchKey -> record as created, of runs being appended (HoldCreating)
+	heldBytes int                    // the estimated size of held and creating
+	ended     [2]map[string]RunState // watchKey -> state, of runs ended lately: [0] the newest, [1] the ones before
 
 	// OnRunCreated and OnRunEnded, when set before the projector runs, are told of each run
 	// that a committed transaction made active (created) or ended, with its status and, for a run
@@ -54,7 +61,8 @@ type Runs struct {
 // NewRuns returns the runs projection stored in db.
 func NewRuns(db *DB) *Runs {
 	return &Runs{db: db, changed: map[string]*RunState{}, watchers: map[string][]chan struct{}{},
-		live: map[string]RunState{}}
+		live: map[string]RunState{}, held: map[string]heldRun{}, creating: map[string]heldRun{},
+		ended: [2]map[string]RunState{{}, {}}}
 }
 
 func watchKey(tenant, thread, run string) string { return tenant + "/" + thread + "/" + run }
@@ -112,8 +120,13 @@ func (r *Runs) committed(ok bool) {
 		for k, st := range r.changed {
 			if st == nil || !st.Active() {
 				delete(r.live, k)
+				r.take(k)
+				r.keepEnded(k, st)
 			} else {
 				r.live[k] = *st
+				r.promote(k)
+				delete(r.ended[0], k)
+				delete(r.ended[1], k)
 			}
 			if st != nil && !st.Active() && r.OnRunEnded != nil {
 				r.OnRunEnded(st.Status, st.ran())
@@ -134,6 +147,23 @@ func (r *Runs) committed(ok bool) {
 	}
 	clear(r.changed)
 	r.created = 0
+}
+
+// maxEnded is how many ended runs' states ended keeps in each of its two generations.
+const maxEnded = 1024
+
+// keepEnded keeps the state st of a run that ended (or forgets a run that went: st nil) in
+// ended. Called with liveMu held.
+func (r *Runs) keepEnded(k string, st *RunState) {
+	delete(r.ended[1], k)
+	if st == nil {
+		delete(r.ended[0], k)
+		return
+	}
+	if _, ok := r.ended[0][k]; !ok && len(r.ended[0]) >= maxEnded {
+		r.ended[1], r.ended[0] = r.ended[0], make(map[string]RunState, maxEnded)
+	}
+	r.ended[0][k] = *st
 }
 
 // ran is how long the run's last attempt ran, 0 when it never started.
@@ -164,6 +194,11 @@ func (r *Runs) LiveCounts() (pending, running int) {
 func (r *Runs) forget() {
 	r.liveMu.Lock()
 	clear(r.live)
+	clear(r.ended[0])
+	clear(r.ended[1])
+	clear(r.held)
+	clear(r.creating)
+	r.heldBytes = 0
 	r.liveMu.Unlock()
 }
 
@@ -190,6 +225,9 @@ func (r *Runs) truncate(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	r.liveMu.RLock()
 	keys := slices.Collect(maps.Keys(r.live))
+	for _, m := range r.ended {
+		keys = slices.AppendSeq(keys, maps.Keys(m))
+	}
 	r.liveMu.RUnlock()
 	r.mu.Lock() // (never while holding liveMu: committed takes them in this order)
 	for _, k := range keys {
@@ -476,23 +514,29 @@ func decodeCreated(data []byte, thread string, at engine.Time) (createdRun, erro
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.
 func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
+	var st RunState
+	if ok, err := getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
+		return engine.RunRecord{}, ok, err
+	}
+	return getRecord(tx, key, st)
+}
+
+// getRecord reads the record of the run under key, whose state st the caller read, and reports
+// whether it is there.
+func getRecord(tx *bbolt.Tx, key []byte, st RunState) (engine.RunRecord, bool, error) {
 	var rec engine.RunRecord
 	ok, err := getJSON(tx.Bucket(runsBucket), key, &rec)
 	if err != nil || !ok {
-		return rec, ok, err
-	}
-	var st RunState
-	if ok, err = getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
 		return rec, ok, err
 	}
 	st.Onto(&rec)
 	return rec, true, nil
 }
 
-// appendRun returns a function that appends the run under a key to out.
-func appendRun(tx *bbolt.Tx, out *[]engine.RunRecord) func(key []byte) error {
-	return func(key []byte) error {
-		rec, ok, err := getRun(tx, key)
+// appendRun returns a function that appends the run under a key, in state st, to out.
+func appendRun(tx *bbolt.Tx, out *[]engine.RunRecord) func(key []byte, st RunState) error {
+	return func(key []byte, st RunState) error {
+		rec, ok, err := getRecord(tx, key, st)
 		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", key, err)
 		}
@@ -519,7 +563,13 @@ func (r *Runs) Get(tenant, thread, run string) (engine.RunRecord, bool, error) {
 // kwargs above all): the loops that wait for a run to change read it at every change.
 func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
 	r.liveMu.RLock()
-	st, ok := r.live[watchKey(tenant, thread, run)]
+	k := watchKey(tenant, thread, run)
+	st, ok := r.live[k]
+	if !ok {
+		if st, ok = r.ended[0][k]; !ok {
+			st, ok = r.ended[1][k]
+		}
+	}
 	r.liveMu.RUnlock()
 	if ok {
 		return st, true, nil
@@ -573,7 +623,7 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 	var out []string
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
-		return r.queue(tx, tenant, thread, func(key []byte) error {
+		return r.queue(tx, tenant, thread, func(key []byte, _ RunState) error {
 			id, err := unesc(key[len(prefix):])
 			out = append(out, id)
 			return err
@@ -583,18 +633,27 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 }
 
 // Next returns the oldest active run of a thread other than skip (the run a worker has just
-// ended, which the projection may show active still), read whole; false when there is none.
+// ended, which the projection may show active still), read whole; false when there is none. The
+// record of a run this process created and held (Hold) is taken from memory, once: the worker
+// that takes it may change it, and a later Next decodes it from the file.
 func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error) {
 	var rec engine.RunRecord
 	var found bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
-		err := r.queue(tx, tenant, thread, func(key []byte) error {
-			if id, err := unesc(key[len(prefix):]); err != nil || id == skip {
+		err := r.queue(tx, tenant, thread, func(key []byte, st RunState) error {
+			id, err := unesc(key[len(prefix):])
+			if err != nil || id == skip {
 				return err
 			}
-			var err error
-			if rec, found, err = getRun(tx, key); err != nil {
+			r.liveMu.Lock()
+			rec, found = r.take(watchKey(tenant, thread, id))
+			r.liveMu.Unlock()
+			if found {
+				st.Onto(&rec)
+				return errStop
+			}
+			if rec, found, err = getRecord(tx, key, st); err != nil {
 				return err
 			}
 			if found {
@@ -613,12 +672,12 @@ func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error)
 // errStop ends a walk of queue early.
 var errStop = errors.New("stop")
 
-// queue calls f with the key of each active run of a thread, oldest first.
+// queue calls f with the key and the state of each active run of a thread, oldest first.
 //
 // It finds the thread's active runs in the index the threads projection keeps of them (so a
 // thread with a long history costs no more than a new one), or, without that projection, scans
 // the thread's runs; either way it reads only their states.
-func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) error) error {
+func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st RunState) error) error {
 	states := tx.Bucket(runStateBucket)
 	index := tx.Bucket(threadActiveRunsBucket)
 	if index == nil {
@@ -636,16 +695,16 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte) err
 		if !ok || !st.Active() {
 			continue
 		}
-		if err := f(key); err != nil {
+		if err := f(key, st); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// activeKeys calls f with the key of each active run among those whose keys start with prefix,
-// in key order.
-func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) error {
+// activeKeys calls f with the key and the state of each active run among those whose keys start
+// with prefix, in key order.
+func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte, st RunState) error) error {
 	c := states.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		var st RunState
@@ -653,7 +712,7 @@ func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte) error) e
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
 		if st.Active() {
-			if err := f(k); err != nil {
+			if err := f(k, st); err != nil {
 				return err
 			}
 		}
@@ -666,10 +725,13 @@ func (r *Runs) all(tenant, thread string) ([]engine.RunRecord, error) {
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
 		c := tx.Bucket(runsBucket).Cursor()
-		add := appendRun(tx, &out)
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if err := add(k); err != nil {
-				return err
+			rec, ok, err := getRun(tx, k)
+			if err != nil {
+				return fmt.Errorf("projections: run %q: %w", k, err)
+			}
+			if ok {
+				out = append(out, rec)
 			}
 		}
 		return nil

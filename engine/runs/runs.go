@@ -176,6 +176,7 @@ const RejectDetail = "Thread is already running a task. Wait for it to finish or
 // (status pending).
 func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error) {
 	const op = "runs.create"
+	newID := c.RunID == "" // (the rules' check may give the run its id before it is recorded)
 	// The assistant is read as the platform does; authorizeCreate asks the user's rules whether
 	// they may (system assistants they always may, which a filtered read would hide).
 	a, err := s.assistants.Resolve(engine.Asked(ctx), c.AssistantID)
@@ -207,15 +208,20 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 			return engine.RunRecord{}, err
 		}
 		c.ThreadID, temporary = th.ThreadID, c.OnCompletion != engine.OnCompletionKeep
-	} else if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) && c.IfNotExists == engine.IfNotExistsCreate {
-		if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
-			Metadata: newThreadMetadata(c, a)}); err != nil {
+	} else if _, resume := c.Command["resume"]; resume || c.IfNotExists == engine.IfNotExistsCreate {
+		// Otherwise the decision below reads the thread: a missing one, or one the filter hides,
+		// is refused there. (A resume's check reads the thread's status: not one the user may
+		// not see.)
+		if th, err := s.threads.Info(ctx, c.ThreadID); engine.Is(engine.NotFound, err) {
+			if _, err := s.threads.Create(ctx, threads.Create{ThreadID: c.ThreadID, IfExists: engine.IfExistsDoNothing,
+				Metadata: newThreadMetadata(c, a)}); err != nil {
+				return engine.RunRecord{}, err
+			}
+		} else if err != nil {
 			return engine.RunRecord{}, err
+		} else if !filter.Match(th.Metadata) {
+			return engine.RunRecord{}, threads.NotFound("threads.get", c.ThreadID)
 		}
-	} else if err != nil {
-		return engine.RunRecord{}, err
-	} else if !filter.Match(th.Metadata) {
-		return engine.RunRecord{}, threads.NotFound("threads.get", c.ThreadID)
 	}
 	if err := s.checkResume(ctx, c); err != nil {
 		return engine.RunRecord{}, err
@@ -226,6 +232,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 	agg := threads.Aggregate(ctx, c.ThreadID)
 	if c.Await {
 		s.results.expect(rec.RunID)
+	}
+	if newID {
+		// A new id: the worker that picks the run up takes its record from memory, not the
+		// file, even when it does so before this call returns.
+		s.runs.HoldCreating(agg.Tenant, rec)
 	}
 	existing := false
 	_, err = s.cmd.Run(ctx, op, func() (command.Decision, error) {
@@ -255,7 +266,7 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if err != nil {
 			return nil, err
 		}
-		if !filter.Match(th.Metadata) { // changed since it was checked above
+		if !filter.Match(th.Metadata) {
 			return nil, threads.NotFound("threads.get", c.ThreadID)
 		}
 		if cfg := runner.ThreadConfig(a.Config, th.Config, c.Config); cfg != nil && !reflect.DeepEqual(cfg, th.Config) {
@@ -281,7 +292,11 @@ func (s *Service) Create(ctx context.Context, c Create) (engine.RunRecord, error
 		if c.Await {
 			s.results.forget(rec.RunID)
 		}
+		s.runs.Release(agg.Tenant, agg.ID, rec.RunID)
 		return engine.RunRecord{}, err
+	}
+	if !newID && !existing {
+		s.runs.Hold(agg.Tenant, rec) // (folded: a run of a given id may have existed)
 	}
 	if !existing && (c.MultitaskStrategy == engine.MultitaskInterrupt || c.MultitaskStrategy == engine.MultitaskRollback) {
 		s.cancelLocal(agg.Tenant, agg.ID)
