@@ -247,3 +247,12 @@ func (l *Log) synced(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SyncRounds is the number of sync rounds the store has had (--sync always, where it syncs in
+// rounds: see groupSync), for tests and benchmarks that count them; 0 otherwise.
+func (l *Log) SyncRounds() uint64 {
+	if l.durable == nil {
+		return 0
+	}
+	return l.durable.rounds.Load()
+}
