@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -34,6 +35,7 @@ type accountAuth struct {
 	grouped bool        // the store is synced in rounds that clients wait for
 	ready   atomic.Bool // with grouped: the rounds are served to clients
 	log     *slog.Logger
+	warned  atomic.Int64 // when a refusal was last logged, Unix nanoseconds
 
 	mu       sync.RWMutex
 	users    map[string]*server.Account // by public user key
@@ -62,8 +64,12 @@ func (a *accountAuth) Check(c server.ClientAuthentication) bool {
 		return true
 	}
 	if a.grouped && (!a.ready.Load() || !strings.HasSuffix(o.Name, syncRoundsName)) {
-		a.log.Warn("eventlog: NATS client refused: with --sync always the control plane's NATS listener admits only jetgraph processes, which wait for the store's sync rounds before taking an append as durable; "+
-			"serve with --nats-listen for other NATS clients (its server then syncs every write itself)", "client", o.Name, "ready", a.ready.Load())
+		// Once a minute at most: a client that reconnects on its own is refused every time.
+		if now := time.Now().UnixNano(); now-a.warned.Load() > int64(time.Minute) {
+			a.warned.Store(now)
+			a.log.Warn("eventlog: NATS client refused: with --sync always the control plane's NATS listener admits only jetgraph processes, which wait for the store's sync rounds before taking an append as durable; "+
+				"serve with --nats-listen for other NATS clients (its server then syncs every write itself)", "client", o.Name, "ready", a.ready.Load())
+		}
 		return false
 	}
 	if o.Nkey == a.owner {
