@@ -5,7 +5,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -19,11 +23,23 @@ import (
 
 // accountAuth admits clients that prove they hold a known user key: the data folder's key into
 // the global account (this process's log), an account's key into that account alone.
+//
+// With grouped syncs (--sync always, see durable.go) it admits only clients that say they wait
+// for the sync rounds (jetgraph processes: their connection names end in syncRoundsName), and
+// them only once the rounds are served (ready): a client the server acknowledges an append to
+// before it is on disk must know to wait, or it would take the acknowledgement for durability.
 type accountAuth struct {
 	owner string // the data folder's user, public key
+	self  string // this process's own connections, a key made at start and never stored
 
-	mu    sync.RWMutex
-	users map[string]*server.Account // by public user key
+	grouped bool        // the store is synced in rounds that clients wait for
+	ready   atomic.Bool // with grouped: the rounds are served to clients
+	log     *slog.Logger
+	warned  atomic.Int64 // when a refusal was last logged, Unix nanoseconds
+
+	mu       sync.RWMutex
+	users    map[string]*server.Account // by public user key
+	imported map[string]bool            // accounts that reach the sync rounds (grouped)
 }
 
 // Check verifies the client's signature of the server's nonce with the public key it presents,
@@ -41,6 +57,19 @@ func (a *accountAuth) Check(c server.ClientAuthentication) bool {
 	}
 	pub, err := nkeys.FromPublicKey(o.Nkey)
 	if err != nil || pub.Verify(c.GetNonce(), sig) != nil {
+		return false
+	}
+	if o.Nkey == a.self {
+		c.RegisterUser(&server.User{Username: "jetgraph"})
+		return true
+	}
+	if a.grouped && (!a.ready.Load() || !strings.HasSuffix(o.Name, syncRoundsName)) {
+		// Once a minute at most: a client that reconnects on its own is refused every time.
+		if now := time.Now().UnixNano(); now-a.warned.Load() > int64(time.Minute) {
+			a.warned.Store(now)
+			a.log.Warn("eventlog: NATS client refused: with --sync always the control plane's NATS listener admits only jetgraph processes, which wait for the store's sync rounds before taking an append as durable; "+
+				"serve with --nats-listen for other NATS clients (its server then syncs every write itself)", "client", o.Name, "ready", a.ready.Load())
+		}
 		return false
 	}
 	if o.Nkey == a.owner {
@@ -87,7 +116,28 @@ func (l *Log) AddAccount(name, userKey string) error {
 			return fmt.Errorf("eventlog: add account %s: jetstream: %w", name, err)
 		}
 	}
+	if err := l.auth.importSyncs(l.srv, acc); err != nil {
+		return fmt.Errorf("eventlog: add account %s: %w", name, err)
+	}
 	l.auth.admit(userKey, acc)
+	return nil
+}
+
+// importSyncs lets the processes of acc ask for the sync rounds (syncSubject), which this
+// process serves in the global account, when the store is synced in rounds.
+func (a *accountAuth) importSyncs(srv *server.Server, acc *server.Account) error {
+	if !a.grouped {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.imported[acc.Name] {
+		return nil
+	}
+	if err := acc.AddServiceImport(srv.GlobalAccount(), syncSubject, syncSubject); err != nil {
+		return fmt.Errorf("import the sync rounds: %w", err)
+	}
+	a.imported[acc.Name] = true
 	return nil
 }
 
@@ -110,7 +160,7 @@ func (l *Log) RemoveAccount(ctx context.Context, name, userKey string) error {
 	pub, _ := kp.PublicKey()
 	l.auth.admit(pub, acc)
 	defer l.auth.admit(pub, nil)
-	nc, err := nats.Connect("", nats.InProcessServer(l.srv), nats.Nkey(pub, kp.Sign), nats.Name("jetgraph-remove-account"))
+	nc, err := nats.Connect("", nats.InProcessServer(l.srv), nats.Nkey(pub, kp.Sign), nats.Name("jetgraph-remove-account"+syncRoundsName))
 	if err != nil {
 		return fmt.Errorf("eventlog: remove account %s: connect: %w", name, err)
 	}

@@ -94,8 +94,8 @@ func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		ack, err := l.js.PublishMsg(actx, m)
 		cancel()
-		if err == nil && l.durable != nil {
-			err = l.durable.wait(ctx) // on disk before it is acknowledged (--sync always)
+		if err == nil {
+			err = l.synced(ctx) // on disk before it is acknowledged (--sync always)
 		}
 		if err == nil || ctx.Err() != nil || !Unanswered(err) {
 			return ack, err
@@ -230,10 +230,8 @@ func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error)
 	if ack.Sequence == 0 {
 		return 0, errors.New("eventlog: append batch: commit acknowledged without a sequence")
 	}
-	if l.durable != nil {
-		if err := l.durable.wait(ctx); err != nil { // on disk before it is acknowledged
-			return 0, appendError("append batch", err)
-		}
+	if err := l.synced(ctx); err != nil { // on disk before it is acknowledged (--sync always)
+		return 0, appendError("append batch", err)
 	}
 	l.observe(start)
 	return ack.Sequence, nil

@@ -79,6 +79,11 @@ type Config struct {
 	// Accounts lets the embedded server (which must listen) hold data namespaces for other
 	// processes: see AddAccount. Its own log stays in the global account.
 	Accounts bool
+	// JetgraphListener says that the listener (with Accounts) is there for jetgraph processes
+	// only, the control plane's deployments and commands, not for other programs (as
+	// --nats-listen is). With SyncAlways the store is then synced in rounds that its clients
+	// wait for, and clients that do not say they wait are refused: see durable.go.
+	JetgraphListener bool
 	// Creds authenticates the connection to URLs: a NATS credentials file, or the user key file
 	// of a listening embedded server (CredsFile of its data folder).
 	Creds string
@@ -126,9 +131,12 @@ type Log struct {
 
 	auth *accountAuth // with Config.Accounts: see accounts.go
 
-	// durable, with SyncAlways on an embedded server no other process uses, syncs the store
-	// before an append returns (durable.go); nil otherwise.
+	// durable, with SyncAlways on an embedded server whose every client waits for its rounds,
+	// syncs the store before an append returns (durable.go); nil otherwise.
 	durable *groupSync
+	// remote, on a log connected to URLs, waits for the rounds of a server that syncs so
+	// (durable.go).
+	remote *remoteSync
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -148,9 +156,13 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	// hold up, behind them on one connection, the appends and lease renewals of the runs.
 	var err error
 	if cfg.URLs == "" {
+		if cfg.grouped() {
+			l.durable = newGroupSync(filepath.Join(cfg.Dir, "nats"))
+		}
 		l.nc, l.bnc, err = l.openEmbedded()
-	} else if l.nc, err = connect(cfg, "jetgraph", l.onReconnect); err == nil {
-		l.bnc, err = connect(cfg, "jetgraph-blobs", func() {})
+	} else if l.nc, err = connect(cfg, "jetgraph"+syncRoundsName, l.onReconnect); err == nil {
+		l.remote = &remoteSync{nc: l.nc}
+		l.bnc, err = connect(cfg, "jetgraph-blobs"+syncRoundsName, func() {})
 	}
 	if err != nil {
 		l.Close()
@@ -167,10 +179,15 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 		l.Close()
 		return nil, err
 	}
-	if l.srv != nil && cfg.SyncAlways && cfg.Listen == "" {
-		l.durable = newGroupSync(filepath.Join(cfg.Dir, "nats"))
-	}
 	return l, nil
+}
+
+// grouped reports whether the embedded server's store is synced in rounds its clients wait for
+// (durable.go), instead of by the server at every write: with SyncAlways, when nothing but
+// jetgraph processes that wait for the rounds can write to it (no listener, or the control
+// plane's).
+func (c Config) grouped() bool {
+	return c.URLs == "" && c.SyncAlways && (c.Listen == "" || c.Accounts && c.JetgraphListener)
 }
 
 // Reconnection to a cluster: a lost server is replaced by another at once (every URL given and
@@ -235,18 +252,37 @@ func (l *Log) openEmbedded() (nc, bnc *nats.Conn, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("eventlog: NATS user key: %w", err)
 		}
-		l.auth = &accountAuth{owner: pub, users: map[string]*server.Account{}}
+		// This process's own connections use a key of their own, made now: the data folder's
+		// key may be refused until the sync rounds are served.
+		self, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, nil, fmt.Errorf("eventlog: NATS user key: %w", err)
+		}
+		selfPub, _ := self.PublicKey()
+		l.auth = &accountAuth{owner: pub, self: selfPub, users: map[string]*server.Account{},
+			grouped: l.durable != nil, log: l.log, imported: map[string]bool{}}
+		if opts[0], err = keyOption(self); err != nil {
+			return nil, nil, err
+		}
 	}
 	if l.srv, err = startEmbedded(l.cfg, key, l.auth); err != nil {
 		return nil, nil, err
 	}
 	opts = append(opts, nats.InProcessServer(l.srv))
-	if nc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph"))...); err != nil {
+	if nc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph"+syncRoundsName))...); err != nil {
 		return nil, nil, fmt.Errorf("eventlog: connect: %w", err)
 	}
-	if bnc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph-blobs"))...); err != nil {
+	if bnc, err = nats.Connect("", append(slices.Clip(opts), nats.Name("jetgraph-blobs"+syncRoundsName))...); err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("eventlog: connect: %w", err)
+	}
+	if l.auth != nil && l.durable != nil {
+		if err := l.serveSyncs(nc); err != nil {
+			nc.Close()
+			bnc.Close()
+			return nil, nil, err
+		}
+		l.auth.ready.Store(true)
 	}
 	return nc, bnc, nil
 }
@@ -259,9 +295,9 @@ func startEmbedded(cfg Config, key nkeys.KeyPair, auth *accountAuth) (*server.Se
 		DontListen: cfg.Listen == "",
 		NoSigs:     true,
 		NoLog:      true,
-		// With no client but this process, its appends sync the store in groups instead
-		// (durable.go); a server others write to syncs every write itself.
-		SyncAlways:         cfg.SyncAlways && cfg.Listen != "",
+		// With no client but jetgraph processes that wait for them, the store is synced in
+		// rounds instead (durable.go); a server others write to syncs every write itself.
+		SyncAlways:         cfg.SyncAlways && !cfg.grouped(),
 		JetStreamMaxMemory: -1,
 		JetStreamMaxStore:  -1,
 	}

@@ -17,12 +17,14 @@ const RevisionsBucket = "JG_REVISIONS"
 
 // withDeploymentNamespaces is the log configuration a control plane needs: deployments' data
 // namespaces are accounts of the embedded server, which their processes reach on loopback
-// (a random port unless --nats-listen chooses one), authenticated.
+// (a random port unless --nats-listen chooses one), authenticated. A listener of its own is
+// for jetgraph processes only (with --sync always they wait for the store's sync rounds, and
+// other NATS clients are refused); --nats-listen's is for other programs too.
 func withDeploymentNamespaces(c eventlog.Config) eventlog.Config {
 	if c.URLs == "" {
 		c.Accounts = true
 		if c.Listen == "" {
-			c.Listen = "127.0.0.1:-1"
+			c.Listen, c.JetgraphListener = "127.0.0.1:-1", true
 		}
 	}
 	return c

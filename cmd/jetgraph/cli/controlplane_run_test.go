@@ -17,8 +17,11 @@ func TestRevisionRunners(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	cfg := withDeploymentNamespaces(eventlog.Config{Dir: data})
-	if !cfg.Accounts || cfg.Listen != "127.0.0.1:-1" {
+	if !cfg.Accounts || cfg.Listen != "127.0.0.1:-1" || !cfg.JetgraphListener {
 		t.Fatalf("config %+v", cfg)
+	}
+	if c := withDeploymentNamespaces(eventlog.Config{Dir: data, Listen: "127.0.0.1:4222"}); !c.Accounts || c.JetgraphListener {
+		t.Errorf("--nats-listen's listener is for other programs too: %+v", c)
 	}
 	if c := withDeploymentNamespaces(eventlog.Config{URLs: "nats://x:4222"}); c.Accounts || c.Listen != "" {
 		t.Errorf("an external cluster's config changed: %+v", c)

@@ -15,13 +15,17 @@ func TestKeysCommandsServerRunningOrStopped(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		running bool
+		flags   []string
 	}{
-		{"server running", true},
-		{"server stopped", false},
+		{"server running", true, nil},
+		{"server stopped", false, nil},
+		// The commands are admitted by a listener that admits only processes waiting for
+		// its sync rounds.
+		{"server running, --sync always", true, []string{"--sync", "always"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := t.TempDir()
-			s := startServe(t, Program{}, data, "--trace-retention", "48h")
+			s := startServe(t, Program{}, data, append([]string{"--trace-retention", "48h"}, c.flags...)...)
 			if !c.running {
 				s.stop(t)
 			}

@@ -34,9 +34,16 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, eventlog.Config{Listen: "127.0.0.1:-1", Accounts: true})
+}
+
+// newEnvWith is newEnv with the log's configuration cfg (its Dir a new folder).
+func newEnvWith(t *testing.T, cfg eventlog.Config) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir, Listen: "127.0.0.1:-1", Accounts: true})
+	cfg.Dir = dir
+	l, err := eventlog.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +177,25 @@ func TestDeployLifecycle(t *testing.T) {
 	}
 	if code, _ := call(t, "GET", other+"/ok", ""); code != 200 {
 		t.Errorf("d2 stopped with d1's removal: %d", code)
+	}
+}
+
+// TestDeploySyncRounds: with --sync always and the control plane's own listener, a
+// deployment's process (a real child, connected to the listener with its account's key) is
+// admitted and waits for a sync round of the control plane's process after its appends: its
+// runs work, and every one adds rounds, which run only when asked.
+func TestDeploySyncRounds(t *testing.T) {
+	e := newEnvWith(t, eventlog.Config{Listen: "127.0.0.1:-1", Accounts: true, JetgraphListener: true, SyncAlways: true})
+	if err := e.deploy(t, "d1", "r1", config("first")); err != nil {
+		t.Fatal(err)
+	}
+	url := e.sup.CustomURL("d1")
+	for i := range 3 {
+		before := e.log.SyncRounds()
+		echo(t, url, "first", fmt.Sprint("run ", i))
+		if after := e.log.SyncRounds(); after <= before {
+			t.Fatalf("run %d of the deployment appended without a sync round of the control plane (%d rounds before and after)", i, before)
+		}
 	}
 }
 
