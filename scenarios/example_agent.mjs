@@ -5,18 +5,61 @@
 import assert from "node:assert/strict";
 import { Client } from "@langchain/langgraph-sdk";
 
+// The streams the SDK reconnected (a GET of the run's stream with Last-Event-ID after a dropped
+// connection), said on stderr: a failure then shows whether its stream was a reconnected one.
+const reconnects = [];
+function noteReconnect(url, init) {
+  const last = new Headers(init.headers).get("Last-Event-ID");
+  if (init.method === "GET" && last !== null && /\/stream$/.test(new URL(url).pathname)) {
+    reconnects.push({ path: new URL(url).pathname, after: last });
+    console.error(`the SDK reconnected: GET ${new URL(url).pathname} Last-Event-ID ${last}`);
+  }
+  return init;
+}
+
 // LANGGRAPH_API_KEY is set when the example runs as a deployment of the control plane.
-const client = new Client({ apiUrl: process.env.JETGRAPH_URL, apiKey: process.env.LANGGRAPH_API_KEY ?? null, callerOptions: { maxRetries: 0 } });
+const options = { apiUrl: process.env.JETGRAPH_URL, apiKey: process.env.LANGGRAPH_API_KEY ?? null, onRequest: noteReconnect };
+const client = new Client({ ...options, callerOptions: { maxRetries: 0 } });
 const ANSWER = "In Paris it is sunny, 21 °C.";
 
-async function stream(tid, opts) {
+async function stream(tid, opts, through = client, onPart = () => {}) {
   const parts = [];
-  for await (const p of client.runs.stream(tid, "agent", { streamMode: ["messages-tuple", "updates"], streamSubgraphs: true, ...opts })) {
+  for await (const p of through.runs.stream(tid, "agent", { streamMode: ["messages-tuple", "updates"], streamSubgraphs: true, ...opts })) {
     assert.notEqual(p.event, "error", JSON.stringify(p.data));
     parts.push([p.event, p.data]);
+    onPart(p);
   }
   return parts;
 }
+
+// A fetch whose first run stream is cut, as a dropped connection would cut it, once drop is
+// called after its first event: the SDK goes on with a GET of the stream's Location and
+// Last-Event-ID. (Cut before the SDK has read the event, the event would be lost with it.)
+function droppingFetch() {
+  let drop, isDropped = false;
+  const dropped = new Promise((resolve) => (drop = () => resolve((isDropped = true))));
+  let cut = false;
+  const fetchOnce = async (url, init) => {
+    const res = await fetch(url, init);
+    if (cut || init?.method !== "POST" || !/\/runs\/stream$/.test(new URL(url).pathname) || !res.body) return res;
+    cut = true;
+    const reader = res.body.getReader();
+    const body = new ReadableStream({
+      async pull(controller) {
+        const next = isDropped ? null : await Promise.race([reader.read(), dropped.then(() => null)]);
+        if (next === null) {
+          await reader.cancel();
+          return controller.error(new TypeError("fetch failed: the connection was dropped"));
+        }
+        if (next.done) return controller.close();
+        controller.enqueue(next.value);
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  return { fetch: fetchOnce, drop };
+}
+
 // The AI's token chunks of the parent graph's messages events (typed "ai" by the JS reference
 // server, "AIMessageChunk" by the Python one).
 const isAI = (m) => m.type === "ai" || m.type === "AIMessageChunk";
@@ -43,18 +86,42 @@ assert.equal(state.tasks[0].interrupts[0].id, asked[0][0].id);
 assert.equal((await client.threads.get(tid)).status, "interrupted");
 
 // Approved: the tool runs in the subgraph, then the answer streams token by token.
+async function approved(tid, parts) {
+  const said = JSON.stringify({ parts, reconnects });
+  const inner = parts.filter(([e]) => e.startsWith("updates|tools:"));
+  assert.equal(inner.length, 1, said);
+  assert.ok("run_tools" in inner[0][1], JSON.stringify(inner));
+  const tool = parts.filter(([e]) => e.startsWith("messages|tools:")).map(([, d]) => d[0].content);
+  assert.deepEqual(tool, ["sunny, 21 °C"], said);
+  const got = tokens(parts);
+  assert.ok(got.length >= 5 && got.join("") === ANSWER, JSON.stringify(got));
+  const state = await client.threads.getState(tid);
+  assert.deepEqual(state.values.messages.map((m) => m.type), ["human", "ai", "tool", "ai"], JSON.stringify(state.values));
+  assert.equal(state.values.messages.at(-1).content, ANSWER);
+  assert.equal((await client.threads.get(tid)).status, "idle");
+}
 parts = await stream(tid, { command: { resume: "yes" }, context: ada });
-const inner = parts.filter(([e]) => e.startsWith("updates|tools:"));
-assert.equal(inner.length, 1, JSON.stringify(parts));
-assert.ok("run_tools" in inner[0][1], JSON.stringify(inner));
-const tool = parts.filter(([e]) => e.startsWith("messages|tools:")).map(([, d]) => d[0].content);
-assert.deepEqual(tool, ["sunny, 21 °C"], JSON.stringify(parts));
-const got = tokens(parts);
-assert.ok(got.length >= 5 && got.join("") === ANSWER, JSON.stringify(got));
-state = await client.threads.getState(tid);
-assert.deepEqual(state.values.messages.map((m) => m.type), ["human", "ai", "tool", "ai"], JSON.stringify(state.values));
-assert.equal(state.values.messages.at(-1).content, ANSWER);
-assert.equal((await client.threads.get(tid)).status, "idle");
+await approved(tid, parts);
+
+// The same approval through a connection dropped after the stream's first event: the SDK
+// reconnects, and the stream goes on as it began, the subgraph's events included.
+tid = (await client.threads.create()).thread_id;
+await stream(tid, { input: { messages: [{ role: "user", content: "What is the weather?" }] }, context: ada });
+const before = reconnects.length;
+const dropping = droppingFetch();
+const through = new Client({ ...options, callerOptions: { maxRetries: 0, fetch: dropping.fetch } });
+const ids = [];
+parts = await stream(tid, { command: { resume: "yes" }, context: ada }, through, (p) => {
+  ids.push(p.id);
+  dropping.drop();
+});
+assert.equal(reconnects.length, before + 1, JSON.stringify(reconnects));
+assert.equal(parts[0][0], "metadata", JSON.stringify(parts));
+// The subgraph's events came through the reconnected stream.
+const resumedAt = ids.indexOf(reconnects.at(-1).after);
+const innerAt = parts.findIndex(([e]) => e.startsWith("updates|tools:"));
+assert.ok(resumedAt >= 0 && innerAt !== -1 && innerAt > resumedAt, JSON.stringify({ ids, reconnects, parts }));
+await approved(tid, parts);
 
 // Declined: no tool runs, the model says so.
 tid = (await client.threads.create()).thread_id;
