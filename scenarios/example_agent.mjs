@@ -17,9 +17,52 @@ function noteReconnect(url, init) {
   return init;
 }
 
+// A fetch that says on stderr how each event stream the SDK reads ended early: failed, or
+// left by the SDK (its idle watchdog errs with "No SSE bytes received"), so that a reconnection
+// shows its cause. With drop, the first run stream is cut once drop is called, as a dropped
+// connection would cut it (cut before the SDK has read an event, the event would be lost too).
+function watchingFetch() {
+  let drop, dropped = false, cut = false;
+  const dropping = new Promise((resolve) => (drop = () => resolve((dropped = true))));
+  const fetchWatched = async (url, init) => {
+    const res = await fetch(url, init);
+    if (!res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) return res;
+    const path = new URL(url).pathname;
+    const started = Date.now();
+    const say = (what) => console.error(`${init?.method ?? "GET"} ${path}: ${what} after ${Date.now() - started} ms`);
+    const droppable = !cut && init?.method === "POST";
+    cut ||= droppable;
+    const reader = res.body.getReader();
+    const cutOff = async (controller) => {
+      await reader.cancel();
+      controller.error(new TypeError("fetch failed: the connection was dropped"));
+    };
+    const body = new ReadableStream({
+      async pull(controller) {
+        if (droppable && dropped) return cutOff(controller);
+        const read = reader.read().catch((e) => {
+          say(`the stream failed (${e})`);
+          throw e;
+        });
+        read.catch(() => {}); // awaited below, unless the cut came first
+        const next = await (droppable ? Promise.race([read, dropping.then(() => null)]) : read);
+        if (next === null) return cutOff(controller);
+        if (next.done) return controller.close();
+        controller.enqueue(next.value);
+      },
+      cancel(reason) {
+        say(`the SDK left the stream (${reason})`);
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  return { fetch: fetchWatched, drop };
+}
+
 // LANGGRAPH_API_KEY is set when the example runs as a deployment of the control plane.
 const options = { apiUrl: process.env.JETGRAPH_URL, apiKey: process.env.LANGGRAPH_API_KEY ?? null, onRequest: noteReconnect };
-const client = new Client({ ...options, callerOptions: { maxRetries: 0 } });
+const client = new Client({ ...options, callerOptions: { maxRetries: 0, fetch: watchingFetch().fetch } });
 const ANSWER = "In Paris it is sunny, 21 °C.";
 
 async function stream(tid, opts, through = client, onPart = () => {}) {
@@ -30,34 +73,6 @@ async function stream(tid, opts, through = client, onPart = () => {}) {
     onPart(p);
   }
   return parts;
-}
-
-// A fetch whose first run stream is cut, as a dropped connection would cut it, once drop is
-// called after its first event: the SDK goes on with a GET of the stream's Location and
-// Last-Event-ID. (Cut before the SDK has read the event, the event would be lost with it.)
-function droppingFetch() {
-  let drop, isDropped = false;
-  const dropped = new Promise((resolve) => (drop = () => resolve((isDropped = true))));
-  let cut = false;
-  const fetchOnce = async (url, init) => {
-    const res = await fetch(url, init);
-    if (cut || init?.method !== "POST" || !/\/runs\/stream$/.test(new URL(url).pathname) || !res.body) return res;
-    cut = true;
-    const reader = res.body.getReader();
-    const body = new ReadableStream({
-      async pull(controller) {
-        const next = isDropped ? null : await Promise.race([reader.read(), dropped.then(() => null)]);
-        if (next === null) {
-          await reader.cancel();
-          return controller.error(new TypeError("fetch failed: the connection was dropped"));
-        }
-        if (next.done) return controller.close();
-        controller.enqueue(next.value);
-      },
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
-  };
-  return { fetch: fetchOnce, drop };
 }
 
 // The AI's token chunks of the parent graph's messages events (typed "ai" by the JS reference
@@ -108,7 +123,7 @@ await approved(tid, parts);
 tid = (await client.threads.create()).thread_id;
 await stream(tid, { input: { messages: [{ role: "user", content: "What is the weather?" }] }, context: ada });
 const before = reconnects.length;
-const dropping = droppingFetch();
+const dropping = watchingFetch();
 const through = new Client({ ...options, callerOptions: { maxRetries: 0, fetch: dropping.fetch } });
 const ids = [];
 parts = await stream(tid, { command: { resume: "yes" }, context: ada }, through, (p) => {
