@@ -29,6 +29,10 @@ type RunKwargs struct {
 	InterruptAfter  []string     `json:"interrupt_after"`
 	InterruptBefore []string     `json:"interrupt_before"`
 	StreamMode      []StreamMode `json:"stream_mode"`
+	// Subgraphs is the run's stream_subgraphs: its stream, joined or reconnected to without
+	// saying otherwise, sends its subgraphs' events too (the reference keeps it here as well).
+	// Left out when false, so that the runs recorded before it answer as they did.
+	Subgraphs bool `json:"subgraphs,omitempty"`
 	// Temporary is set for a stateless run whose thread is deleted once it ends.
 	Temporary bool      `json:"temporary"`
 	Webhook   OptString `json:"webhook"`

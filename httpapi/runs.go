@@ -126,8 +126,9 @@ func readRunFields(f *Fields, stateless bool) runInput {
 			}
 		}
 	}
+	c.StreamSubgraphs = f.Bool("stream_subgraphs", false)
 	// Accepted for the clients' sake; their checks are type checks only.
-	for _, name := range []string{"stream_subgraphs", "stream_resumable", "checkpoint_during"} {
+	for _, name := range []string{"stream_resumable", "checkpoint_during"} {
 		f.Bool(name, false)
 	}
 	return in

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -56,10 +54,6 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 	if err != nil {
 		return err
 	}
-	subgraphs, err := peekSubgraphs(c)
-	if err != nil {
-		return err
-	}
 	stateless := c.Param("thread_id") == ""
 	in, err := s.parseRun(c, "runs.stream", threadID, errs)
 	if err != nil {
@@ -80,7 +74,7 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 	}
 	c.Response().Header().Set("Location", loc)
 	f, err := streams.FollowRun(ctx, streaming.RunRequest{ThreadID: rec.ThreadID, RunID: rec.RunID,
-		Modes: rec.Kwargs.StreamMode, Subgraphs: subgraphs})
+		Modes: rec.Kwargs.StreamMode, Subgraphs: rec.Kwargs.Subgraphs})
 	if err != nil {
 		if in.onDisconnect == engine.OnDisconnectCancel {
 			s.cancelDeparted(ctx, rec)
@@ -88,23 +82,6 @@ func (s *Server) createAndStream(c echo.Context, threadID string, errs *engine.V
 		return err
 	}
 	return s.serveStream(c, f, &rec, in.onDisconnect == engine.OnDisconnectCancel)
-}
-
-// peekSubgraphs reads stream_subgraphs from the body and puts the body back for parseRun, which
-// checks the field's type.
-func peekSubgraphs(c echo.Context) (bool, error) {
-	req := c.Request()
-	data, err := io.ReadAll(io.LimitReader(req.Body, int64(bodyLimit(c))+1))
-	if err != nil {
-		return false, engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
-	}
-	req.Body = io.NopCloser(bytes.NewReader(data))
-	var b struct {
-		StreamSubgraphs any `json:"stream_subgraphs"`
-	}
-	_ = json.Unmarshal(data, &b)
-	on, _ := b.StreamSubgraphs.(bool)
-	return on, nil
 }
 
 // joinRunStream joins the stream of a run of a thread.
@@ -121,8 +98,9 @@ func (s *Server) joinStatelessRunStream(c echo.Context) error {
 }
 
 // joinStream streams a run from its start, in the modes of ?stream_mode (default: those of the
-// run), or after Last-Event-ID. ?cancel_on_disconnect cancels the run when the client leaves
-// first. A run the scheduler no longer knows is still streamed while its output is kept.
+// run) and with its subgraphs' events as ?stream_subgraphs says (default: as the run was
+// created), or after Last-Event-ID. The SDKs reconnect a dropped stream with neither query: it
+// goes on as it began. ?cancel_on_disconnect cancels the run when the client leaves first. A run the scheduler no longer knows is still streamed while its output is kept.
 func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Violations) error {
 	cancel := boolQuery(c, "cancel_on_disconnect", errs)
 	subgraphs := boolQuery(c, "stream_subgraphs", errs)
@@ -152,6 +130,9 @@ func (s *Server) joinStream(c echo.Context, thread, run string, errs *engine.Vio
 	}
 	if err != nil {
 		return err
+	}
+	if !c.QueryParams().Has("stream_subgraphs") {
+		subgraphs = rec.Kwargs.Subgraphs
 	}
 	c.Response().Header().Set("Location", c.Request().URL.Path)
 	f, err := streams.FollowRun(ctx, streaming.RunRequest{ThreadID: rec.ThreadID, RunID: run, Modes: modes,

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -671,5 +672,53 @@ func TestRunEndSeenIsRunEndHere(t *testing.T) {
 	var th engine.Thread
 	if err := json.Unmarshal([]byte(body), &th); code != 200 || err != nil || th.Status != engine.ThreadIdle {
 		t.Fatalf("thread after run_done: %d %s", code, body)
+	}
+}
+
+// TestStreamReconnectKeepsTheRunsSubgraphs: the official SDKs reconnect a dropped stream with a
+// GET of its Location and Last-Event-ID alone, neither stream_mode nor stream_subgraphs: the
+// events after the id are those the run's own stream would have sent, its subgraphs' included
+// when it was created with stream_subgraphs (the reference keeps subgraphs in the run's
+// kwargs). A join may still ask for subgraphs, or leave them out, itself.
+func TestStreamReconnectKeepsTheRunsSubgraphs(t *testing.T) {
+	s := startStreamStack(t, 0)
+	tid := s.thread(t)
+	body := `{"assistant_id":"weather","input":{"messages":[{"role":"user","content":"SF"}]},"stream_mode":["updates","messages-tuple"],"stream_subgraphs":true}`
+	resp, all := s.stream(t, "POST", "/threads/"+tid+"/runs/stream", body, nil)
+	inner := 0
+	for _, e := range all {
+		if strings.Contains(e.Event, "|") {
+			inner++
+		}
+	}
+	if inner == 0 {
+		t.Fatalf("no subgraph event in the run's own stream: %v", names(all))
+	}
+	loc := resp.Header.Get("Location")
+	for _, tc := range []struct {
+		name, query string
+		subgraphs   bool
+	}{
+		{"as the SDKs reconnect", "", true},
+		{"subgraphs left out", "?stream_subgraphs=false", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, later := s.stream(t, "GET", loc+tc.query, "", map[string]string{"Last-Event-ID": all[0].ID})
+			var want []sseEvent
+			for _, e := range all[1:] {
+				if e.ID != all[0].ID && (tc.subgraphs || !strings.Contains(e.Event, "|")) {
+					want = append(want, e)
+				}
+			}
+			if !reflect.DeepEqual(names(later), names(want)) {
+				t.Fatalf("after %s: %v, want %v", all[0].ID, names(later), names(want))
+			}
+		})
+	}
+	// A run streamed without subgraphs is joined with them when the join asks.
+	resp, root := s.stream(t, "POST", "/threads/"+tid+"/runs/stream", strings.Replace(body, "true", "false", 1), nil)
+	_, joined := s.stream(t, "GET", resp.Header.Get("Location")+"?stream_subgraphs=true", "", nil)
+	if len(joined) <= len(root) {
+		t.Errorf("a join with stream_subgraphs: %v, the run's own stream: %v", names(joined), names(root))
 	}
 }

@@ -204,11 +204,34 @@ func startProgram(t *testing.T, bin, dir, dataDir, addr string, extra ...string)
 		s.Stop()
 		if t.Failed() {
 			t.Logf("jetgraph at %s (data %s) output:\n%s", s.URL, s.Data, s.logs.String())
+			logDeploymentProcesses(t, s.Data)
 		}
 	})
 	s.waitReady()
 	return s
 }
+
+// logDeploymentProcesses logs the output of the deployments' revision processes the control
+// plane of data folder data ran (deployments/<id>/<revision>/process.log), the end of each: a
+// failure through a deployment's custom_url shows what its runtime said.
+func logDeploymentProcesses(t *testing.T, data string) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(data, "deployments", "*", "*", "process.log"))
+	for _, path := range logs {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Logf("%s: %v", path, err)
+			continue
+		}
+		if len(raw) > processLogTail {
+			raw = append([]byte("...\n"), raw[len(raw)-processLogTail:]...)
+		}
+		t.Logf("deployment process %s output:\n%s", path, raw)
+	}
+}
+
+// processLogTail is how much of a deployment process's log a failed test shows.
+const processLogTail = 256 << 10
 
 // freeAddr returns a loopback host:port that was free a moment ago.
 func freeAddr(t *testing.T) string {

@@ -147,6 +147,7 @@ type Create struct {
 	Context           map[string]any
 	Metadata          map[string]any
 	StreamMode        []engine.StreamMode
+	StreamSubgraphs   bool // the run's stream sends its subgraphs' events too
 	InterruptBefore   []string
 	InterruptAfter    []string
 	CheckpointID      string
@@ -379,7 +380,7 @@ func (s *Service) record(ctx context.Context, c Create, a engine.Assistant) engi
 	}
 	kwargs := engine.RunKwargs{
 		Input: c.Input, Command: nilIfEmpty(c.Command), Config: config, Context: orEmpty(c.Context),
-		Webhook: engine.OptString(c.Webhook), StreamMode: streamMode,
+		Webhook: engine.OptString(c.Webhook), StreamMode: streamMode, Subgraphs: c.StreamSubgraphs,
 		FeedbackKeys: nilIfEmpty(c.FeedbackKeys), InterruptBefore: nilIfEmpty(c.InterruptBefore),
 		InterruptAfter: nilIfEmpty(c.InterruptAfter), CheckpointID: engine.OptString(c.CheckpointID),
 		Durability: c.Durability,

@@ -102,7 +102,7 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &writer{sink: sink, hb: f.s.Heartbeat}
+	w := newWriter(sink, f.s.Heartbeat)
 	if f.notice != "" {
 		if err := w.write(Frame{Comment: f.notice}); err != nil {
 			return err
@@ -114,7 +114,7 @@ func (f *Follower) Serve(ctx context.Context, sink FrameSink) error {
 	ended := make(chan engine.RunRecord, 1)
 	go f.watch(ctx, ended)
 	shaper := NewShaper(f.modes, f.run.Subgraphs)
-	hb := time.NewTicker(w.hb)
+	hb := time.NewTicker(w.checkEvery())
 	defer hb.Stop()
 	var (
 		frames   []Frame
@@ -271,22 +271,38 @@ func (s *Streamer) awaitEnded(ctx context.Context, tenant, thread, run string) {
 	}
 }
 
-// writer sends frames to a sink and keeps the heartbeat: a comment when nothing was sent for a
+// writer sends frames to a sink and keeps the heartbeat: a comment once nothing was sent for a
 // heartbeat period.
 type writer struct {
 	sink    FrameSink
 	hb      time.Duration
-	wrote   bool
-	pending int // events written since the last flush
+	now     func() time.Time // the clock
+	sent    time.Time        // when what was written was last flushed
+	unsent  bool             // something was written since the last flush
+	pending int              // events written since the last flush
 }
 
+func newWriter(sink FrameSink, hb time.Duration) *writer {
+	return &writer{sink: sink, hb: hb, now: time.Now, sent: time.Now()}
+}
+
+// heartbeatChecks is how many times per heartbeat period a stream looks whether its heartbeat
+// is due.
+const heartbeatChecks = 4
+
+// checkEvery is how often heartbeat is to be called.
+func (w *writer) checkEvery() time.Duration { return max(w.hb/heartbeatChecks, time.Millisecond) }
+
 func (w *writer) write(f Frame) error {
-	w.wrote = true
+	w.unsent = true
 	return w.sink.WriteFrame(f)
 }
 
 func (w *writer) flush() error {
 	w.pending = 0
+	if w.unsent {
+		w.unsent, w.sent = false, w.now()
+	}
 	return w.sink.Flush()
 }
 
@@ -304,16 +320,21 @@ func (w *writer) flushUnlessMore(queued int) error {
 	return w.flush()
 }
 
-// heartbeat is called every heartbeat period.
+// heartbeat is called every checkEvery: it sends a comment when nothing was sent for a heartbeat
+// period. The SDKs' idle watchdog measures the time between heartbeats and reconnects after
+// three of those without a line (six seconds at least): looked at several times a period, a
+// stream is never silent for much longer than one, and two heartbeats are never closer than a
+// period, even when a stall held a look back until just before the next (a comment at every
+// tick of a period's ticker could be silent for two periods, after two heartbeats a stall made
+// nearly simultaneous).
 func (w *writer) heartbeat() error {
-	if w.wrote {
-		w.wrote = false
+	if w.now().Sub(w.sent) < w.hb {
 		return nil
 	}
-	if err := w.sink.WriteFrame(Frame{Comment: "heartbeat"}); err != nil {
+	if err := w.write(Frame{Comment: "heartbeat"}); err != nil {
 		return err
 	}
-	return w.sink.Flush()
+	return w.flush()
 }
 
 // decodeRecord reads one event in the single-event form into m.

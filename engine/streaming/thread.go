@@ -114,7 +114,7 @@ func (s *Streamer) activeStart(ctx context.Context, tenant, thread string, b eve
 
 // serveThread is Serve for a thread: it never ends by itself.
 func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
-	w := &writer{sink: sink, hb: f.s.Heartbeat}
+	w := newWriter(sink, f.s.Heartbeat)
 	if f.notice != "" {
 		if err := w.write(Frame{Comment: f.notice}); err != nil {
 			return err
@@ -132,7 +132,7 @@ func (f *Follower) serveThread(ctx context.Context, sink FrameSink) error {
 	if f.thread.updates != nil {
 		updates, updatesDone = f.thread.updates.ch, f.thread.updates.done
 	}
-	hb := time.NewTicker(w.hb)
+	hb := time.NewTicker(w.checkEvery())
 	defer hb.Stop()
 	var (
 		frames []Frame
