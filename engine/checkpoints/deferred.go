@@ -249,7 +249,7 @@ func (s *Saver) checkpointEvents(ctx context.Context, threadID string, d engine.
 	if err := s.blobs.put(ctx, OffloadCheckpoint(&d)); err != nil {
 		return nil, err
 	}
-	e, err := eventlog.New(Aggregate(engine.TenantFrom(ctx), threadID), engine.ThreadCheckpoint, d)
+	e, err := checkpointEvent(engine.TenantFrom(ctx), threadID, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -57,8 +57,9 @@ func CheckpointData(ref graph.Ref, cp graph.Checkpoint, md map[string]any, paren
 	if size > engine.MaxStateBytes {
 		return engine.CheckpointData{}, engine.StateTooLarge("checkpoints.put", "The state of checkpoint "+cp.ID, size)
 	}
-	jsoncount.Encoded()
-	raw, err := json.Marshal(md)
+	// Written into the checkpoint's event (one document with it), without encoding/json's
+	// reflection over the map (see encode.go).
+	raw, err := encodeMetadata(md)
 	if err != nil {
 		return engine.CheckpointData{}, fmt.Errorf("checkpoints: metadata: %w", err)
 	}

@@ -217,12 +217,15 @@ func rootSpan(rec engine.RunRecord, start time.Time) *span {
 	}
 	s := &span{id: rec.RunID, name: name, runType: trace.RunChain, start: start, inputs: inputs,
 		extra: map[string]any{"metadata": md}}
-	if tags, ok := plain(k.Config["tags"]).([]any); ok {
+	switch tags := k.Config["tags"].(type) { // as decoded from the request, or set in Go
+	case []any:
 		for _, tag := range tags {
 			if tag, ok := tag.(string); ok {
 				s.tags = append(s.tags, tag)
 			}
 		}
+	case []string:
+		s.tags = append(s.tags, tags...)
 	}
 	return s
 }

@@ -170,7 +170,7 @@ func (r *runTrace) taskStart(ns []string, t graph.TaskStart, now time.Time) {
 	s := r.child(uuid.Must(uuid.NewV7()).String(), ns, t.Name, trace.RunChain, now)
 	s.inputs = object(t.Input, "input")
 	md := s.extra["metadata"].(map[string]any)
-	md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = t.Name, t.ID, plain(t.Triggers)
+	md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = t.Name, t.ID, anyList(t.Triggers)
 	md["langgraph_checkpoint_ns"] = strings.Join(append(append([]string(nil), ns...), t.Name+":"+t.ID), "|")
 	r.tasks[t.ID] = s.id
 }
@@ -346,6 +346,19 @@ func plain(v any) any {
 	jsoncount.Decoded()
 	if json.Unmarshal(raw, &out) != nil {
 		return nil
+	}
+	return out
+}
+
+// anyList is l as decoded JSON gives a list of strings (nil for nil), sharing nothing with l:
+// without the JSON round trip plain takes.
+func anyList(l []string) []any {
+	if l == nil {
+		return nil
+	}
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
 	}
 	return out
 }

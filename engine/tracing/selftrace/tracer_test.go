@@ -3,6 +3,7 @@ package selftrace
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -83,7 +84,7 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 			Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
 	sink := tr.Begin(ctx, rec)
 	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t0", Name: graph.Start, Input: map[string]any{}}})
-	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{"q": "hi"}}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{"q": "hi"}, Triggers: []string{"branch:to:node"}}})
 	sink(graph.Event{Kind: graph.KindTaskStart, NS: []string{"node:t1"}, Data: graph.TaskStart{ID: "t2", Name: "inner", Input: "x"}})
 	llm := uuid.Must(uuid.NewV7()).String()
 	sink(graph.Event{Kind: graphs.TraceLLMStart, NS: []string{"node:t1", "inner:t2"}, Data: graphs.LLMStart{ID: llm,
@@ -118,6 +119,9 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 	}
 	if *node.ParentRunID != root.ID || *inner.ParentRunID != node.ID || *model.ParentRunID != inner.ID {
 		t.Errorf("parents: node %v inner %v model %v", *node.ParentRunID, *inner.ParentRunID, *model.ParentRunID)
+	}
+	if md, _ := node.Extra["metadata"].(map[string]any); !reflect.DeepEqual(md["langgraph_triggers"], []any{"branch:to:node"}) || md["langgraph_node"] != "node" {
+		t.Errorf("node metadata %v", md)
 	}
 	if node.Status != trace.StatusError || inner.Outputs["a"] != float64(1) || inner.Inputs["input"] != "x" {
 		t.Errorf("node %+v inner %+v", node, inner)

@@ -1,0 +1,221 @@
+package checkpoints
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/jsoncount"
+	"github.com/jetgraph/jetgraph/eventlog"
+)
+
+// A run saves a checkpoint at every step, and its event was the run path's most expensive JSON:
+// encoding/json walks the metadata and the version maps by reflection, copying every key and
+// value. The encoders here write the same JSON directly: the same names in the same order
+// (map keys sorted, as encoding/json sorts them), strings and numbers as encoding/json writes
+// them (what is not a plain string, integer, bool or null still goes through it), raw values
+// checked and compacted as encoding/json does (which also escapes <, > and & inside them; a
+// decoder reads both alike). TestEncodeCheckpointMatchesEncodingJSON holds
+// them to that.
+
+// encodeMetadata is md as a JSON object, as json.Marshal writes it.
+func encodeMetadata(md map[string]any) (json.RawMessage, error) {
+	if md == nil {
+		return json.RawMessage("null"), nil
+	}
+	buf := make([]byte, 0, 64*len(md)+2)
+	buf = append(buf, '{')
+	for i, k := range slices.Sorted(maps.Keys(md)) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, k)
+		buf = append(buf, ':')
+		var err error
+		if buf, err = appendValue(buf, md[k]); err != nil {
+			return nil, fmt.Errorf("%q: %w", k, err)
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendValue appends v's JSON: scalars directly, anything else by encoding/json.
+func appendValue(buf []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(buf, "null"...), nil
+	case string:
+		return appendString(buf, x), nil
+	case bool:
+		return strconv.AppendBool(buf, x), nil
+	case int:
+		return strconv.AppendInt(buf, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case map[string]string:
+		if x == nil {
+			return append(buf, "null"...), nil
+		}
+		buf = append(buf, '{')
+		for i, k := range slices.Sorted(maps.Keys(x)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(appendString(buf, k), ':')
+			buf = appendString(buf, x[k])
+		}
+		return append(buf, '}'), nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, raw...), nil
+}
+
+// appendString appends s as a JSON string. A string of printable ASCII without what
+// encoding/json escapes (quotes, backslashes, <, >, &) is written as it is: ids, names, the
+// usual metadata. Any other goes through encoding/json, for its escapes.
+func appendString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			raw, _ := json.Marshal(s) // a string always encodes
+			return append(buf, raw...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+// appendRaw appends a raw JSON value compacted, refusing one that is not valid JSON (as
+// encoding/json does for a json.RawMessage), null for an empty one.
+func appendRaw(buf []byte, raw json.RawMessage) ([]byte, error) {
+	if len(raw) == 0 {
+		return append(buf, "null"...), nil
+	}
+	b := bytes.NewBuffer(buf)
+	if err := json.Compact(b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// appendVersions appends a channel -> version map.
+func appendVersions(buf []byte, m map[string]int64) []byte {
+	if m == nil {
+		return append(buf, "null"...)
+	}
+	buf = append(buf, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(appendString(buf, k), ':')
+		buf = strconv.AppendInt(buf, m[k], 10)
+	}
+	return append(buf, '}')
+}
+
+// encodeCheckpointData is d as json.Marshal writes it.
+func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
+	size := len(d.Metadata) + 256
+	for _, b := range d.Blobs {
+		size += len(b.Value) + len(b.Ref) + 64
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"ns":`...)
+	buf = appendString(buf, d.NS)
+	h := &d.Checkpoint
+	buf = append(buf, `,"checkpoint":{"v":`...)
+	buf = strconv.AppendInt(buf, int64(h.V), 10)
+	buf = append(buf, `,"id":`...)
+	buf = appendString(buf, h.ID)
+	buf = append(buf, `,"ts":`...)
+	ts, err := h.TS.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("checkpoints: checkpoint time: %w", err)
+	}
+	buf = append(buf, ts...)
+	buf = append(buf, `,"channel_versions":`...)
+	buf = appendVersions(buf, h.ChannelVersions)
+	buf = append(buf, `,"versions_seen":`...)
+	if h.VersionsSeen == nil {
+		buf = append(buf, "null"...)
+	} else {
+		buf = append(buf, '{')
+		for i, k := range slices.Sorted(maps.Keys(h.VersionsSeen)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(appendString(buf, k), ':')
+			buf = appendVersions(buf, h.VersionsSeen[k])
+		}
+		buf = append(buf, '}')
+	}
+	buf = append(buf, `},"metadata":`...)
+	if buf, err = appendRaw(buf, d.Metadata); err != nil {
+		return nil, fmt.Errorf("checkpoints: metadata: %w", err)
+	}
+	buf = append(buf, `,"parent":`...)
+	if p := d.Parent; p == nil {
+		buf = append(buf, "null"...)
+	} else {
+		buf = append(buf, `{"thread_id":`...)
+		buf = appendString(buf, p.ThreadID)
+		buf = append(buf, `,"checkpoint_ns":`...)
+		buf = appendString(buf, p.NS)
+		buf = append(buf, `,"checkpoint_id":`...)
+		buf = appendString(buf, p.ID)
+		buf = append(buf, '}')
+	}
+	buf = append(buf, `,"blobs":`...)
+	if d.Blobs == nil {
+		buf = append(buf, "null"...)
+	} else {
+		buf = append(buf, '{')
+		for i, k := range slices.Sorted(maps.Keys(d.Blobs)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			b := d.Blobs[k]
+			buf = append(appendString(buf, k), `:{"version":`...)
+			buf = strconv.AppendInt(buf, b.Version, 10)
+			if len(b.Value) > 0 {
+				buf = append(buf, `,"value":`...)
+				if buf, err = appendRaw(buf, b.Value); err != nil {
+					return nil, fmt.Errorf("checkpoints: channel %q: %w", k, err)
+				}
+			}
+			if b.Ref != "" {
+				buf = append(buf, `,"ref":`...)
+				buf = appendString(buf, b.Ref)
+			}
+			buf = append(buf, '}')
+		}
+		buf = append(buf, '}')
+	}
+	if d.Full {
+		buf = append(buf, `,"full":true`...)
+	}
+	return append(buf, '}'), nil
+}
+
+// checkpointEvent is the event of a checkpoint's data on thread threadID of tenant: built as
+// eventlog.New builds one, with the data encoded by encodeCheckpointData (one document, its
+// metadata in it).
+func checkpointEvent(tenant, threadID string, d *engine.CheckpointData) (eventlog.Event, error) {
+	jsoncount.Encoded()
+	raw, err := encodeCheckpointData(d)
+	if err != nil {
+		return eventlog.Event{}, err
+	}
+	now := time.Now().UTC()
+	return eventlog.Event{ID: eventlog.NewID(now), Type: engine.ThreadCheckpoint, Aggregate: Aggregate(tenant, threadID),
+		Time: now, Version: eventlog.Upcasts.Current(engine.ThreadCheckpoint), Data: raw}, nil
+}
