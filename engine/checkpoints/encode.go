@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -30,7 +29,7 @@ func encodeMetadata(md map[string]any) (json.RawMessage, error) {
 	}
 	buf := make([]byte, 0, 64*len(md)+2)
 	buf = append(buf, '{')
-	for i, k := range slices.Sorted(maps.Keys(md)) {
+	for i, k := range sortedKeys(md) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
@@ -42,6 +41,17 @@ func encodeMetadata(md map[string]any) (json.RawMessage, error) {
 		}
 	}
 	return append(buf, '}'), nil
+}
+
+// sortedKeys is m's keys in order. (slices.Sorted(maps.Keys(m)) grows its slice as it goes:
+// this is one allocation.)
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // appendValue appends v's JSON: scalars directly, anything else by encoding/json.
@@ -62,7 +72,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 			return append(buf, "null"...), nil
 		}
 		buf = append(buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(x)) {
+		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
@@ -112,7 +122,7 @@ func appendVersions(buf []byte, m map[string]int64) []byte {
 		return append(buf, "null"...)
 	}
 	buf = append(buf, '{')
-	for i, k := range slices.Sorted(maps.Keys(m)) {
+	for i, k := range sortedKeys(m) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
@@ -149,7 +159,7 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 		buf = append(buf, "null"...)
 	} else {
 		buf = append(buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(h.VersionsSeen)) {
+		for i, k := range sortedKeys(h.VersionsSeen) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
@@ -179,7 +189,7 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 		buf = append(buf, "null"...)
 	} else {
 		buf = append(buf, '{')
-		for i, k := range slices.Sorted(maps.Keys(d.Blobs)) {
+		for i, k := range sortedKeys(d.Blobs) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}

@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -157,7 +156,7 @@ func offload(slots []slot) []Object {
 // OffloadCheckpoint replaces the values of d that are too large for an event by their digests
 // and returns the objects to put in the object store before d is appended.
 func OffloadCheckpoint(d *engine.CheckpointData) []Object {
-	keys := slices.Sorted(maps.Keys(d.Blobs))
+	keys := sortedKeys(d.Blobs)
 	bs := make([]engine.BlobData, len(keys))
 	slots := make([]slot, len(keys))
 	for i, k := range keys {
