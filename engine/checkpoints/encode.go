@@ -4,48 +4,35 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
+	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
 )
 
 // A run saves a checkpoint at every step, and its event was the run path's most expensive JSON:
 // encoding/json walks the metadata and the version maps by reflection, copying every key and
-// value. The encoders here write the same JSON directly: the same names in the same order
-// (map keys sorted, as encoding/json sorts them), strings and numbers as encoding/json writes
-// them (what is not a plain string, integer, bool or null still goes through it), raw values
-// checked and compacted as encoding/json does (which also escapes <, > and & inside them; a
-// decoder reads both alike). TestEncodeCheckpointMatchesEncodingJSON holds
-// them to that.
+// value. The encoders here write the same JSON directly: the same names in the same order (map
+// keys sorted, as encoding/json sorts them), strings and numbers as encoding/json writes them,
+// raw values checked and compacted as encoding/json does (which also escapes <, > and & inside
+// them; a decoder reads both alike). Values other than decoded JSON (strings, numbers, bools,
+// null, objects and lists of those), such as a node's typed update, still go through
+// encoding/json. TestEncodeCheckpointMatchesEncodingJSON and FuzzEncodeMetadata hold them to
+// that.
 
 // encodeMetadata is md as a JSON object, as json.Marshal writes it.
 func encodeMetadata(md map[string]any) (json.RawMessage, error) {
-	if md == nil {
-		return json.RawMessage("null"), nil
-	}
-	buf := make([]byte, 0, 64*len(md)+2)
-	buf = append(buf, '{')
-	for i, k := range sortedKeys(md) {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = appendString(buf, k)
-		buf = append(buf, ':')
-		var err error
-		if buf, err = appendValue(buf, md[k]); err != nil {
-			return nil, fmt.Errorf("%q: %w", k, err)
-		}
-	}
-	return append(buf, '}'), nil
+	return appendObject(make([]byte, 0, 64*len(md)+2), md)
 }
 
 // sortedKeys is m's keys in order. (slices.Sorted(maps.Keys(m)) grows its slice as it goes:
 // this is one allocation.)
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys[M ~map[string]V, V any](m M) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -54,7 +41,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// appendValue appends v's JSON: scalars directly, anything else by encoding/json.
+// appendValue appends v's JSON: scalars, and objects and lists of decoded JSON (the input and
+// the updates a checkpoint's metadata holds as "writes") directly, anything else by
+// encoding/json.
 func appendValue(buf []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -67,6 +56,29 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 		return strconv.AppendInt(buf, int64(x), 10), nil
 	case int64:
 		return strconv.AppendInt(buf, x, 10), nil
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return appendFloat(buf, x), nil
+		}
+	case map[string]any:
+		return appendObject(buf, x)
+	case graph.State:
+		return appendObject(buf, x)
+	case []any:
+		if x == nil {
+			return append(buf, "null"...), nil
+		}
+		buf = append(buf, '[')
+		for i, e := range x {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var err error
+			if buf, err = appendValue(buf, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, ']'), nil
 	case map[string]string:
 		if x == nil {
 			return append(buf, "null"...), nil
@@ -86,6 +98,43 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(buf, raw...), nil
+}
+
+// appendObject appends m as a JSON object, names sorted.
+func appendObject[M ~map[string]any](buf []byte, m M) ([]byte, error) {
+	if m == nil {
+		return append(buf, "null"...), nil
+	}
+	buf = append(buf, '{')
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(appendString(buf, k), ':')
+		var err error
+		if buf, err = appendValue(buf, m[k]); err != nil {
+			return nil, fmt.Errorf("%q: %w", k, err)
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendFloat appends a finite f as encoding/json writes a float64: the shortest decimal that
+// reads back as f, in exponent form below 1e-6 and from 1e21 on, without a leading zero in a
+// negative exponent.
+func appendFloat(buf []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	buf = strconv.AppendFloat(buf, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(buf); n >= 4 && buf[n-4] == 'e' && buf[n-3] == '-' && buf[n-2] == '0' {
+			buf[n-2] = buf[n-1]
+			buf = buf[:n-1]
+		}
+	}
+	return buf
 }
 
 // appendString appends s as a JSON string. A string of printable ASCII without what
