@@ -80,18 +80,7 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 		}
 		return append(buf, ']'), nil
 	case map[string]string:
-		if x == nil {
-			return append(buf, "null"...), nil
-		}
-		buf = append(buf, '{')
-		for i, k := range sortedKeys(x) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(appendString(buf, k), ':')
-			buf = appendString(buf, x[k])
-		}
-		return append(buf, '}'), nil
+		return appendMap(buf, x, func(buf []byte, s string) ([]byte, error) { return appendString(buf, s), nil })
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -102,6 +91,11 @@ func appendValue(buf []byte, v any) ([]byte, error) {
 
 // appendObject appends m as a JSON object, names sorted.
 func appendObject[M ~map[string]any](buf []byte, m M) ([]byte, error) {
+	return appendMap(buf, m, appendValue)
+}
+
+// appendMap appends m as a JSON object, names sorted, each value written by value; null for nil.
+func appendMap[M ~map[string]V, V any](buf []byte, m M, value func([]byte, V) ([]byte, error)) ([]byte, error) {
 	if m == nil {
 		return append(buf, "null"...), nil
 	}
@@ -112,7 +106,7 @@ func appendObject[M ~map[string]any](buf []byte, m M) ([]byte, error) {
 		}
 		buf = append(appendString(buf, k), ':')
 		var err error
-		if buf, err = appendValue(buf, m[k]); err != nil {
+		if buf, err = value(buf, m[k]); err != nil {
 			return nil, fmt.Errorf("%q: %w", k, err)
 		}
 	}
@@ -166,19 +160,8 @@ func appendRaw(buf []byte, raw json.RawMessage) ([]byte, error) {
 }
 
 // appendVersions appends a channel -> version map.
-func appendVersions(buf []byte, m map[string]int64) []byte {
-	if m == nil {
-		return append(buf, "null"...)
-	}
-	buf = append(buf, '{')
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(appendString(buf, k), ':')
-		buf = strconv.AppendInt(buf, m[k], 10)
-	}
-	return append(buf, '}')
+func appendVersions(buf []byte, m map[string]int64) ([]byte, error) {
+	return appendMap(buf, m, func(buf []byte, n int64) ([]byte, error) { return strconv.AppendInt(buf, n, 10), nil })
 }
 
 // encodeCheckpointData is d as json.Marshal writes it.
@@ -195,27 +178,19 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 	buf = strconv.AppendInt(buf, int64(h.V), 10)
 	buf = append(buf, `,"id":`...)
 	buf = appendString(buf, h.ID)
-	buf = append(buf, `,"ts":`...)
-	ts, err := h.TS.MarshalJSON()
+	buf = append(buf, `,"ts":"`...)
+	buf, err := h.TS.AppendText(buf) // (RFC 3339 with nanoseconds, as its MarshalJSON)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: checkpoint time: %w", err)
 	}
-	buf = append(buf, ts...)
+	buf = append(buf, '"')
 	buf = append(buf, `,"channel_versions":`...)
-	buf = appendVersions(buf, h.ChannelVersions)
+	if buf, err = appendVersions(buf, h.ChannelVersions); err != nil {
+		return nil, err
+	}
 	buf = append(buf, `,"versions_seen":`...)
-	if h.VersionsSeen == nil {
-		buf = append(buf, "null"...)
-	} else {
-		buf = append(buf, '{')
-		for i, k := range sortedKeys(h.VersionsSeen) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			buf = append(appendString(buf, k), ':')
-			buf = appendVersions(buf, h.VersionsSeen[k])
-		}
-		buf = append(buf, '}')
+	if buf, err = appendMap(buf, h.VersionsSeen, appendVersions); err != nil {
+		return nil, err
 	}
 	buf = append(buf, `},"metadata":`...)
 	if buf, err = appendRaw(buf, d.Metadata); err != nil {
@@ -234,33 +209,29 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `,"blobs":`...)
-	if d.Blobs == nil {
-		buf = append(buf, "null"...)
-	} else {
-		buf = append(buf, '{')
-		for i, k := range sortedKeys(d.Blobs) {
-			if i > 0 {
-				buf = append(buf, ',')
-			}
-			b := d.Blobs[k]
-			buf = append(appendString(buf, k), `:{"version":`...)
-			buf = strconv.AppendInt(buf, b.Version, 10)
-			if len(b.Value) > 0 {
-				buf = append(buf, `,"value":`...)
-				if buf, err = appendRaw(buf, b.Value); err != nil {
-					return nil, fmt.Errorf("checkpoints: channel %q: %w", k, err)
-				}
-			}
-			if b.Ref != "" {
-				buf = append(buf, `,"ref":`...)
-				buf = appendString(buf, b.Ref)
-			}
-			buf = append(buf, '}')
-		}
-		buf = append(buf, '}')
+	if buf, err = appendMap(buf, d.Blobs, appendBlob); err != nil {
+		return nil, fmt.Errorf("checkpoints: channel %w", err)
 	}
 	if d.Full {
 		buf = append(buf, `,"full":true`...)
+	}
+	return append(buf, '}'), nil
+}
+
+// appendBlob appends a channel's value at a version.
+func appendBlob(buf []byte, b engine.BlobData) ([]byte, error) {
+	buf = append(buf, `{"version":`...)
+	buf = strconv.AppendInt(buf, b.Version, 10)
+	if len(b.Value) > 0 {
+		buf = append(buf, `,"value":`...)
+		var err error
+		if buf, err = appendRaw(buf, b.Value); err != nil {
+			return nil, err
+		}
+	}
+	if b.Ref != "" {
+		buf = append(buf, `,"ref":`...)
+		buf = appendString(buf, b.Ref)
 	}
 	return append(buf, '}'), nil
 }
