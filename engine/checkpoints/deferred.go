@@ -3,8 +3,8 @@ package checkpoints
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -221,20 +221,20 @@ func (d *Deferred) close() []eventlog.Event {
 // changedChannels lists, sorted, the channels of cp whose version, value or presence differs
 // from prev's: what a checkpoint event must carry when prev is its parent.
 func changedChannels(prev, cp graph.Checkpoint) []string {
-	seen := map[string]bool{}
+	names := make([]string, 0, len(cp.ChannelVersions)+len(cp.ChannelValues))
 	for _, m := range []map[string]int64{prev.ChannelVersions, cp.ChannelVersions} {
 		for ch := range m {
-			seen[ch] = true
+			names = append(names, ch)
 		}
 	}
-	for ch := range prev.ChannelValues {
-		seen[ch] = true
+	for _, m := range []map[string]json.RawMessage{prev.ChannelValues, cp.ChannelValues} {
+		for ch := range m {
+			names = append(names, ch)
+		}
 	}
-	for ch := range cp.ChannelValues {
-		seen[ch] = true
-	}
+	slices.Sort(names)
 	var changed []string
-	for _, ch := range slices.Sorted(maps.Keys(seen)) {
+	for _, ch := range slices.Compact(names) {
 		a, had := prev.ChannelValues[ch]
 		b, has := cp.ChannelValues[ch]
 		if prev.ChannelVersions[ch] != cp.ChannelVersions[ch] || had != has || !bytes.Equal(a, b) {
@@ -249,7 +249,7 @@ func (s *Saver) checkpointEvents(ctx context.Context, threadID string, d engine.
 	if err := s.blobs.put(ctx, OffloadCheckpoint(&d)); err != nil {
 		return nil, err
 	}
-	e, err := eventlog.New(Aggregate(engine.TenantFrom(ctx), threadID), engine.ThreadCheckpoint, d)
+	e, err := checkpointEvent(engine.TenantFrom(ctx), threadID, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -57,8 +56,9 @@ func CheckpointData(ref graph.Ref, cp graph.Checkpoint, md map[string]any, paren
 	if size > engine.MaxStateBytes {
 		return engine.CheckpointData{}, engine.StateTooLarge("checkpoints.put", "The state of checkpoint "+cp.ID, size)
 	}
-	jsoncount.Encoded()
-	raw, err := json.Marshal(md)
+	// Written into the checkpoint's event (one document with it), without encoding/json's
+	// reflection over the map (see encode.go).
+	raw, err := encodeMetadata(md)
 	if err != nil {
 		return engine.CheckpointData{}, fmt.Errorf("checkpoints: metadata: %w", err)
 	}
@@ -156,7 +156,7 @@ func offload(slots []slot) []Object {
 // OffloadCheckpoint replaces the values of d that are too large for an event by their digests
 // and returns the objects to put in the object store before d is appended.
 func OffloadCheckpoint(d *engine.CheckpointData) []Object {
-	keys := slices.Sorted(maps.Keys(d.Blobs))
+	keys := sortedKeys(d.Blobs)
 	bs := make([]engine.BlobData, len(keys))
 	slots := make([]slot, len(keys))
 	for i, k := range keys {

@@ -2,11 +2,13 @@ package graph
 
 import (
 	"context"
+	"crypto/sha1"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/google/uuid"
@@ -40,8 +42,23 @@ const doneKey = "__done__"
 
 var taskNamespace = uuid.MustParse("4c8f5a56-8e52-4c3b-9d55-3f7f0e1a9b21")
 
+// taskID is a task's deterministic id: uuid.NewSHA1(taskNamespace, "<checkpoint>|<step>|<ns>|
+// <name>|<path>"), hashed from a buffer on the stack, since every step of every run names its
+// tasks. The ids must stay what they were: a resumed step finds its tasks' writes by them.
 func taskID(checkpointID string, step int, ns, name string, path string) string {
-	return uuid.NewSHA1(taskNamespace, fmt.Appendf(nil, "%s|%d|%s|%s|%s", checkpointID, step, ns, name, path)).String()
+	var space [256]byte
+	b := append(space[:0], taskNamespace[:]...)
+	b = append(append(b, checkpointID...), '|')
+	b = append(strconv.AppendInt(b, int64(step), 10), '|')
+	b = append(append(b, ns...), '|')
+	b = append(append(b, name...), '|')
+	b = append(b, path...)
+	sum := sha1.Sum(b)
+	var id uuid.UUID
+	copy(id[:], sum[:])
+	id[6] = (id[6] & 0x0f) | 0x50 // version 5 (name-based, SHA-1)
+	id[8] = (id[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return id.String()
 }
 
 // prepare returns the tasks of the next step: nodes whose trigger channel has a value, then the
@@ -61,7 +78,11 @@ func (g *Graph) prepareTasks(ch map[string]Channel, checkpointID string, step in
 		}
 		return s
 	}
-	for _, name := range append([]string{Start}, g.order...) {
+	for i := -1; i < len(g.order); i++ { // the start task, then the nodes in order
+		name := Start
+		if i >= 0 {
+			name = g.order[i]
+		}
 		trig := trigger(name)
 		v, ok := ch[trig].Get()
 		if !ok {
@@ -84,7 +105,7 @@ func (g *Graph) prepareTasks(ch map[string]Channel, checkpointID string, step in
 			}
 			tasks = append(tasks, &task{name: s.Node, node: n, step: step, input: s.Arg,
 				triggers: []string{tasksKey}, path: []any{"__pregel_push", i},
-				id: taskID(checkpointID, step, ns, s.Node, fmt.Sprint("push", i))})
+				id: taskID(checkpointID, step, ns, s.Node, "push"+strconv.Itoa(i))})
 		}
 	}
 	return tasks, nil

@@ -53,6 +53,13 @@ type RunInfo struct {
 	Metadata    map[string]any      `json:"metadata,omitempty"`
 }
 
+// attemptData is the data of a "metadata" message: {attempt, run_id}, in the order clients
+// have always been sent (a map's, sorted).
+type attemptData struct {
+	Attempt int    `json:"attempt"`
+	RunID   string `json:"run_id"`
+}
+
 // ackWait bounds how long End waits for the acknowledgement of a run's last message.
 const ackWait = 5 * time.Second
 
@@ -86,7 +93,7 @@ func (s *Streamer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
 	s.mu.Unlock()
 	info := &RunInfo{ThreadID: rec.ThreadID, AssistantID: rec.AssistantID, GraphID: rec.Kwargs.GraphID(),
 		StreamMode: rec.Kwargs.StreamMode, Input: rec.Kwargs.Input, Metadata: rec.Metadata}
-	p.publish(KindMetadata, nil, map[string]any{"run_id": rec.RunID, "attempt": max(rec.Attempt, 1)}, info)
+	p.publish(KindMetadata, nil, attemptData{RunID: rec.RunID, Attempt: max(rec.Attempt, 1)}, info)
 	return p.sink
 }
 

@@ -207,6 +207,40 @@ func (s *Service) Ingest(ctx context.Context, b *Batch) (Result, error) {
 	return in.res, nil
 }
 
+// EncodedRun is a run's post (or patch) as its JSON object, encoded by a producer in this
+// process that builds it as Ingest's checks accept it (engine/tracing/selftrace, whose tests
+// hold what it encodes to trace.Apply): an id, trace_id and dotted_order that agree, a name and
+// a run type of trace.RunTypes, times as the API writes them, objects where objects belong.
+type EncodedRun struct {
+	TraceID string
+	Patch   bool
+	JSON    []byte
+}
+
+// IngestEncoded appends runs this process encoded itself, as Ingest appends the ops of a batch
+// (one event each, grouped by trace into as few messages as fit, an oversized one by way of the
+// object store) without decoding them to check them again: the same events Ingest appends for
+// them, at a fraction of the cost (jetgraph traces every run it executes). It returns how many
+// were appended; when the log or the object store fails, an Unavailable error.
+func (s *Service) IngestEncoded(ctx context.Context, runs []EncodedRun) (int, error) {
+	const op = "tracing.ingest"
+	in := &ingest{s: s, ctx: ctx, tenant: engine.TenantFrom(ctx), now: s.clock().UTC(), events: map[string][]eventlog.Event{}}
+	for _, r := range runs {
+		kind := trace.KindPost
+		if r.Patch {
+			kind = trace.KindPatch
+		}
+		if err := in.queueJSON(r.JSON, kind, r.TraceID); err != nil {
+			return 0, err
+		}
+	}
+	n, err := in.append()
+	if err != nil {
+		return n, engine.E(engine.Op(op), engine.Unavailable, "The event log is unavailable.", err)
+	}
+	return n, nil
+}
+
 // refuse records problems of an item at where.
 func (in *ingest) refuse(where []any, problems ...engine.FieldError) {
 	for _, p := range problems {
@@ -439,6 +473,12 @@ func (in *ingest) queue(o *Op, traceID string) error {
 		in.refuse(o.Where, engine.FieldError{Msg: err.Error(), Type: "value_error"})
 		return nil
 	}
+	return in.queueJSON(run, o.Kind, traceID)
+}
+
+// queueJSON builds the event of a run's JSON object posted or patched (kind), moving an
+// oversized payload to the object store.
+func (in *ingest) queueJSON(run []byte, kind, traceID string) error {
 	var data []byte
 	if len(run) > in.s.maxEvent {
 		digest, err := in.s.objects.Put(in.ctx, in.tenant, run)
@@ -451,7 +491,7 @@ func (in *ingest) queue(o *Op, traceID string) error {
 		data = append(append(append(data, `{"run":`...), run...), '}')
 	}
 	typ := traces.RunPosted
-	if o.Kind == trace.KindPatch {
+	if kind == trace.KindPatch {
 		typ = traces.RunPatched
 	}
 	in.add(traceID, typ, data)

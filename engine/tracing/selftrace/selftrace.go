@@ -30,6 +30,7 @@ package selftrace
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +60,7 @@ type Config struct {
 
 // Ingester appends traced runs: *tracing.Service.
 type Ingester interface {
-	Ingest(ctx context.Context, b *tracing.Batch) (tracing.Result, error)
+	IngestEncoded(ctx context.Context, runs []tracing.EncodedRun) (int, error)
 }
 
 // Tracer traces the runs executed in this process. It implements runs.Streamer.
@@ -108,6 +109,13 @@ func (t *Tracer) Project() string { return t.cfg.Project }
 // Begin is runs.Streamer.Begin: it opens the run's root span and returns the sink of its graph
 // events.
 func (t *Tracer) Begin(ctx context.Context, rec engine.RunRecord) graph.Sink {
+	if !traceable(rec.RunID, t.cfg.Project) {
+		// Spans are appended without ingestion's checks (tracing.EncodedRun): a run whose
+		// spans these would refuse is not traced, as they would have refused all of them.
+		t.cfg.Logger.Warn("selftrace: run not traced: its id is not a lowercase UUID, or the project name is too long",
+			"run_id", rec.RunID, "project", t.cfg.Project)
+		return func(graph.Event) {}
+	}
 	start := time.Now()
 	if rec.Attempt > 1 && !rec.StartedAt.IsZero() {
 		start = rec.StartedAt.Time // keep the root where the first attempt put it
@@ -184,16 +192,17 @@ func (t *Tracer) flush(a *active) {
 	if len(posts) == 0 {
 		return
 	}
-	b := &tracing.Batch{Ops: posts, RequireIDs: true}
 	ctx, cancel := context.WithTimeout(a.ctx, flushTimeout)
 	defer cancel()
-	res, err := t.ing.Ingest(ctx, b)
-	switch {
-	case err != nil:
-		t.cfg.Logger.Warn("selftrace: spans not appended; dropped", "trace_id", a.trace.traceID, "spans", len(b.Ops), "err", err)
-	case len(res.Errors) > 0:
-		t.cfg.Logger.Warn("selftrace: spans refused", "trace_id", a.trace.traceID, "problems", res.Errors)
+	if _, err := t.ing.IngestEncoded(ctx, posts); err != nil {
+		t.cfg.Logger.Warn("selftrace: spans not appended; dropped", "trace_id", a.trace.traceID, "spans", len(posts), "err", err)
 	}
+}
+
+// traceable reports whether a run's spans can go to the trace stream: the run's id (its root
+// span's, and the trace's) a UUID as ingestion keeps it, and the project a valid name.
+func traceable(runID, project string) bool {
+	return trace.IsUUID(runID) && runID == strings.ToLower(runID) && engine.ProjectNameViolation(project) == nil
 }
 
 // rootSpan is the root chain span of a run attempt: its id is the run's.
@@ -217,12 +226,15 @@ func rootSpan(rec engine.RunRecord, start time.Time) *span {
 	}
 	s := &span{id: rec.RunID, name: name, runType: trace.RunChain, start: start, inputs: inputs,
 		extra: map[string]any{"metadata": md}}
-	if tags, ok := plain(k.Config["tags"]).([]any); ok {
+	switch tags := k.Config["tags"].(type) { // as decoded from the request, or set in Go
+	case []any:
 		for _, tag := range tags {
 			if tag, ok := tag.(string); ok {
 				s.tags = append(s.tags, tag)
 			}
 		}
+	case []string:
+		s.tags = append(s.tags, tags...)
 	}
 	return s
 }

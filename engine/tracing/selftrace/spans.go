@@ -1,6 +1,7 @@
 package selftrace
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -123,13 +124,13 @@ func (r *runTrace) handle(e graph.Event) {
 		if name == "" {
 			name = "ChatModel"
 		}
-		s := r.child(d.ID, e.NS, name, trace.RunLLM, timeOr(d.Time, now))
+		s := r.child(strings.ToLower(d.ID), e.NS, name, trace.RunLLM, timeOr(d.Time, now))
 		s.inputs = encoded(map[string]any{"messages": nativeMessages(d.Messages)})
 		md := s.extra["metadata"].(map[string]any)
 		md["ls_provider"], md["ls_model_name"], md["ls_model_type"] = d.Provider, d.Model, "chat"
 		s.extra["invocation_params"] = map[string]any{"model": d.Model, "tools": plain(d.Tools)}
 	case graphs.LLMEnd:
-		s := r.open[d.ID]
+		s := r.open[strings.ToLower(d.ID)] // (ids as ingestion keeps them)
 		if s == nil {
 			return
 		}
@@ -145,13 +146,13 @@ func (r *runTrace) handle(e graph.Event) {
 		if !trace.IsUUID(d.ID) {
 			return
 		}
-		s := r.child(d.ID, e.NS, d.Name, trace.RunTool, timeOr(d.Time, now))
+		s := r.child(strings.ToLower(d.ID), e.NS, d.Name, trace.RunTool, timeOr(d.Time, now))
 		s.inputs = object(d.Input, "input")
 		if d.ToolCallID != "" {
 			s.extra["metadata"].(map[string]any)["tool_call_id"] = d.ToolCallID
 		}
 	case graphs.ToolEnd:
-		s := r.open[d.ID]
+		s := r.open[strings.ToLower(d.ID)] // (ids as ingestion keeps them)
 		if s == nil {
 			return
 		}
@@ -170,7 +171,7 @@ func (r *runTrace) taskStart(ns []string, t graph.TaskStart, now time.Time) {
 	s := r.child(uuid.Must(uuid.NewV7()).String(), ns, t.Name, trace.RunChain, now)
 	s.inputs = object(t.Input, "input")
 	md := s.extra["metadata"].(map[string]any)
-	md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = t.Name, t.ID, plain(t.Triggers)
+	md["langgraph_node"], md["langgraph_task_id"], md["langgraph_triggers"] = t.Name, t.ID, anyList(t.Triggers)
 	md["langgraph_checkpoint_ns"] = strings.Join(append(append([]string(nil), ns...), t.Name+":"+t.ID), "|")
 	r.tasks[t.ID] = s.id
 }
@@ -222,15 +223,17 @@ func (r *runTrace) finish(fin engine.RunFinishedData, now time.Time) {
 
 // take returns the posts of the spans that changed since the last call, and forgets the spans
 // that ended (their dotted_order is kept for late children).
-func (r *runTrace) take() []*tracing.Op {
+func (r *runTrace) take() []tracing.EncodedRun {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*tracing.Op
+	var out []tracing.EncodedRun
 	keep := r.order[:0]
 	for _, id := range r.order {
 		s := r.open[id]
 		if s.dirty {
-			out = append(out, r.post(s, len(out)))
+			if raw, err := r.post(s); err == nil {
+				out = append(out, tracing.EncodedRun{TraceID: r.traceID, JSON: raw})
+			}
 			s.dirty = false
 		}
 		if s.end != nil {
@@ -243,47 +246,45 @@ func (r *runTrace) take() []*tracing.Op {
 	return out
 }
 
-// post is the ingestion op of a span's post, the i-th of its batch. Its fields are built as
-// decoding them from a client's JSON would give them (strings, lists and objects of those;
-// ingestion checks them as it checks a client's), inputs and outputs as JSON objects: what
-// ingestion keeps as text. A span's values are copied, so that the op shares nothing the run
-// goes on changing.
-func (r *runTrace) post(s *span, i int) *tracing.Op {
-	run := map[string]any{
-		"id": s.id, "trace_id": r.traceID, "dotted_order": s.dotted, "name": s.name, "run_type": s.runType,
-		"start_time": timeText(s.start), "session_name": r.project, "extra": engine.CloneValue(s.extra),
-	}
-	if s.parent != "" {
-		run["parent_run_id"] = s.parent
-	}
+// spanJSON is a span's post as the langsmith clients send it (contract/tracing.md): what
+// ingestion stores of it is this text.
+type spanJSON struct {
+	ID          string           `json:"id"`
+	TraceID     string           `json:"trace_id"`
+	DottedOrder string           `json:"dotted_order"`
+	ParentRunID string           `json:"parent_run_id,omitempty"`
+	Name        string           `json:"name"`
+	RunType     string           `json:"run_type"`
+	StartTime   string           `json:"start_time"`
+	EndTime     string           `json:"end_time,omitempty"`
+	SessionName string           `json:"session_name"`
+	Error       *string          `json:"error,omitempty"`
+	Events      []map[string]any `json:"events,omitempty"`
+	Tags        []string         `json:"tags,omitempty"`
+	Extra       map[string]any   `json:"extra"`
+	Inputs      json.RawMessage  `json:"inputs,omitempty"`
+	Outputs     json.RawMessage  `json:"outputs,omitempty"`
+}
+
+// post is a span's post, encoded now (under r.mu: it shares nothing the run goes on changing
+// once it is text). Its fields are those trace.Apply accepts (see tracing.EncodedRun): the ids
+// are UUIDs (rootSpan and handle see to it), the dotted order is built from them, and inputs
+// and outputs are JSON objects.
+func (r *runTrace) post(s *span) ([]byte, error) {
+	p := spanJSON{ID: s.id, TraceID: r.traceID, DottedOrder: s.dotted, ParentRunID: s.parent, Name: s.name,
+		RunType: s.runType, StartTime: timeText(s.start), SessionName: r.project, Error: s.err, Events: s.events,
+		Tags: s.tags, Extra: s.extra, Inputs: s.inputs, Outputs: s.outputs}
 	if s.end != nil {
-		run["end_time"] = timeText(*s.end)
+		p.EndTime = timeText(*s.end)
 	}
-	if s.err != nil {
-		run["error"] = *s.err
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // (as ingestion writes a client's run: the text as sent)
+	jsoncount.Encoded()
+	if err := enc.Encode(p); err != nil {
+		return nil, err
 	}
-	if s.events != nil {
-		events := make([]any, len(s.events))
-		for i, e := range s.events {
-			events[i] = engine.CloneMap(e)
-		}
-		run["events"] = events
-	}
-	if s.tags != nil {
-		tags := make([]any, len(s.tags))
-		for i, t := range s.tags {
-			tags[i] = t
-		}
-		run["tags"] = tags
-	}
-	raw := map[string]json.RawMessage{}
-	if s.inputs != nil {
-		raw["inputs"] = s.inputs
-	}
-	if s.outputs != nil {
-		raw["outputs"] = s.outputs
-	}
-	return &tracing.Op{Kind: trace.KindPost, Where: []any{"post", i}, Run: run, Raw: raw}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // timeText is a time as the API writes it.
@@ -346,6 +347,19 @@ func plain(v any) any {
 	jsoncount.Decoded()
 	if json.Unmarshal(raw, &out) != nil {
 		return nil
+	}
+	return out
+}
+
+// anyList is l as decoded JSON gives a list of strings (nil for nil), sharing nothing with l:
+// without the JSON round trip plain takes.
+func anyList(l []string) []any {
+	if l == nil {
+		return nil
+	}
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
 	}
 	return out
 }

@@ -2,7 +2,8 @@ package selftrace
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -19,34 +20,44 @@ import (
 
 // fakeIngester merges what it is given into runs, as the trace projection would.
 type fakeIngester struct {
+	t    *testing.T // fails on a span ingestion would refuse
 	mu   sync.Mutex
 	runs map[string]*trace.Run
 }
 
-func (f *fakeIngester) Ingest(_ context.Context, b *tracing.Batch) (tracing.Result, error) {
+// IngestEncoded checks every post as ingestion checks a client's (trace.Apply, trace ids
+// required), which the real IngestEncoded leaves to the encoder: a span it would refuse fails
+// the test.
+func (f *fakeIngester) IngestEncoded(_ context.Context, posts []tracing.EncodedRun) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, op := range b.Ops {
-		fields := map[string]any{}
-		for k, v := range op.Run {
-			fields[k] = v
+	for _, p := range posts {
+		var fields map[string]any
+		if err := trace.DecodeObject(p.JSON, &fields); err != nil {
+			f.t.Errorf("post %s: %v", p.JSON, err)
+			return 0, err
 		}
-		for k, raw := range op.Raw {
-			var v any
-			_ = json.Unmarshal(raw, &v)
-			fields[k] = v
+		kind := trace.KindPost
+		if p.Patch {
+			kind = trace.KindPatch
 		}
-		r := f.runs[op.ID()]
+		id, _ := fields["id"].(string)
+		r := f.runs[id]
 		if r == nil {
 			r = &trace.Run{}
 		}
-		if err := trace.Apply(r, op.Kind, fields, b.RequireIDs); err != nil {
-			return tracing.Result{}, err
+		if err := trace.Apply(r, kind, fields, true); err != nil {
+			f.t.Errorf("ingestion refuses %s: %v", p.JSON, err)
+			return 0, err
+		}
+		if r.TraceID != p.TraceID {
+			f.t.Errorf("run %s of trace %s posted as trace %s", r.ID, r.TraceID, p.TraceID)
+			return 0, fmt.Errorf("run %s posted to another trace", r.ID)
 		}
 		trace.Derive(r, trace.DefaultPrices())
 		f.runs[r.ID] = r
 	}
-	return tracing.Result{Accepted: len(b.Ops)}, nil
+	return len(posts), nil
 }
 
 // snapshot returns the runs so far by name.
@@ -72,7 +83,7 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 // A long run's spans are appended while it runs; its end closes them. Ids are UUIDv7, parents
 // follow the events' namespaces.
 func TestTracerFlushesWhileRunning(t *testing.T) {
-	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	ing := &fakeIngester{t: t, runs: map[string]*trace.Run{}}
 	tr := New(ing, Config{FlushInterval: 10 * time.Millisecond, Project: "p"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -83,7 +94,7 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 			Config: map[string]any{"configurable": map[string]any{"graph_id": "g"}, "tags": []any{"x"}}}}}
 	sink := tr.Begin(ctx, rec)
 	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t0", Name: graph.Start, Input: map[string]any{}}})
-	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{"q": "hi"}}})
+	sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{"q": "hi"}, Triggers: []string{"branch:to:node"}}})
 	sink(graph.Event{Kind: graph.KindTaskStart, NS: []string{"node:t1"}, Data: graph.TaskStart{ID: "t2", Name: "inner", Input: "x"}})
 	llm := uuid.Must(uuid.NewV7()).String()
 	sink(graph.Event{Kind: graphs.TraceLLMStart, NS: []string{"node:t1", "inner:t2"}, Data: graphs.LLMStart{ID: llm,
@@ -119,6 +130,9 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 	if *node.ParentRunID != root.ID || *inner.ParentRunID != node.ID || *model.ParentRunID != inner.ID {
 		t.Errorf("parents: node %v inner %v model %v", *node.ParentRunID, *inner.ParentRunID, *model.ParentRunID)
 	}
+	if md, _ := node.Extra["metadata"].(map[string]any); !reflect.DeepEqual(md["langgraph_triggers"], []any{"branch:to:node"}) || md["langgraph_node"] != "node" {
+		t.Errorf("node metadata %v", md)
+	}
 	if node.Status != trace.StatusError || inner.Outputs["a"] != float64(1) || inner.Inputs["input"] != "x" {
 		t.Errorf("node %+v inner %+v", node, inner)
 	}
@@ -136,7 +150,7 @@ func TestTracerFlushesWhileRunning(t *testing.T) {
 
 // A second Begin of a run (an attempt taken over) keeps the first attempt's spans and root.
 func TestTracerSecondAttempt(t *testing.T) {
-	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	ing := &fakeIngester{t: t, runs: map[string]*trace.Run{}}
 	tr := New(ing, Config{})
 	ctx := context.Background()
 	started := time.Now().Add(-time.Minute).UTC()
@@ -157,7 +171,7 @@ func TestTracerSecondAttempt(t *testing.T) {
 // spans go (the root's dotted_order and the project), and its steps are not traced here too: the
 // run's trace has its root alone, with the run's values and end.
 func TestTracerDelegatedRun(t *testing.T) {
-	ing := &fakeIngester{runs: map[string]*trace.Run{}}
+	ing := &fakeIngester{t: t, runs: map[string]*trace.Run{}}
 	tr := New(ing, Config{Project: "p"})
 	ctx := context.Background()
 	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th",
@@ -178,5 +192,35 @@ func TestTracerDelegatedRun(t *testing.T) {
 	}
 	if parent.DottedOrder != root.DottedOrder || parent.Project != "p" || !strings.HasSuffix(parent.DottedOrder, "Z"+rec.RunID) {
 		t.Errorf("parent %+v, root dotted_order %s", parent, root.DottedOrder)
+	}
+}
+
+// Spans skip ingestion's checks, so what those would refuse is never posted: a run whose id is
+// not a lowercase UUID is not traced at all (its every span would be refused), and a model
+// call's id in capitals is kept in lowercase, as ingestion keeps a client's.
+func TestTracerPostsOnlyWhatIngestionAccepts(t *testing.T) {
+	ing := &fakeIngester{t: t, runs: map[string]*trace.Run{}}
+	tr := New(ing, Config{Project: "p"})
+	ctx := context.Background()
+	for _, id := range []string{"run-1", strings.ToUpper(uuid.Must(uuid.NewV7()).String())} {
+		rec := engine.RunRecord{Run: engine.Run{RunID: id, ThreadID: "th", AssistantID: "as"}}
+		sink := tr.Begin(ctx, rec)
+		sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node"}})
+		tr.End(ctx, rec, engine.RunFinishedData{RunID: id, Status: engine.RunSuccess})
+	}
+	tr.Wait()
+	if runs := ing.snapshot(); len(runs) != 0 {
+		t.Fatalf("runs with ids ingestion refuses were traced: %v", runs)
+	}
+
+	rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th", AssistantID: "as"}}
+	sink := tr.Begin(ctx, rec)
+	llm := strings.ToUpper(uuid.Must(uuid.NewV7()).String())
+	sink(graph.Event{Kind: graphs.TraceLLMStart, Data: graphs.LLMStart{ID: llm, Model: "m", Time: time.Now()}})
+	sink(graph.Event{Kind: graphs.TraceLLMEnd, Data: graphs.LLMEnd{ID: llm, Message: engine.NewMessage(engine.MessageAI, "hi"), Time: time.Now()}})
+	tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+	tr.Wait()
+	if m := ing.snapshot()["m"]; m.ID != strings.ToLower(llm) || m.EndTime == nil || m.Status != trace.StatusSuccess {
+		t.Fatalf("model span %+v", m)
 	}
 }
