@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -121,16 +120,6 @@ func TestSecretsMaskedInAnswers(t *testing.T) {
 	if rec.Webhook == "" || !strings.Contains(rec.Webhook, "s3cr3t-pass") || !strings.Contains(jsonText(t, rec.Kwargs), "sk-live-abcdef") {
 		t.Errorf("the stored run lost its secrets: webhook %q, kwargs %v", rec.Webhook, rec.Kwargs)
 	}
-}
-
-// jsonText is v as JSON text.
-func jsonText(t testing.TB, v any) string {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
 }
 
 // TestMaskedSecretsAreNeverWrittenBack: a client that GETs an assistant (secrets masked) and

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graphs"
 	"github.com/jetgraph/jetgraph/engine/runs"
 	"github.com/jetgraph/jetgraph/httpapi"
+	"github.com/jetgraph/jetgraph/httpapi/httpapitest"
 )
 
 // startRunStack starts a stack serving the example graphs with the run API wired (Deps.Runs);
@@ -55,18 +55,6 @@ func (s *stack) startRun(t testing.TB, thread, body string) string {
 	t.Helper()
 	_, run := s.must(t, 200, "POST", "/threads/"+thread+"/runs", body)
 	return field(run, "run_id").(string)
-}
-
-// eventually polls cond until it holds, failing the test after a bounded wait.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // runStatus returns the status of a run, "" once it is gone (404).
@@ -728,3 +716,9 @@ func hasLoc(v any, want ...string) bool {
 
 // newID is a fresh UUID string.
 func newID() string { return uuid.NewString() }
+
+// eventually and jsonText are httpapitest's, under the names this package's tests use.
+var (
+	eventually = httpapitest.Eventually
+	jsonText   = httpapitest.JSONText
+)

@@ -583,24 +583,8 @@ func field(v any, path ...string) any {
 	return v
 }
 
-// eventually waits, 30 s at most, until cond holds.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// jsonText is v's JSON, to compare decoded values.
-func jsonText(t testing.TB, v any) string {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(raw)
-}
+// eventually and jsonText are httpapitest's, under the names this package's tests use.
+var (
+	eventually = httpapitest.Eventually
+	jsonText   = httpapitest.JSONText
+)
