@@ -17,19 +17,7 @@ func TestABHarness(t *testing.T) {
 		t.Skip("builds jetgraph twice and serves both")
 	}
 	needTools(t, "the A/B harness", "git", "curl", "setsid", "tar")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	for _, p := range []int{port + 1, port + 2} {
-		if probe, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err != nil {
-			t.Skipf("port %d is taken: %v", p, err)
-		} else {
-			probe.Close()
-		}
-	}
+	port := freePorts(t, 3)
 	cmd := exec.Command("bash", "bench/ab.sh", "--base", "HEAD", "-n", "20", "--rounds", "2", "-c", "4",
 		"--port", strconv.Itoa(port), "--reference", "js")
 	cmd.Env = append(cmd.Environ(), "JETGRAPH_AB_DIR="+t.TempDir())
@@ -62,4 +50,24 @@ func TestABHarness(t *testing.T) {
 			}
 		}
 	}
+}
+
+// freePorts returns the first of n consecutive ports free on 127.0.0.1, for a script that takes
+// a first port; it skips the test when the ones after the first are taken.
+func freePorts(t *testing.T, n int) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	for p := port + 1; p < port+n; p++ {
+		probe, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			t.Skipf("port %d is taken: %v", p, err)
+		}
+		probe.Close()
+	}
+	return port
 }
