@@ -30,7 +30,7 @@ func TestHeapHarness(t *testing.T) {
 	rows := map[string][]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 7 && (f[0] == "working" || f[0] == "base") {
+		if len(f) == 8 && (f[0] == "working" || f[0] == "base") {
 			if _, err := strconv.Atoi(f[1]); err == nil {
 				rows[f[0]] = append(rows[f[0]], f[1])
 				for i, col := range []string{"heap in use", "live heap", "RSS", "peak RSS"} {

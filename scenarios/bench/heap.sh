@@ -94,8 +94,8 @@ for name in "${targets[@]}"; do
   fi
   echo
   echo "$name: jetgraph serve --pprof $serve_flags, $bursts bursts of $n runs at concurrency $c"
-  printf '%-8s %10s %8s %14s %14s %10s %10s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB"
-  total=0
+  printf '%-8s %10s %8s %14s %14s %10s %10s %6s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB" GCs
+  total=0 gcs=0
   for b in $(seq 1 "$bursts"); do
     report=$("$work/jetgraph-working" bench runs --url "$url" -n "$n" -c "$c" --json)
     total=$((total + n))
@@ -106,15 +106,19 @@ for name in "${targets[@]}"; do
       exit 1
     fi
     curl -fsS "$url/debug/pprof/heap?gc=1" -o "$work/$name-heap-$total.pb"
-    inuse=$(curl -fsS "$url/metrics" | awk '$1 == "go_memstats_heap_inuse_bytes" { print $2 }')
+    metrics=$(curl -fsS "$url/metrics")
+    inuse=$(awk '$1 == "go_memstats_heap_inuse_bytes" { print $2 }' <<<"$metrics")
+    # Collections in the burst, the forced one left out.
+    cycles=$(awk '$1 == "go_gc_duration_seconds_count" { print $2 }' <<<"$metrics")
+    burst_gcs=$((cycles - gcs - 1)) gcs=$cycles
     # pprof prints the total as 12.3MB or 456.7kB (powers of 1024).
     live=$(go tool pprof -sample_index=inuse_space -top "$work/$name-heap-$total.pb" 2>/dev/null |
       awk '/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") v = $(i+1) }
         END { u = v; sub(/^[0-9.]+/, "", u); x = v + 0
           if (u == "kB") x /= 1024; else if (u == "GB") x *= 1024; else if (u == "B") x /= 1048576
           printf "%.0f", x }')
-    printf '%-8s %10d %8.0f %14s %14s %10s %10s\n' "$name" "$total" "$rate" "$(mib "${inuse:-0}")" "$live" \
-      "$(status_mib "$pid" VmRSS)" "$(status_mib "$pid" VmHWM)"
+    printf '%-8s %10d %8.0f %14s %14s %10s %10s %6s\n' "$name" "$total" "$rate" "$(mib "${inuse:-0}")" "$live" \
+      "$(status_mib "$pid" VmRSS)" "$(status_mib "$pid" VmHWM)" "$burst_gcs"
   done
   kill -- "-$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
