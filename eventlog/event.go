@@ -5,8 +5,10 @@
 // DispatchQueue, OutputBus, Objects), which each service holds through an interface of its own.
 //
 // Invariants:
-//   - An event's subject is <kind>.<tenant>.<aggregate id>.<type>; every event of one aggregate
-//     matches <kind>.<tenant>.<id>.*, which is what optimistic concurrency is checked against.
+//   - An event's subject is <kind>.<tenant>.<aggregate id>.<type>, or .../_ for the types that
+//     share their aggregate's subject (ShareSubjects); every event of one aggregate matches
+//     <kind>.<tenant>.<id>.*, which is what optimistic concurrency is checked against. An
+//     event's type is read from the event, never from its subject.
 //   - An event's ULID is its Nats-Msg-Id, so a retried append inside the duplicate window is
 //     stored once.
 //   - A batch is stored whole or not at all.
@@ -83,9 +85,40 @@ type Event struct {
 	Seq       uint64          `json:"seq,omitempty"`
 }
 
-// Subject is where the event is stored.
+// Subject is where the event is stored: <kind>.<tenant>.<id>.<type>, or <kind>.<tenant>.<id>._
+// (SharedToken) for a type that shares its aggregate's subject (see ShareSubjects).
 func (e Event) Subject() string {
-	return e.Aggregate.Kind + "." + e.Aggregate.Tenant + "." + e.Aggregate.ID + "." + e.Type
+	typ := e.Type
+	if own, ok := sharedSubjects[e.Aggregate.Kind]; ok && !own[typ] {
+		typ = SharedToken
+	}
+	return e.Aggregate.Kind + "." + e.Aggregate.Tenant + "." + e.Aggregate.ID + "." + typ
+}
+
+// SharedToken is the last token of the subject that the events of a kind named in ShareSubjects
+// share, except the types it keeps apart: no event type is named so.
+const SharedToken = "_"
+
+// sharedSubjects holds, for each kind named in ShareSubjects, the types that keep a subject of
+// their own.
+var sharedSubjects = map[string]map[string]bool{}
+
+// ShareSubjects makes the events of kind appended from now on share one subject per aggregate
+// (<kind>.<tenant>.<id>._), except those of the types in own, which a consumer selects by
+// subject and so keep <kind>.<tenant>.<id>.<type>. Call it from an init function only.
+//
+// Why: the server keeps an index entry for every subject of a stream, for as long as the stream
+// holds a message of it, so an aggregate with one subject per type costs as many entries as it
+// has types (a thread's creation, runs' creations, starts and ends, checkpoints: four) where one
+// would do. Readers are unaffected: an aggregate's filter (<kind>.<tenant>.<id>.*) matches both
+// forms, so optimistic concurrency and reading an aggregate back hold across logs written
+// before, and an event's type is read from the event itself, never from its subject.
+func ShareSubjects(kind string, own ...string) {
+	m := map[string]bool{}
+	for _, t := range own {
+		m[t] = true
+	}
+	sharedSubjects[kind] = m
 }
 
 var (
@@ -147,6 +180,9 @@ func (e Event) validate() error {
 		if !ValidToken(t) {
 			return fmt.Errorf("eventlog: invalid subject token %q in %s", t, e.Subject())
 		}
+	}
+	if e.Type == SharedToken {
+		return fmt.Errorf("eventlog: event type %q is the shared subject token", e.Type)
 	}
 	if e.ID == "" {
 		return fmt.Errorf("eventlog: event %s has no id", e.Subject())

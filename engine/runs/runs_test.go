@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/graphs"
@@ -478,5 +480,40 @@ func TestLeaseRenewalStoredWithoutAnswer(t *testing.T) {
 	}
 	if rec.Status != engine.RunSuccess || rec.Attempt != 1 {
 		t.Fatalf("run after a renewal it did not see: status %s, attempt %d (want success at attempt 1)", rec.Status, rec.Attempt)
+	}
+}
+
+// TestThreadEventsShareASubject: a thread's events are stored under two subjects, whatever runs
+// it has: its runs' creations, which the dispatch queue selects, and the rest.
+func TestThreadEventsShareASubject(t *testing.T) {
+	p := start(t)
+	ctx := waitCtx(t)
+	th, err := p.Threads.Create(ctx, threads.Create{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r, err := p.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "echo", Input: map[string]any{"messages": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, err := p.Runs.Wait(ctx, th.ThreadID, r.RunID); err != nil || rec.Status != engine.RunSuccess {
+			t.Fatalf("run %s: %+v %v", r.RunID, rec, err)
+		}
+	}
+	st, err := eventlogtest.JetStream(p.Log).Stream(ctx, eventlog.RuntimeStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "thread." + eventlog.DefaultTenant + "." + th.ThreadID + "."
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subjects := info.State.Subjects
+	// Created, then per run: created; started; checkpoints packed with the end.
+	if len(subjects) != 2 || subjects[prefix+engine.RunCreatedEvent] != 2 || subjects[prefix+eventlog.SharedToken] < 5 {
+		t.Fatalf("the thread's subjects: %v, want %s with 2 messages and %s with the other 5 or more", subjects,
+			prefix+engine.RunCreatedEvent, prefix+eventlog.SharedToken)
 	}
 }

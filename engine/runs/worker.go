@@ -24,6 +24,12 @@ const (
 	LeaseBucket      = "JG_LEASES"
 )
 
+func init() {
+	// A thread's events share one subject in the log (fewer entries in the server's subject
+	// index), except its runs' creations, which the dispatch queue selects by subject.
+	eventlog.ShareSubjects(engine.KindThread, engine.RunCreatedEvent)
+}
+
 var (
 	errShutdown = errors.New("runs: the process is shutting down")
 	errTimeout  = errors.New("runs: run timed out")

@@ -66,8 +66,10 @@ func (s *Streamer) FollowThread(ctx context.Context, r ThreadRequest) (*Follower
 	if slices.Contains(r.Modes, engine.StreamStateUpdate) {
 		var rt eventlog.Bounds
 		if rt, err = s.bus.Bounds(ctx, eventlog.RuntimeStream); err == nil {
-			filter := "thread." + f.tenant + "." + r.ThreadID + "." + engine.ThreadCheckpoint
-			f.thread.updates, err = s.consume(ctx, eventlog.RuntimeStream, filter, rt.Last+1)
+			// The thread's every message: its checkpoints share a subject with its other events
+			// (eventlog.ShareSubjects); stateUpdates picks them.
+			agg := eventlog.Aggregate{Kind: engine.KindThread, Tenant: f.tenant, ID: r.ThreadID}
+			f.thread.updates, err = s.consume(ctx, eventlog.RuntimeStream, agg.Filter(), rt.Last+1)
 		}
 		if err != nil {
 			f.Close()

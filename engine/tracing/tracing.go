@@ -294,6 +294,12 @@ func (s *Service) GetRun(ctx context.Context, id string) (*trace.Run, error) {
 	return run, err
 }
 
+func init() {
+	// A trace's events (its runs' posts and patches, its feedback) share one subject in the
+	// log: the server keeps an index entry per subject, and nothing selects them by type.
+	eventlog.ShareSubjects(traces.TraceKind)
+}
+
 // traceAggregate names a trace in the log.
 func traceAggregate(tenant, traceID string) eventlog.Aggregate {
 	return eventlog.Aggregate{Kind: traces.TraceKind, Tenant: tenant, ID: traceID}

@@ -155,3 +155,13 @@ func TestChunkKeepsMessagesUnderTheLimit(t *testing.T) {
 		t.Errorf("chunks hold %d events, want 25", total)
 	}
 }
+
+// TestTraceEventsShareASubject: a trace's posts and patches are stored under one subject.
+func TestTraceEventsShareASubject(t *testing.T) {
+	for _, typ := range []string{traces.RunPosted, traces.RunPatched} {
+		e := eventlog.Event{Aggregate: traceAggregate(eventlog.DefaultTenant, "t1"), Type: typ}
+		if got, want := e.Subject(), traces.TraceKind+".default.t1."+eventlog.SharedToken; got != want {
+			t.Errorf("%s: subject %s, want %s", typ, got, want)
+		}
+	}
+}
