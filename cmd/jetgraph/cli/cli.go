@@ -263,31 +263,6 @@ func versionCommand(o *options) *cobra.Command {
 	}
 }
 
-// serveGCPercent is the garbage collector's target of a serving process, unless GOGC says
-// otherwise. The server allocates fast (every event is encoded, stored and folded) over a live
-// heap of tens of megabytes: at Go's default of 100 the collector took about a tenth of its CPU
-// under load. Three times the live heap buys most of that back.
-const serveGCPercent = 300
-
-// serveMemoryLimit is the soft memory limit of a serving process, unless GOMEMLIMIT says
-// otherwise. At serveGCPercent alone a burst of large requests (68 MiB bodies, 16 MiB inputs
-// copied while they are decoded, encoded and stored) let the heap grow to four times its peak,
-// and what the peak left stayed with the process for minutes. Under the limit the collector
-// runs before the heap reaches it and the runtime gives what it frees back to the system; a
-// working set above it is still served (the limit is soft), with the collector working harder.
-const serveMemoryLimit = 512 << 20
-
-// tuneGC sets the collector's target and the memory limit for serving, unless GOGC and
-// GOMEMLIMIT are set.
-func tuneGC() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(serveGCPercent)
-	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		debug.SetMemoryLimit(serveMemoryLimit)
-	}
-}
-
 // applyEnv sets every flag of fs not given on the command line from JETGRAPH_<NAME>; a value
 // the flag refuses is an error naming the variable.
 func applyEnv(fs *pflag.FlagSet) error {

@@ -51,7 +51,7 @@ func serveInfoPath(data string) string { return filepath.Join(data, "serve.json"
 
 // serve runs the platform until ctx ends or a SIGINT or SIGTERM, then stops gracefully.
 func serve(ctx context.Context, o *options) error {
-	tuneGC()
+	tuneGC(ctx)
 	logger, grace, version := o.logger, o.gracePeriod, o.prog.Version
 	lc := logConfig(o)
 	if !o.control.off {
