@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -139,6 +140,12 @@ func jsonContentType(ct string) bool {
 // returns it trimmed, or nil after recording a problem: a content type that is not JSON's,
 // invalid UTF-8, invalid JSON, or null.
 func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
+	return readJSON(c, errs, true)
+}
+
+// readJSON is ReadJSON; without validate, the text is not checked to be JSON (its decoder
+// checks it as it goes: see ReadBody).
+func readJSON(c echo.Context, errs *engine.Violations, validate bool) ([]byte, error) {
 	limit := bodyLimit(c)
 	data, read := checkedText(c)
 	var err error
@@ -161,7 +168,7 @@ func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 		errs.Add("content_type", "Content-Type must be application/json", "header", "content-type")
 	case !read && !utf8.Valid(data):
 		InvalidUTF8(errs, "body", 0)
-	case !json.Valid(data):
+	case validate && !json.Valid(data):
 		errs.Add("json_invalid", "JSON decode error", "body", 0)
 	case bytes.Equal(data, []byte("null")):
 		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
@@ -186,13 +193,21 @@ type Fields struct {
 // object.
 func ReadBody(c echo.Context, errs *engine.Violations) (*Fields, error) {
 	f := &Fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
-	data, err := ReadJSON(c, errs)
+	data, err := readJSON(c, errs, false)
 	if err != nil || len(data) == 0 {
 		return f, err
 	}
 	jsoncount.Decoded()
-	if err := json.Unmarshal(data, &f.raw); err != nil {
-		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+	// One pass over the text: go-json-experiment's v1 decoder checks it as it decodes (with
+	// encoding/json's semantics; encoding/json scans the whole text first), and only a body it
+	// refuses is scanned again, to tell invalid JSON from JSON that is not an object.
+	if err := jsonv1.Unmarshal(data, &f.raw); err != nil {
+		clear(f.raw) // what was decoded before the error is no field of the request
+		if !json.Valid(data) {
+			errs.Add("json_invalid", "JSON decode error", "body", 0)
+		} else {
+			errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+		}
 	}
 	return f, nil
 }
@@ -240,7 +255,7 @@ func (f *Fields) Require(name string) bool {
 }
 
 func (f *Fields) decode(name string, v any) bool {
-	return f.Present(name) && json.Unmarshal(f.raw[name], v) == nil
+	return f.Present(name) && jsonv1.Unmarshal(f.raw[name], v) == nil
 }
 
 // String returns the string at name, "" when absent.
@@ -465,7 +480,25 @@ func SelectFields[T any](records []T, names []string) (any, error) {
 
 // OK answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204. Runs,
 // threads and assistants are answered masked (see masked).
-func OK(c echo.Context, v any) error { return c.JSON(http.StatusOK, masked(v)) }
+func OK(c echo.Context, v any) error { return answerJSON(c, http.StatusOK, masked(v)) }
+
+// jsonContent is the Content-Type of a JSON answer, shared by the answers: a header's values
+// are only ever replaced or appended to (a slice of capacity 1 is copied by append).
+var jsonContent = []string{echo.MIMEApplicationJSON}
+
+// answerJSON is echo's c.JSON (indented with ?pretty or in debug mode) without what it costs a
+// request that asks for neither: parsing an empty query, a header value made.
+func answerJSON(c echo.Context, code int, v any) error {
+	indent := ""
+	if c.Echo().Debug || c.Request().URL.RawQuery != "" && c.QueryParams().Has("pretty") {
+		indent = "  "
+	}
+	if h := c.Response().Header(); h.Get(echo.HeaderContentType) == "" {
+		h[echo.HeaderContentType] = jsonContent
+	}
+	c.Response().Status = code
+	return c.Echo().JSONSerializer.Serialize(c, v, indent)
+}
 
 // masked is v as answers show it: runs, threads and assistants (alone or in lists) with the
 // secrets of what clients configured masked (engine.MaskSecrets); anything else as it is.

@@ -12,6 +12,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
+	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
@@ -87,7 +88,10 @@ func TestFrontRecoversAndAnswersHeaders(t *testing.T) {
 	var logged eventlogtest.Buffer
 	metrics := httpapi.NewMetrics()
 	h := httpapi.New(httpapi.Deps{Metrics: metrics, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
-		Threads: fakeThreads{get: func(context.Context, string) (engine.Thread, error) { panic("boom") }}}).Handler()
+		Threads: fakeThreads{get: func(context.Context, string) (engine.Thread, error) { panic("boom") },
+			create: func(context.Context, threads.Create) (engine.Thread, error) {
+				return engine.Thread{ThreadID: threadID}, nil
+			}}}).Handler()
 	do := func(method, path, body string, header map[string]string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
 		for k, v := range header {
@@ -128,6 +132,12 @@ func TestFrontRecoversAndAnswersHeaders(t *testing.T) {
 	w = do("POST", "/threads", "{\"metadata\":{\"a\":\"\xff\"}}", map[string]string{"Content-Type": "application/json"})
 	if w.Code != http.StatusUnprocessableEntity || !strings.Contains(w.Body.String(), "not valid UTF-8") {
 		t.Errorf("invalid UTF-8 answered %d %s", w.Code, w.Body)
+	}
+	for query, want := range map[string]string{"": `{"thread_id":"` + threadID + `",`, "?pretty": "{\n  \"thread_id\": \"" + threadID + "\",\n"} {
+		w = do("POST", "/threads"+query, "{}", nil)
+		if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "application/json" || !strings.HasPrefix(w.Body.String(), want) {
+			t.Errorf("POST /threads%s answered %d %v %s, want it to start with %q", query, w.Code, w.Header(), w.Body, want)
+		}
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
