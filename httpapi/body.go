@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
@@ -29,10 +30,6 @@ var stateBodyRoutes = map[string]bool{
 	"/a2a/:assistant_id": true, "/mcp": true,
 }
 
-// textBody is where checkUTF8 leaves the body it read, for ReadJSON to take instead of reading
-// (and copying) it again.
-const textBody = "jetgraph.text_body"
-
 // InvalidUTF8 records the one problem of a request text that is not valid UTF-8, at loc: the
 // same 422 on every route (runtime, control plane, A2A, MCP, tracing, a tracing multipart
 // body's JSON parts) rather than U+FFFD put in silently where the text is decoded.
@@ -40,44 +37,83 @@ func InvalidUTF8(errs *engine.Violations, loc ...any) {
 	errs.Add("json_invalid", "Request body is not valid UTF-8", loc...)
 }
 
-// checkUTF8 refuses, on every route, a JSON body (see jsonContentType) that is not valid UTF-8,
-// before the route reads it: A2A and MCP decode bodies with decoders that would replace the
-// bad bytes. The body is read once, up to the route's limit, and handed back to the route. Left
-// to the route: compressed bodies and multipart ones (tracing checks its decoded text and JSON
-// parts with InvalidUTF8), bodies over the limit (the route's 413), and what the custom_url
-// proxy forwards (the deployment's server applies this rule itself).
+// checkUTF8 is checkBody as a middleware, for when other middleware runs before it.
 func checkUTF8(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		req := c.Request()
-		limit := bodyLimit(c)
-		enc := strings.TrimSpace(req.Header.Get(echo.HeaderContentEncoding))
-		if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 || req.ContentLength > int64(limit) ||
-			(enc != "" && !strings.EqualFold(enc, "identity")) || !jsonContentType(req.Header.Get(echo.HeaderContentType)) ||
-			strings.HasPrefix(c.Path(), "/deployments/") {
-			return next(c)
+		if err := checkBody(c); err != nil {
+			return err
 		}
-		data, err := io.ReadAll(io.LimitReader(req.Body, int64(limit)+1))
-		if err != nil {
-			return engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
-		}
-		req.Body = readBack{Reader: io.MultiReader(bytes.NewReader(data), req.Body), Closer: req.Body}
-		if len(data) > limit {
-			return next(c) // the route answers 413
-		}
-		if !utf8.Valid(data) {
-			var errs engine.Violations
-			InvalidUTF8(&errs, "body", 0)
-			return errs.Err("read body")
-		}
-		c.Set(textBody, data)
 		return next(c)
 	}
 }
 
+// checkBody refuses, on every route, a JSON body (see jsonContentType) that is not valid UTF-8,
+// before the route reads it: A2A and MCP decode bodies with decoders that would replace the
+// bad bytes. The body is read once, up to the route's limit, and handed back to the route (a
+// readBack, whose text ReadJSON takes without reading or copying it again). Left to the route:
+// compressed bodies and multipart ones (tracing checks its decoded text and JSON parts with
+// InvalidUTF8), bodies over the limit (the route's 413), and what the custom_url proxy
+// forwards (the deployment's server applies this rule itself).
+func checkBody(c echo.Context) error {
+	req := c.Request()
+	limit := bodyLimit(c)
+	enc := strings.TrimSpace(req.Header.Get(echo.HeaderContentEncoding))
+	if req.Body == nil || req.Body == http.NoBody || req.ContentLength == 0 || req.ContentLength > int64(limit) ||
+		(enc != "" && !strings.EqualFold(enc, "identity")) || !jsonContentType(req.Header.Get(echo.HeaderContentType)) ||
+		strings.HasPrefix(c.Path(), "/deployments/") {
+		return nil
+	}
+	var data []byte
+	var err error
+	if req.ContentLength > 0 { // the length is known, and within the limit: one allocation
+		data = make([]byte, req.ContentLength)
+		_, err = io.ReadFull(req.Body, data)
+	} else {
+		data, err = io.ReadAll(io.LimitReader(req.Body, int64(limit)+1))
+	}
+	if err != nil {
+		return engine.E(engine.Op("read body"), engine.BadRequest, "Could not read the request body.", err)
+	}
+	rb := &readBack{data: data, rest: req.Body}
+	req.Body = rb
+	if len(data) > limit {
+		return nil // the route answers 413
+	}
+	if !utf8.Valid(data) {
+		var errs engine.Violations
+		InvalidUTF8(&errs, "body", 0)
+		return errs.Err("read body")
+	}
+	rb.text = true
+	return nil
+}
+
 // readBack is a request body read ahead: what was read, then the rest.
 type readBack struct {
-	io.Reader
-	io.Closer
+	data []byte
+	off  int
+	rest io.ReadCloser
+	// text says data is the whole body, checked valid UTF-8 within the route's limit.
+	text bool
+}
+
+func (r *readBack) Read(p []byte) (int, error) {
+	if r.off < len(r.data) {
+		n := copy(p, r.data[r.off:])
+		r.off += n
+		return n, nil
+	}
+	return r.rest.Read(p)
+}
+
+func (r *readBack) Close() error { return r.rest.Close() }
+
+// checkedText is the body checkBody read and checked, if it did.
+func checkedText(c echo.Context) ([]byte, bool) {
+	if rb, ok := c.Request().Body.(*readBack); ok && rb.text {
+		return rb.data, true
+	}
+	return nil, false
 }
 
 // bodyLimit is the most bytes the body of c's route may have.
@@ -104,8 +140,14 @@ func jsonContentType(ct string) bool {
 // returns it trimmed, or nil after recording a problem: a content type that is not JSON's,
 // invalid UTF-8, invalid JSON, or null.
 func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
+	return readJSON(c, errs, true)
+}
+
+// readJSON is ReadJSON; without validate, the text is not checked to be JSON (its decoder
+// checks it as it goes: see ReadBody).
+func readJSON(c echo.Context, errs *engine.Violations, validate bool) ([]byte, error) {
 	limit := bodyLimit(c)
-	data, read := c.Get(textBody).([]byte)
+	data, read := checkedText(c)
 	var err error
 	if !read {
 		data, err = io.ReadAll(io.LimitReader(c.Request().Body, int64(limit)+1))
@@ -126,7 +168,7 @@ func ReadJSON(c echo.Context, errs *engine.Violations) ([]byte, error) {
 		errs.Add("content_type", "Content-Type must be application/json", "header", "content-type")
 	case !read && !utf8.Valid(data):
 		InvalidUTF8(errs, "body", 0)
-	case !json.Valid(data):
+	case validate && !json.Valid(data):
 		errs.Add("json_invalid", "JSON decode error", "body", 0)
 	case bytes.Equal(data, []byte("null")):
 		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
@@ -151,13 +193,21 @@ type Fields struct {
 // object.
 func ReadBody(c echo.Context, errs *engine.Violations) (*Fields, error) {
 	f := &Fields{loc: "body", raw: map[string]json.RawMessage{}, errs: errs}
-	data, err := ReadJSON(c, errs)
+	data, err := readJSON(c, errs, false)
 	if err != nil || len(data) == 0 {
 		return f, err
 	}
 	jsoncount.Decoded()
-	if err := json.Unmarshal(data, &f.raw); err != nil {
-		errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+	// One pass over the text: go-json-experiment's v1 decoder checks it as it decodes (with
+	// encoding/json's semantics; encoding/json scans the whole text first), and only a body it
+	// refuses is scanned again, to tell invalid JSON from JSON that is not an object.
+	if err := jsonv1.Unmarshal(data, &f.raw); err != nil {
+		clear(f.raw) // what was decoded before the error is no field of the request
+		if !json.Valid(data) {
+			errs.Add("json_invalid", "JSON decode error", "body", 0)
+		} else {
+			errs.Add("model_attributes_type", "Input should be a valid dictionary or object to extract fields from", "body")
+		}
 	}
 	return f, nil
 }
@@ -205,7 +255,7 @@ func (f *Fields) Require(name string) bool {
 }
 
 func (f *Fields) decode(name string, v any) bool {
-	return f.Present(name) && json.Unmarshal(f.raw[name], v) == nil
+	return f.Present(name) && jsonv1.Unmarshal(f.raw[name], v) == nil
 }
 
 // String returns the string at name, "" when absent.
@@ -430,7 +480,25 @@ func SelectFields[T any](records []T, names []string) (any, error) {
 
 // OK answers 200 with v as JSON; the SDKs need a JSON body on every 2xx but 202/204. Runs,
 // threads and assistants are answered masked (see masked).
-func OK(c echo.Context, v any) error { return c.JSON(http.StatusOK, masked(v)) }
+func OK(c echo.Context, v any) error { return answerJSON(c, http.StatusOK, masked(v)) }
+
+// jsonContent is the Content-Type of a JSON answer, shared by the answers: a header's values
+// are only ever replaced or appended to (a slice of capacity 1 is copied by append).
+var jsonContent = []string{echo.MIMEApplicationJSON}
+
+// answerJSON is echo's c.JSON (indented with ?pretty or in debug mode) without what it costs a
+// request that asks for neither: parsing an empty query, a header value made.
+func answerJSON(c echo.Context, code int, v any) error {
+	indent := ""
+	if c.Echo().Debug || c.Request().URL.RawQuery != "" && c.QueryParams().Has("pretty") {
+		indent = "  "
+	}
+	if h := c.Response().Header(); h.Get(echo.HeaderContentType) == "" {
+		h[echo.HeaderContentType] = jsonContent
+	}
+	c.Response().Status = code
+	return c.Echo().JSONSerializer.Serialize(c, v, indent)
+}
 
 // masked is v as answers show it: runs, threads and assistants (alone or in lists) with the
 // secrets of what clients configured masked (engine.MaskSecrets); anything else as it is.

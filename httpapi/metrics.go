@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,9 +23,10 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	// routes keeps the collectors of each (method, route, status) met, so that a request does
-	// not hash its labels into the vectors: routeKey -> routeCollectors.
-	routes    sync.Map
-	routesLen atomic.Int64
+	// not hash its labels into the vectors: a map read without a lock (and without boxing its
+	// key, as a sync.Map would), replaced by a copy with one more key under routesMu.
+	routes   atomic.Pointer[map[routeKey]routeCollectors]
+	routesMu sync.Mutex
 }
 
 // maxRouteCollectors bounds routes.
@@ -45,8 +47,10 @@ type routeCollectors struct {
 // collectors returns the collectors of k, kept in routes (up to maxRouteCollectors) for the
 // methods of the API (a client's own method names are not kept: there is no end to them).
 func (m *Metrics) collectors(k routeKey) routeCollectors {
-	if rc, ok := m.routes.Load(k); ok {
-		return rc.(routeCollectors)
+	if routes := m.routes.Load(); routes != nil {
+		if rc, ok := (*routes)[k]; ok {
+			return rc
+		}
 	}
 	rc := routeCollectors{
 		requests: m.requests.WithLabelValues(k.method, k.route, strconv.Itoa(k.status)),
@@ -54,10 +58,17 @@ func (m *Metrics) collectors(k routeKey) routeCollectors {
 	}
 	switch k.method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
-		if m.routesLen.Load() < maxRouteCollectors {
-			if _, loaded := m.routes.LoadOrStore(k, rc); !loaded {
-				m.routesLen.Add(1)
-			}
+		m.routesMu.Lock()
+		defer m.routesMu.Unlock()
+		var old map[routeKey]routeCollectors
+		if p := m.routes.Load(); p != nil {
+			old = *p
+		}
+		if _, ok := old[k]; !ok && len(old) < maxRouteCollectors {
+			routes := make(map[routeKey]routeCollectors, len(old)+1)
+			maps.Copy(routes, old)
+			routes[k] = rc
+			m.routes.Store(&routes)
 		}
 	}
 	return rc
@@ -81,22 +92,15 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-func (m *Metrics) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if err != nil {
-			c.Error(err)
-		}
-		route := c.Path()
-		if route == "" {
-			route = "unmatched"
-		}
-		rc := m.collectors(routeKey{c.Request().Method, route, c.Response().Status})
-		rc.requests.Inc()
-		rc.latency.Observe(time.Since(start).Seconds())
-		return nil
+// observe counts the request c answered in took.
+func (m *Metrics) observe(c echo.Context, took time.Duration) {
+	route := c.Path()
+	if route == "" {
+		route = "unmatched"
 	}
+	rc := m.collectors(routeKey{c.Request().Method, route, c.Response().Status})
+	rc.requests.Inc()
+	rc.latency.Observe(took.Seconds())
 }
 
 // serve answers GET /metrics in the Prometheus text format, or as JSON with ?format=json.

@@ -17,6 +17,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/runs"
+	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/httpapi"
 )
 
@@ -29,8 +30,13 @@ import (
 // fakeThreads is a ThreadService answering from its functions.
 type fakeThreads struct {
 	httpapi.ThreadService
+	create func(ctx context.Context, c threads.Create) (engine.Thread, error)
 	get    func(ctx context.Context, id string) (engine.Thread, error)
 	search func(ctx context.Context, q engine.ThreadQuery) ([]engine.Thread, int, error)
+}
+
+func (f fakeThreads) Create(ctx context.Context, c threads.Create) (engine.Thread, error) {
+	return f.create(ctx, c)
 }
 
 func (f fakeThreads) Get(ctx context.Context, id string) (engine.Thread, error) {

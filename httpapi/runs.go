@@ -372,6 +372,8 @@ func (s *Server) runResult(ctx context.Context, rec engine.RunRecord, ended grap
 	switch {
 	case rec.Error != nil:
 		out = map[string]any{"__error__": rec.Error}
+	case ended != nil && len(rec.Kwargs.FeedbackKeys) == 0:
+		return ended, nil // answered as they are: the answer adds nothing to them, and encoding only reads
 	case ended != nil:
 		out, _ = waitJSON(ended, nil, nil).(map[string]any)
 	default:
