@@ -35,7 +35,7 @@ import (
 
 // SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
 // stores: files of another version are rebuilt from the log at start.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // Projection folds events into buckets of its own.
 type Projection interface {

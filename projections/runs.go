@@ -22,7 +22,7 @@ import (
 // Runs folds run events into run records.
 //
 // Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON as created; run_state:
-// the same key -> RunState JSON, what changed since; run ids are UUIDv7, so a thread's runs are
+// the same key -> RunState, what changed since, in a binary form (runs_state.go); run ids are UUIDv7, so a thread's runs are
 // in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for the endpoints that
 // name a run without its thread.
 //
@@ -338,7 +338,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		r.mu.Lock()
 		r.created++
 		r.mu.Unlock()
-		if err := putJSON(states, key, st); err != nil {
+		if err := putState(states, key, st); err != nil {
 			return err
 		}
 		return fillBucket(tx, runsBucket).Put(key, raw)
@@ -372,7 +372,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			st.Cancel = d.Action
 		}
 		r.touch(tenant, thread, id, &st)
-		return putJSON(states, key, st)
+		return putState(states, key, st)
 	case engine.RunDeletedEvent:
 		id, err := runID(e.Data)
 		if err != nil {
@@ -434,9 +434,7 @@ func (r *Runs) foldedState(states *bbolt.Bucket, tenant, thread, id string, key 
 	if ok {
 		return live, true, nil
 	}
-	var stored RunState
-	ok, err := getJSON(states, key, &stored)
-	return stored, ok, err
+	return getState(states, key)
 }
 
 // createdRun is what the folds take from a run_created payload: the run's id, its record
@@ -514,8 +512,8 @@ func decodeCreated(data []byte, thread string, at engine.Time) (createdRun, erro
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.
 func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
-	var st RunState
-	if ok, err := getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
+	st, ok, err := getState(tx.Bucket(runStateBucket), key)
+	if err != nil || !ok {
 		return engine.RunRecord{}, ok, err
 	}
 	return getRecord(tx, key, st)
@@ -576,7 +574,7 @@ func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
 	}
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		ok, err = getJSON(tx.Bucket(runStateBucket), runKey(tenant, thread, run), &st)
+		st, ok, err = getState(tx.Bucket(runStateBucket), runKey(tenant, thread, run))
 		return err
 	})
 	return st, ok, err
@@ -687,8 +685,7 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st 
 	c := index.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		key := runKey(tenant, thread, string(k[len(prefix):]))
-		var st RunState
-		ok, err := getJSON(states, key, &st)
+		st, ok, err := getState(states, key)
 		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
@@ -707,8 +704,8 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st 
 func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte, st RunState) error) error {
 	c := states.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var st RunState
-		if err := decodeJSON(v, &st); err != nil {
+		st, err := decodeState(v)
+		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
 		if st.Active() {
