@@ -289,6 +289,8 @@ type Projector struct {
 	halted   atomic.Pointer[error]
 	haltedCh chan struct{}
 	haltOnce sync.Once
+	// versions holds the versions the last transactions wrote (see Version).
+	versions versionCache
 
 	// OnApply, when set before Run, is told of every applied batch (metrics).
 	OnApply func(events int, d time.Duration)
@@ -419,6 +421,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 		}
 	}
 	// Versions of this stream's aggregates are rebuilt with them.
+	p.versions.forget()
 	if err := tx.DeleteBucket(p.versionsBucket()); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 		return err
 	}
@@ -749,7 +752,9 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
 	p.db.decoded.reset()
+	written := make(map[eventlog.Aggregate]uint64, 16)
 	err := p.db.update(func(tx *bbolt.Tx) error {
+		clear(written) // (bbolt runs f once; a retried batch comes back here)
 		cursors := tx.Bucket(cursorsBucket)
 		versions := fillBucket(tx, p.versionsBucket())
 		for _, name := range p.buckets {
@@ -779,19 +784,23 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		}
 		// Each aggregate's version is its last event's sequence: written once per aggregate,
 		// however many of its events the batch holds (a busy batch interleaves many runs').
-		written := make(map[eventlog.Aggregate]bool, 16)
 		for i := len(batch) - 1; i >= 0; i-- {
 			e := batch[i]
-			if written[e.Aggregate] {
+			if _, ok := written[e.Aggregate]; ok {
 				continue
 			}
-			written[e.Aggregate] = true
+			written[e.Aggregate] = e.Seq
 			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		// While the generation is odd still: a reader that checks it sees the file and the
+		// cache agree.
+		p.versions.keep(written)
+	}
 	for _, pr := range p.projections {
 		if c, ok := pr.(committer); ok {
 			c.committed(err == nil)
@@ -938,8 +947,13 @@ func (p *Projector) CatchUp(ctx context.Context) error {
 }
 
 // Version returns the sequence of the last event of agg that the projections applied, or 0 when
-// there is none: the Expect for the aggregate's next append.
+// there is none: the Expect for the aggregate's next append. The versions the last transactions
+// wrote are answered from memory: a command on a thread or run that just changed (a run's
+// creation, start and end, on the thread just created) reads no file.
 func (p *Projector) Version(agg eventlog.Aggregate) (uint64, error) {
+	if v, ok := p.versions.get(agg); ok {
+		return v, nil
+	}
 	var v uint64
 	err := p.db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(p.versionsBucket()); b != nil {
