@@ -154,6 +154,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 	if err := fillBucket(tx, threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
 		return err
 	}
+	t.heads.stage(string(key), d.Checkpoint.ID)
 	return t.store(b, key, th)
 }
 
@@ -221,6 +222,9 @@ func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.T
 
 // Head returns the id of the thread's newest root checkpoint, "" when it has none.
 func (t *Threads) Head(tenant, id string) (string, error) {
+	if head, ok := t.heads.get(string(tenantKey(tenant, id))); ok {
+		return head, nil
+	}
 	var head string
 	err := t.db.View(func(tx *bbolt.Tx) error {
 		head = string(tx.Bucket(threadHeadsBucket).Get(tenantKey(tenant, id)))

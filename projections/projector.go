@@ -290,7 +290,7 @@ type Projector struct {
 	haltedCh chan struct{}
 	haltOnce sync.Once
 	// versions holds the versions the last transactions wrote (see Version).
-	versions versionCache
+	versions committedCache[eventlog.Aggregate, uint64]
 
 	// OnApply, when set before Run, is told of every applied batch (metrics).
 	OnApply func(events int, d time.Duration)
@@ -752,9 +752,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 	p.gen.Add(1) // odd: folding
 	defer p.gen.Add(1)
 	p.db.decoded.reset()
-	written := make(map[eventlog.Aggregate]uint64, 16)
 	err := p.db.update(func(tx *bbolt.Tx) error {
-		clear(written) // (bbolt runs f once; a retried batch comes back here)
 		cursors := tx.Bucket(cursorsBucket)
 		versions := fillBucket(tx, p.versionsBucket())
 		for _, name := range p.buckets {
@@ -784,23 +782,22 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		}
 		// Each aggregate's version is its last event's sequence: written once per aggregate,
 		// however many of its events the batch holds (a busy batch interleaves many runs').
+		written := make(map[eventlog.Aggregate]bool, 16)
 		for i := len(batch) - 1; i >= 0; i-- {
 			e := batch[i]
-			if _, ok := written[e.Aggregate]; ok {
+			if written[e.Aggregate] {
 				continue
 			}
-			written[e.Aggregate] = e.Seq
+			written[e.Aggregate] = true
+			p.versions.stage(e.Aggregate, e.Seq)
 			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err == nil {
-		// While the generation is odd still: a reader that checks it sees the file and the
-		// cache agree.
-		p.versions.keep(written)
-	}
+	// While the generation is odd still (see committedCache).
+	p.versions.commit(err == nil)
 	for _, pr := range p.projections {
 		if c, ok := pr.(committer); ok {
 			c.committed(err == nil)

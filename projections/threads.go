@@ -36,6 +36,48 @@ type Threads struct {
 	// It is emptied when a transaction fails (its maps may hold what was rolled back), on a
 	// truncation, and when it reaches maxRecentThreads. Used by the folds only.
 	recent map[string]*engine.Thread
+	// readable holds, for Info and Get, the records the last committed transactions wrote, and
+	// heads the thread heads (Head), by key (see committedCache): a run's commands read the
+	// thread they run on, which the folds wrote a moment before, without a transaction or a
+	// decode.
+	readable committedCache[string, cachedThread]
+	heads    committedCache[string, string]
+}
+
+// cachedThread is a thread's record as the file has it, without its values (nil), and whether
+// it has values (in thread_values).
+type cachedThread struct {
+	th     engine.Thread
+	valued bool
+}
+
+// snapshot is th as Threads.readable keeps it: maps of its own (the folds change the maps of
+// the records they keep), its values left out.
+func snapshot(th *engine.Thread) cachedThread {
+	out := *th
+	out.Values = nil
+	raw, isRaw := th.Values.(json.RawMessage)
+	if p, ok := th.Values.(*json.RawMessage); ok && p != nil {
+		raw, isRaw = *p, true
+	}
+	valued := th.Values != nil && (!isRaw || (len(raw) > 0 && string(raw) != "null"))
+	out.Metadata, out.Config, out.Interrupts = maps.Clone(th.Metadata), maps.Clone(th.Config), maps.Clone(th.Interrupts)
+	if th.TTL != nil {
+		ttl := *th.TTL
+		out.TTL = &ttl
+	}
+	return cachedThread{th: out, valued: valued}
+}
+
+// copy is the cached record for a reader, with maps of its own.
+func (c cachedThread) copy() engine.Thread {
+	th := c.th
+	th.Metadata, th.Config, th.Interrupts = maps.Clone(th.Metadata), maps.Clone(th.Config), maps.Clone(th.Interrupts)
+	if th.TTL != nil {
+		ttl := *th.TTL
+		th.TTL = &ttl
+	}
+	return th
 }
 
 // maxRecentThreads bounds Threads.recent: about the threads a busy server has runs on at once.
@@ -141,6 +183,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		truncated, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
 		if truncated {
 			clear(t.recent)
+			t.readable.dropAll()
+			t.heads.dropAll()
 		}
 		return err
 	}
@@ -163,6 +207,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.setTTL(tx, e, &th, d.TTL); err != nil {
 			return err
 		}
+		// Its head, for the readers: none, unless a thread of that id left one.
+		t.heads.stage(string(key), string(fillBucket(tx, threadHeadsBucket).Get(key)))
 		return t.store(b, key, th)
 	case engine.ThreadPatched:
 		var d engine.ThreadPatchedData
@@ -205,6 +251,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			t.batch[string(key)] = nil
 		}
 		delete(t.recent, string(key))
+		t.readable.drop(string(key))
+		t.heads.drop(string(key))
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
 		return t.applyCheckpoint(tx, e, key, at)
@@ -244,6 +292,9 @@ func expiryKey(at time.Time, agg eventlog.Aggregate) []byte {
 
 // Get returns the thread, or false when it does not exist.
 func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
+	if c, ok := t.readable.get(string(tenantKey(tenant, id))); ok && !c.valued {
+		return c.copy(), true, nil
+	}
 	var th engine.Thread
 	var ok bool
 	err := t.db.View(func(tx *bbolt.Tx) error {
@@ -260,6 +311,9 @@ func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
 // Info returns thread tenant/id without its values (nil), which it does not decode: for the
 // many reads that need only a thread's metadata, config or status, whatever its state's size.
 func (t *Threads) Info(tenant, id string) (engine.Thread, bool, error) {
+	if c, ok := t.readable.get(string(tenantKey(tenant, id))); ok {
+		return c.copy(), true, nil
+	}
 	var th engine.Thread
 	var ok bool
 	err := t.db.View(func(tx *bbolt.Tx) error {
@@ -380,10 +434,16 @@ func (t *Threads) committed(ok bool) {
 	if !ok {
 		clear(t.recent)
 	}
+	t.readable.commit(ok)
+	t.heads.commit(ok)
 }
 
 // forget implements forgetter: the buckets are dropped.
-func (t *Threads) forget() { clear(t.recent) }
+func (t *Threads) forget() {
+	clear(t.recent)
+	t.readable.forget()
+	t.heads.forget()
+}
 
 // writeBatch writes the records the batch changed so far and goes on batching.
 func (t *Threads) writeBatch(tx *bbolt.Tx) error {
@@ -402,6 +462,7 @@ func (t *Threads) writeBatch(tx *bbolt.Tx) error {
 			return err
 		}
 		t.recent[k] = th
+		t.readable.stage(k, snapshot(th))
 	}
 	clear(t.batch)
 	return nil
@@ -433,6 +494,7 @@ func (t *Threads) load(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error)
 func (t *Threads) store(b *bbolt.Bucket, key []byte, th engine.Thread) error {
 	if t.batch == nil {
 		delete(t.recent, string(key))
+		t.readable.drop(string(key))
 		return putJSON(b, key, th)
 	}
 	th.CreatedAt.Time = th.CreatedAt.Truncate(time.Microsecond)

@@ -103,6 +103,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		if err := heads.Delete(key); err != nil {
 			return err
 		}
+		t.heads.stage(string(key), "")
 		if err := setValues(tx, key, nil); err != nil {
 			return err
 		}
@@ -139,6 +140,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err := heads.Put(key, []byte(id)); err != nil {
 		return err
 	}
+	t.heads.stage(string(key), id)
 	return t.store(b, key, th)
 }
 
