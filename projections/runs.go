@@ -618,6 +618,9 @@ func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
 // ActiveIDs returns the ids of a thread's pending and running runs, oldest first: Active without
 // reading the runs' records.
 func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
+	if ids, ok := r.activeFromMemory(tenant, thread); ok {
+		return ids, nil
+	}
 	var out []string
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
@@ -635,6 +638,21 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 // record of a run this process created and held (Hold) is taken from memory, once: the worker
 // that takes it may change it, and a later Next decodes it from the file.
 func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error) {
+	if ids, ok := r.activeFromMemory(tenant, thread); ok {
+		ids = slices.DeleteFunc(ids, func(id string) bool { return id == skip })
+		if len(ids) == 0 {
+			return engine.RunRecord{}, false, nil
+		}
+		k := watchKey(tenant, thread, ids[0])
+		r.liveMu.Lock()
+		rec, found := r.take(k)
+		st := r.live[k]
+		r.liveMu.Unlock()
+		if found {
+			st.Onto(&rec)
+			return rec, true, nil
+		}
+	}
 	var rec engine.RunRecord
 	var found bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
@@ -665,6 +683,26 @@ func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error)
 		return err
 	})
 	return rec, found, err
+}
+
+// activeFromMemory returns the ids of a thread's active runs, oldest first, as Active would,
+// when the last committed transactions changed the thread's runs (DB.activeRuns) and this
+// process holds the state of each (live); false otherwise, for the file to answer. A run whose
+// state is not live (one active before the process started, or ended since) sends the caller to
+// the file, so the answer is never a mix of two transactions' that the file could not give.
+func (r *Runs) activeFromMemory(tenant, thread string) ([]string, bool) {
+	ids, ok := r.db.activeRuns.get(string(activeKey(tenant, thread, "")))
+	if !ok {
+		return nil, false
+	}
+	r.liveMu.RLock()
+	defer r.liveMu.RUnlock()
+	for _, id := range ids {
+		if st, ok := r.live[watchKey(tenant, thread, id)]; !ok || !st.Active() {
+			return nil, false
+		}
+	}
+	return slices.Clone(ids), true
 }
 
 // errStop ends a walk of queue early.

@@ -185,6 +185,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			clear(t.recent)
 			t.readable.dropAll()
 			t.heads.dropAll()
+			t.db.activeRuns.dropAll()
 		}
 		return err
 	}
@@ -253,6 +254,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		delete(t.recent, string(key))
 		t.readable.drop(string(key))
 		t.heads.drop(string(key))
+		t.db.activeRuns.drop(string(key) + "/")
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
 		return t.applyCheckpoint(tx, e, key, at)
@@ -436,6 +438,7 @@ func (t *Threads) committed(ok bool) {
 	}
 	t.readable.commit(ok)
 	t.heads.commit(ok)
+	t.db.activeRuns.commit(ok)
 }
 
 // forget implements forgetter: the buckets are dropped.
@@ -443,6 +446,7 @@ func (t *Threads) forget() {
 	clear(t.recent)
 	t.readable.forget()
 	t.heads.forget()
+	t.db.activeRuns.forget()
 }
 
 // writeBatch writes the records the batch changed so far and goes on batching.
