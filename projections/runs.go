@@ -281,12 +281,16 @@ func (*Runs) Buckets() []string {
 }
 
 func runThreadPrefix(tenant, thread string) []byte {
-	return append(esc(append(esc(nil, tenant), 0x00), thread), 0x00)
+	return escKey(keyBuf(len(tenant)+len(thread)), tenant, thread)
 }
 
-func runKey(tenant, thread, run string) []byte { return esc(runThreadPrefix(tenant, thread), run) }
+func runKey(tenant, thread, run string) []byte {
+	return esc(escKey(keyBuf(len(tenant)+len(thread)+len(run)), tenant, thread), run)
+}
 
-func runIndexKey(tenant, run string) []byte { return esc(append(esc(nil, tenant), 0x00), run) }
+func runIndexKey(tenant, run string) []byte {
+	return esc(escKey(keyBuf(len(tenant)+len(run)), tenant), run)
+}
 
 // runTransition holds the fields of the payloads of the run events that change a run's state
 // (engine.RunStartedData, RunFinishedData, RunCancelRequestedData), decoded at once.
