@@ -151,10 +151,9 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 		th.Status = restingStatus(tx, key, &th)
 	}
 	th.UpdatedAt, th.StateUpdatedAt = at, at
-	if err := fillBucket(tx, threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
+	if err := t.setHead(tx, key, d.Checkpoint.ID); err != nil {
 		return err
 	}
-	t.heads.stage(string(key), d.Checkpoint.ID)
 	return t.store(b, key, th)
 }
 
@@ -166,7 +165,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	if err := decodeJSON(e.Data, &d); err != nil {
 		return err
 	}
-	if d.NS != "" || string(fillBucket(tx, threadHeadsBucket).Get(key)) != d.CheckpointID {
+	if d.NS != "" || t.head(tx, key) != d.CheckpointID {
 		return nil
 	}
 	var interrupts []engine.PendingWriteData

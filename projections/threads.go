@@ -30,6 +30,10 @@ type Threads struct {
 	// batch, then decode and encode its thread's record once instead of at each event. Nil
 	// outside a batch: each fold reads and writes the bucket.
 	batch map[string]*engine.Thread
+	// batchHeads holds the thread heads the folds of the current batch set, by key ("": none),
+	// written with the records: a run's root checkpoints, which mostly come in one batch, each
+	// move the head, and only the last is written.
+	batchHeads map[string]string
 	// recent holds the records the last batches wrote, by key, as the file has them (times to
 	// the microsecond): a run's events come in several batches (its creation, its start, its
 	// checkpoints and end), and each would otherwise read back the record the one before wrote.
@@ -209,7 +213,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			return err
 		}
 		// Its head, for the readers: none, unless a thread of that id left one.
-		t.heads.stage(string(key), string(fillBucket(tx, threadHeadsBucket).Get(key)))
+		t.heads.stage(string(key), t.head(tx, key))
 		return t.store(b, key, th)
 	case engine.ThreadPatched:
 		var d engine.ThreadPatchedData
@@ -236,7 +240,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
 			return err
 		}
-		if err := fillBucket(tx, threadHeadsBucket).Delete(key); err != nil {
+		if err := t.setHead(tx, key, ""); err != nil {
 			return err
 		}
 		if err := deletePrefix(fillBucket(tx, threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
@@ -417,17 +421,44 @@ func (t *Threads) Expired(now time.Time, limit int) ([]eventlog.Aggregate, error
 // begin starts a batch: the folds until flush keep the thread records they change in memory.
 func (t *Threads) begin() { t.batch = map[string]*engine.Thread{} }
 
+// setHead makes id ("": none) the head of the thread under key, in the batch (written by
+// writeBatch) or in the file, and stages it for Head's readers.
+func (t *Threads) setHead(tx *bbolt.Tx, key []byte, id string) error {
+	t.heads.stage(string(key), id)
+	if t.batch != nil {
+		if t.batchHeads == nil {
+			t.batchHeads = map[string]string{}
+		}
+		t.batchHeads[string(key)] = id
+		return nil
+	}
+	if id == "" {
+		return fillBucket(tx, threadHeadsBucket).Delete(key)
+	}
+	return fillBucket(tx, threadHeadsBucket).Put(key, []byte(id))
+}
+
+// head is the head of the thread under key as the folds so far left it.
+func (t *Threads) head(tx *bbolt.Tx, key []byte) string {
+	if id, ok := t.batchHeads[string(key)]; ok {
+		return id
+	}
+	return string(fillBucket(tx, threadHeadsBucket).Get(key))
+}
+
 // flush writes the records the batch changed and ends it (also on an error: the transaction is
 // rolled back then).
 func (t *Threads) flush(tx *bbolt.Tx) error {
 	err := t.writeBatch(tx)
 	t.batch = nil
+	clear(t.batchHeads)
 	return err
 }
 
 // discard ends the batch without writing it (its transaction is rolled back).
 func (t *Threads) discard() {
 	t.batch = nil
+	clear(t.batchHeads)
 	clear(t.recent)
 }
 
@@ -451,6 +482,19 @@ func (t *Threads) forget() {
 
 // writeBatch writes the records the batch changed so far and goes on batching.
 func (t *Threads) writeBatch(tx *bbolt.Tx) error {
+	for k, id := range t.batchHeads {
+		b := fillBucket(tx, threadHeadsBucket)
+		var err error
+		if id == "" {
+			err = b.Delete([]byte(k))
+		} else {
+			err = b.Put([]byte(k), []byte(id))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	clear(t.batchHeads)
 	if len(t.batch) == 0 {
 		return nil
 	}

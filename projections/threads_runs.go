@@ -110,13 +110,11 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err != nil || !ok {
 		return err
 	}
-	heads := fillBucket(tx, threadHeadsBucket)
 	if id == "" {
 		th.Values, th.Interrupts = nil, map[string]any{}
-		if err := heads.Delete(key); err != nil {
+		if err := t.setHead(tx, key, ""); err != nil {
 			return err
 		}
-		t.heads.stage(string(key), "")
 		if err := setValues(tx, key, nil); err != nil {
 			return err
 		}
@@ -150,10 +148,9 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		return err
 	}
 	th.Values, th.Interrupts = hasValues, map[string]any{}
-	if err := heads.Put(key, []byte(id)); err != nil {
+	if err := t.setHead(tx, key, id); err != nil {
 		return err
 	}
-	t.heads.stage(string(key), id)
 	return t.store(b, key, th)
 }
 
