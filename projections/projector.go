@@ -762,6 +762,8 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		for _, name := range p.buckets {
 			fillBucket(tx, name)
 		}
+		// The cursors' values, in one allocation (bbolt keeps a value until the commit).
+		values := make([]byte, 8*len(p.projections))
 		for i, pr := range p.projections {
 			key := p.cursorKeys[i]
 			from := readU64(cursors.Get(key))
@@ -780,7 +782,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 			if err != nil {
 				return err
 			}
-			if err := cursors.Put(key, u64(cursor)); err != nil {
+			if err := cursors.Put(key, binary.BigEndian.AppendUint64(values[8*i:8*i:8*i+8], cursor)); err != nil {
 				return err
 			}
 		}
