@@ -137,17 +137,19 @@ func (*Checkpoints) Buckets() []string {
 }
 
 func threadPrefix(tenant, thread string) []byte {
-	return append(esc(append(esc(nil, tenant), 0x00), thread), 0x00)
+	return escKey(keyBuf(len(tenant)+len(thread)), tenant, thread)
 }
 
 func nsPrefix(tenant, thread, ns string) []byte {
-	return append(esc(threadPrefix(tenant, thread), ns), 0x00)
+	return escKey(keyBuf(len(tenant)+len(thread)+len(ns)), tenant, thread, ns)
 }
 
-func checkpointKey(ns []byte, id string) []byte { return esc(bytes.Clone(ns), id) }
+func checkpointKey(ns []byte, id string) []byte {
+	return esc(append(keyBuf(len(ns)+len(id)), ns...), id)
+}
 
 func blobKey(ns []byte, channel string, loc blobLoc) []byte {
-	k := append(esc(bytes.Clone(ns), channel), 0x00)
+	k := append(esc(append(keyBuf(len(ns)+len(channel)+8+len(loc.Origin)), ns...), channel), 0x00)
 	k = binary.BigEndian.AppendUint64(k, uint64(loc.Version))
 	return esc(k, loc.Origin)
 }

@@ -151,7 +151,7 @@ func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at
 		th.Status = restingStatus(tx, key, &th)
 	}
 	th.UpdatedAt, th.StateUpdatedAt = at, at
-	if err := fillBucket(tx, threadHeadsBucket).Put(key, []byte(d.Checkpoint.ID)); err != nil {
+	if err := t.setHead(tx, key, d.Checkpoint.ID); err != nil {
 		return err
 	}
 	return t.store(b, key, th)
@@ -165,7 +165,7 @@ func (t *Threads) applyWrites(tx *bbolt.Tx, e eventlog.Event, key []byte, at eng
 	if err := decodeJSON(e.Data, &d); err != nil {
 		return err
 	}
-	if d.NS != "" || string(fillBucket(tx, threadHeadsBucket).Get(key)) != d.CheckpointID {
+	if d.NS != "" || t.head(tx, key) != d.CheckpointID {
 		return nil
 	}
 	var interrupts []engine.PendingWriteData
@@ -221,6 +221,9 @@ func (t *Threads) settle(tx *bbolt.Tx, tenant, id string, failed bool, at time.T
 
 // Head returns the id of the thread's newest root checkpoint, "" when it has none.
 func (t *Threads) Head(tenant, id string) (string, error) {
+	if head, ok := t.heads.get(string(tenantKey(tenant, id))); ok {
+		return head, nil
+	}
 	var head string
 	err := t.db.View(func(tx *bbolt.Tx) error {
 		head = string(tx.Bucket(threadHeadsBucket).Get(tenantKey(tenant, id)))

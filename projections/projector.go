@@ -35,7 +35,7 @@ import (
 
 // SchemaVersion is the version of the folds in this build. Bump it when a fold changes what it
 // stores: files of another version are rebuilt from the log at start.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // Projection folds events into buckets of its own.
 type Projection interface {
@@ -129,6 +129,10 @@ func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.str
 type DB struct {
 	// decoded passes decoded payloads between the folds of a batch (shared.go).
 	decoded decodedPayloads
+	// activeRuns holds the active runs of the threads the last committed transactions changed,
+	// by thread (activeKey(tenant, thread, "")): the ids, oldest first, as thread_active_runs has
+	// them. The threads projection keeps it; the runs projection's queue reads it.
+	activeRuns committedCache[string, []string]
 
 	bolt      *bbolt.DB
 	path      string
@@ -289,6 +293,8 @@ type Projector struct {
 	halted   atomic.Pointer[error]
 	haltedCh chan struct{}
 	haltOnce sync.Once
+	// versions holds the versions the last transactions wrote (see Version).
+	versions committedCache[eventlog.Aggregate, uint64]
 
 	// OnApply, when set before Run, is told of every applied batch (metrics).
 	OnApply func(events int, d time.Duration)
@@ -419,6 +425,7 @@ func (p *Projector) resetTx(tx *bbolt.Tx) error {
 		}
 	}
 	// Versions of this stream's aggregates are rebuilt with them.
+	p.versions.forget()
 	if err := tx.DeleteBucket(p.versionsBucket()); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 		return err
 	}
@@ -755,6 +762,8 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		for _, name := range p.buckets {
 			fillBucket(tx, name)
 		}
+		// The cursors' values, in one allocation (bbolt keeps a value until the commit).
+		values := make([]byte, 8*len(p.projections))
 		for i, pr := range p.projections {
 			key := p.cursorKeys[i]
 			from := readU64(cursors.Get(key))
@@ -773,7 +782,7 @@ func (p *Projector) applyTx(b preparedBatch) error {
 			if err != nil {
 				return err
 			}
-			if err := cursors.Put(key, u64(cursor)); err != nil {
+			if err := cursors.Put(key, binary.BigEndian.AppendUint64(values[8*i:8*i:8*i+8], cursor)); err != nil {
 				return err
 			}
 		}
@@ -786,12 +795,15 @@ func (p *Projector) applyTx(b preparedBatch) error {
 				continue
 			}
 			written[e.Aggregate] = true
+			p.versions.stage(e.Aggregate, e.Seq)
 			if err := versions.Put([]byte(e.Aggregate.Key()), u64(e.Seq)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	// While the generation is odd still (see committedCache).
+	p.versions.commit(err == nil)
 	for _, pr := range p.projections {
 		if c, ok := pr.(committer); ok {
 			c.committed(err == nil)
@@ -938,8 +950,13 @@ func (p *Projector) CatchUp(ctx context.Context) error {
 }
 
 // Version returns the sequence of the last event of agg that the projections applied, or 0 when
-// there is none: the Expect for the aggregate's next append.
+// there is none: the Expect for the aggregate's next append. The versions the last transactions
+// wrote are answered from memory: a command on a thread or run that just changed (a run's
+// creation, start and end, on the thread just created) reads no file.
 func (p *Projector) Version(agg eventlog.Aggregate) (uint64, error) {
+	if v, ok := p.versions.get(agg); ok {
+		return v, nil
+	}
 	var v uint64
 	err := p.db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(p.versionsBucket()); b != nil {

@@ -22,7 +22,7 @@ import (
 // Runs folds run events into run records.
 //
 // Keys: runs: esc(tenant) 00 esc(thread) 00 esc(run_id) -> RunRecord JSON as created; run_state:
-// the same key -> RunState JSON, what changed since; run ids are UUIDv7, so a thread's runs are
+// the same key -> RunState, what changed since, in a binary form (runs_state.go); run ids are UUIDv7, so a thread's runs are
 // in creation order. run_index: esc(tenant) 00 esc(run_id) -> thread id, for the endpoints that
 // name a run without its thread.
 //
@@ -281,12 +281,16 @@ func (*Runs) Buckets() []string {
 }
 
 func runThreadPrefix(tenant, thread string) []byte {
-	return append(esc(append(esc(nil, tenant), 0x00), thread), 0x00)
+	return escKey(keyBuf(len(tenant)+len(thread)), tenant, thread)
 }
 
-func runKey(tenant, thread, run string) []byte { return esc(runThreadPrefix(tenant, thread), run) }
+func runKey(tenant, thread, run string) []byte {
+	return esc(escKey(keyBuf(len(tenant)+len(thread)+len(run)), tenant, thread), run)
+}
 
-func runIndexKey(tenant, run string) []byte { return esc(append(esc(nil, tenant), 0x00), run) }
+func runIndexKey(tenant, run string) []byte {
+	return esc(escKey(keyBuf(len(tenant)+len(run)), tenant), run)
+}
 
 // runTransition holds the fields of the payloads of the run events that change a run's state
 // (engine.RunStartedData, RunFinishedData, RunCancelRequestedData), decoded at once.
@@ -338,7 +342,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		r.mu.Lock()
 		r.created++
 		r.mu.Unlock()
-		if err := putJSON(states, key, st); err != nil {
+		if err := putState(states, key, st); err != nil {
 			return err
 		}
 		return fillBucket(tx, runsBucket).Put(key, raw)
@@ -372,7 +376,7 @@ func (r *Runs) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			st.Cancel = d.Action
 		}
 		r.touch(tenant, thread, id, &st)
-		return putJSON(states, key, st)
+		return putState(states, key, st)
 	case engine.RunDeletedEvent:
 		id, err := runID(e.Data)
 		if err != nil {
@@ -434,9 +438,7 @@ func (r *Runs) foldedState(states *bbolt.Bucket, tenant, thread, id string, key 
 	if ok {
 		return live, true, nil
 	}
-	var stored RunState
-	ok, err := getJSON(states, key, &stored)
-	return stored, ok, err
+	return getState(states, key)
 }
 
 // createdRun is what the folds take from a run_created payload: the run's id, its record
@@ -514,8 +516,8 @@ func decodeCreated(data []byte, thread string, at engine.Time) (createdRun, erro
 
 // getRun reads the run under key, its record and its state, and reports whether it is there.
 func getRun(tx *bbolt.Tx, key []byte) (engine.RunRecord, bool, error) {
-	var st RunState
-	if ok, err := getJSON(tx.Bucket(runStateBucket), key, &st); err != nil || !ok {
+	st, ok, err := getState(tx.Bucket(runStateBucket), key)
+	if err != nil || !ok {
 		return engine.RunRecord{}, ok, err
 	}
 	return getRecord(tx, key, st)
@@ -576,7 +578,7 @@ func (r *Runs) State(tenant, thread, run string) (RunState, bool, error) {
 	}
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		ok, err = getJSON(tx.Bucket(runStateBucket), runKey(tenant, thread, run), &st)
+		st, ok, err = getState(tx.Bucket(runStateBucket), runKey(tenant, thread, run))
 		return err
 	})
 	return st, ok, err
@@ -620,6 +622,9 @@ func (r *Runs) Active(tenant, thread string) ([]engine.RunRecord, error) {
 // ActiveIDs returns the ids of a thread's pending and running runs, oldest first: Active without
 // reading the runs' records.
 func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
+	if ids, ok := r.activeFromMemory(tenant, thread); ok {
+		return ids, nil
+	}
 	var out []string
 	err := r.db.View(func(tx *bbolt.Tx) error {
 		prefix := runThreadPrefix(tenant, thread)
@@ -637,6 +642,21 @@ func (r *Runs) ActiveIDs(tenant, thread string) ([]string, error) {
 // record of a run this process created and held (Hold) is taken from memory, once: the worker
 // that takes it may change it, and a later Next decodes it from the file.
 func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error) {
+	if ids, ok := r.activeFromMemory(tenant, thread); ok {
+		ids = slices.DeleteFunc(ids, func(id string) bool { return id == skip })
+		if len(ids) == 0 {
+			return engine.RunRecord{}, false, nil
+		}
+		k := watchKey(tenant, thread, ids[0])
+		r.liveMu.Lock()
+		rec, found := r.take(k)
+		st := r.live[k]
+		r.liveMu.Unlock()
+		if found {
+			st.Onto(&rec)
+			return rec, true, nil
+		}
+	}
 	var rec engine.RunRecord
 	var found bool
 	err := r.db.View(func(tx *bbolt.Tx) error {
@@ -669,6 +689,26 @@ func (r *Runs) Next(tenant, thread, skip string) (engine.RunRecord, bool, error)
 	return rec, found, err
 }
 
+// activeFromMemory returns the ids of a thread's active runs, oldest first, as Active would,
+// when the last committed transactions changed the thread's runs (DB.activeRuns) and this
+// process holds the state of each (live); false otherwise, for the file to answer. A run whose
+// state is not live (one active before the process started, or ended since) sends the caller to
+// the file, so the answer is never a mix of two transactions' that the file could not give.
+func (r *Runs) activeFromMemory(tenant, thread string) ([]string, bool) {
+	ids, ok := r.db.activeRuns.get(string(activeKey(tenant, thread, "")))
+	if !ok {
+		return nil, false
+	}
+	r.liveMu.RLock()
+	defer r.liveMu.RUnlock()
+	for _, id := range ids {
+		if st, ok := r.live[watchKey(tenant, thread, id)]; !ok || !st.Active() {
+			return nil, false
+		}
+	}
+	return slices.Clone(ids), true
+}
+
 // errStop ends a walk of queue early.
 var errStop = errors.New("stop")
 
@@ -687,8 +727,7 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st 
 	c := index.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		key := runKey(tenant, thread, string(k[len(prefix):]))
-		var st RunState
-		ok, err := getJSON(states, key, &st)
+		st, ok, err := getState(states, key)
 		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
@@ -707,8 +746,8 @@ func (r *Runs) queue(tx *bbolt.Tx, tenant, thread string, f func(key []byte, st 
 func activeKeys(states *bbolt.Bucket, prefix []byte, f func(key []byte, st RunState) error) error {
 	c := states.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		var st RunState
-		if err := decodeJSON(v, &st); err != nil {
+		st, err := decodeState(v)
+		if err != nil {
 			return fmt.Errorf("projections: run %q: %w", k, err)
 		}
 		if st.Active() {

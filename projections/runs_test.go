@@ -72,6 +72,17 @@ func TestRunsActiveIsTheQueue(t *testing.T) {
 			if !slices.Equal(gotIDs, want) {
 				t.Fatalf("active run ids %v, want %v", gotIDs, want)
 			}
+			if tc.threads {
+				// The folds of this process changed the thread's runs: answered from memory,
+				// as the file answers.
+				views := projections.ReadTransactions()
+				if again, _ := runs.ActiveIDs("default", "q"); !slices.Equal(again, want) || projections.ReadTransactions() != views {
+					t.Fatalf("active run ids from memory: %v (%d views)", again, projections.ReadTransactions()-views)
+				}
+				if file, _ := projections.NewRuns(db).ActiveIDs("default", "q"); !slices.Equal(file, want) {
+					t.Fatalf("active run ids in the file: %v", file)
+				}
+			}
 			// The next run, but the one a worker has just ended, read whole.
 			for _, next := range []struct{ skip, want, status string }{
 				{"", ids[1], engine.RunRunning},

@@ -80,6 +80,18 @@ func esc(b []byte, s string) []byte {
 	return b
 }
 
+// keyBuf is room for a key of n bytes of parts and a few separators and escapes, so that the
+// key builders allocate once.
+func keyBuf(n int) []byte { return make([]byte, 0, n+8) }
+
+// escKey appends each part to b escaped and followed by 00.
+func escKey(b []byte, parts ...string) []byte {
+	for _, p := range parts {
+		b = append(esc(b, p), 0x00)
+	}
+	return b
+}
+
 // unesc reverses esc.
 func unesc(b []byte) (string, error) {
 	out := make([]byte, 0, len(b))

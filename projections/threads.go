@@ -30,12 +30,58 @@ type Threads struct {
 	// batch, then decode and encode its thread's record once instead of at each event. Nil
 	// outside a batch: each fold reads and writes the bucket.
 	batch map[string]*engine.Thread
+	// batchHeads holds the thread heads the folds of the current batch set, by key ("": none),
+	// written with the records: a run's root checkpoints, which mostly come in one batch, each
+	// move the head, and only the last is written.
+	batchHeads map[string]string
 	// recent holds the records the last batches wrote, by key, as the file has them (times to
 	// the microsecond): a run's events come in several batches (its creation, its start, its
 	// checkpoints and end), and each would otherwise read back the record the one before wrote.
 	// It is emptied when a transaction fails (its maps may hold what was rolled back), on a
 	// truncation, and when it reaches maxRecentThreads. Used by the folds only.
 	recent map[string]*engine.Thread
+	// readable holds, for Info and Get, the records the last committed transactions wrote, and
+	// heads the thread heads (Head), by key (see committedCache): a run's commands read the
+	// thread they run on, which the folds wrote a moment before, without a transaction or a
+	// decode.
+	readable committedCache[string, cachedThread]
+	heads    committedCache[string, string]
+}
+
+// cachedThread is a thread's record as the file has it, without its values (nil), and whether
+// it has values (in thread_values).
+type cachedThread struct {
+	th     engine.Thread
+	valued bool
+}
+
+// snapshot is th as Threads.readable keeps it: maps of its own (the folds change the maps of
+// the records they keep), its values left out.
+func snapshot(th *engine.Thread) cachedThread {
+	out := *th
+	out.Values = nil
+	raw, isRaw := th.Values.(json.RawMessage)
+	if p, ok := th.Values.(*json.RawMessage); ok && p != nil {
+		raw, isRaw = *p, true
+	}
+	valued := th.Values != nil && (!isRaw || (len(raw) > 0 && string(raw) != "null"))
+	out.Metadata, out.Config, out.Interrupts = maps.Clone(th.Metadata), maps.Clone(th.Config), maps.Clone(th.Interrupts)
+	if th.TTL != nil {
+		ttl := *th.TTL
+		out.TTL = &ttl
+	}
+	return cachedThread{th: out, valued: valued}
+}
+
+// copy is the cached record for a reader, with maps of its own.
+func (c cachedThread) copy() engine.Thread {
+	th := c.th
+	th.Metadata, th.Config, th.Interrupts = maps.Clone(th.Metadata), maps.Clone(th.Config), maps.Clone(th.Interrupts)
+	if th.TTL != nil {
+		ttl := *th.TTL
+		th.TTL = &ttl
+	}
+	return th
 }
 
 // maxRecentThreads bounds Threads.recent: about the threads a busy server has runs on at once.
@@ -141,6 +187,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		truncated, err := onTruncate(tx, e, func(d engine.TruncatedData) bool { return d.Threads }, t.Buckets()...)
 		if truncated {
 			clear(t.recent)
+			t.readable.dropAll()
+			t.heads.dropAll()
+			t.db.activeRuns.dropAll()
 		}
 		return err
 	}
@@ -163,6 +212,8 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.setTTL(tx, e, &th, d.TTL); err != nil {
 			return err
 		}
+		// Its head, for the readers: none, unless a thread of that id left one.
+		t.heads.stage(string(key), t.head(tx, key))
 		return t.store(b, key, th)
 	case engine.ThreadPatched:
 		var d engine.ThreadPatchedData
@@ -189,7 +240,7 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := t.clearExpiry(tx, e.Aggregate, th.TTL); err != nil {
 			return err
 		}
-		if err := fillBucket(tx, threadHeadsBucket).Delete(key); err != nil {
+		if err := t.setHead(tx, key, ""); err != nil {
 			return err
 		}
 		if err := deletePrefix(fillBucket(tx, threadActiveRunsBucket), append(bytes.Clone(key), '/')); err != nil {
@@ -205,6 +256,9 @@ func (t *Threads) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 			t.batch[string(key)] = nil
 		}
 		delete(t.recent, string(key))
+		t.readable.drop(string(key))
+		t.heads.drop(string(key))
+		t.db.activeRuns.drop(string(key) + "/")
 		return b.Delete(key)
 	case engine.ThreadCheckpoint:
 		return t.applyCheckpoint(tx, e, key, at)
@@ -244,6 +298,9 @@ func expiryKey(at time.Time, agg eventlog.Aggregate) []byte {
 
 // Get returns the thread, or false when it does not exist.
 func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
+	if c, ok := t.readable.get(string(tenantKey(tenant, id))); ok && !c.valued {
+		return c.copy(), true, nil
+	}
 	var th engine.Thread
 	var ok bool
 	err := t.db.View(func(tx *bbolt.Tx) error {
@@ -260,6 +317,9 @@ func (t *Threads) Get(tenant, id string) (engine.Thread, bool, error) {
 // Info returns thread tenant/id without its values (nil), which it does not decode: for the
 // many reads that need only a thread's metadata, config or status, whatever its state's size.
 func (t *Threads) Info(tenant, id string) (engine.Thread, bool, error) {
+	if c, ok := t.readable.get(string(tenantKey(tenant, id))); ok {
+		return c.copy(), true, nil
+	}
 	var th engine.Thread
 	var ok bool
 	err := t.db.View(func(tx *bbolt.Tx) error {
@@ -361,17 +421,44 @@ func (t *Threads) Expired(now time.Time, limit int) ([]eventlog.Aggregate, error
 // begin starts a batch: the folds until flush keep the thread records they change in memory.
 func (t *Threads) begin() { t.batch = map[string]*engine.Thread{} }
 
+// setHead makes id ("": none) the head of the thread under key, in the batch (written by
+// writeBatch) or in the file, and stages it for Head's readers.
+func (t *Threads) setHead(tx *bbolt.Tx, key []byte, id string) error {
+	t.heads.stage(string(key), id)
+	if t.batch != nil {
+		if t.batchHeads == nil {
+			t.batchHeads = map[string]string{}
+		}
+		t.batchHeads[string(key)] = id
+		return nil
+	}
+	if id == "" {
+		return fillBucket(tx, threadHeadsBucket).Delete(key)
+	}
+	return fillBucket(tx, threadHeadsBucket).Put(key, []byte(id))
+}
+
+// head is the head of the thread under key as the folds so far left it.
+func (t *Threads) head(tx *bbolt.Tx, key []byte) string {
+	if id, ok := t.batchHeads[string(key)]; ok {
+		return id
+	}
+	return string(fillBucket(tx, threadHeadsBucket).Get(key))
+}
+
 // flush writes the records the batch changed and ends it (also on an error: the transaction is
 // rolled back then).
 func (t *Threads) flush(tx *bbolt.Tx) error {
 	err := t.writeBatch(tx)
 	t.batch = nil
+	clear(t.batchHeads)
 	return err
 }
 
 // discard ends the batch without writing it (its transaction is rolled back).
 func (t *Threads) discard() {
 	t.batch = nil
+	clear(t.batchHeads)
 	clear(t.recent)
 }
 
@@ -380,13 +467,34 @@ func (t *Threads) committed(ok bool) {
 	if !ok {
 		clear(t.recent)
 	}
+	t.readable.commit(ok)
+	t.heads.commit(ok)
+	t.db.activeRuns.commit(ok)
 }
 
 // forget implements forgetter: the buckets are dropped.
-func (t *Threads) forget() { clear(t.recent) }
+func (t *Threads) forget() {
+	clear(t.recent)
+	t.readable.forget()
+	t.heads.forget()
+	t.db.activeRuns.forget()
+}
 
 // writeBatch writes the records the batch changed so far and goes on batching.
 func (t *Threads) writeBatch(tx *bbolt.Tx) error {
+	for k, id := range t.batchHeads {
+		b := fillBucket(tx, threadHeadsBucket)
+		var err error
+		if id == "" {
+			err = b.Delete([]byte(k))
+		} else {
+			err = b.Put([]byte(k), []byte(id))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	clear(t.batchHeads)
 	if len(t.batch) == 0 {
 		return nil
 	}
@@ -402,6 +510,7 @@ func (t *Threads) writeBatch(tx *bbolt.Tx) error {
 			return err
 		}
 		t.recent[k] = th
+		t.readable.stage(k, snapshot(th))
 	}
 	clear(t.batch)
 	return nil
@@ -433,6 +542,7 @@ func (t *Threads) load(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error)
 func (t *Threads) store(b *bbolt.Bucket, key []byte, th engine.Thread) error {
 	if t.batch == nil {
 		delete(t.recent, string(key))
+		t.readable.drop(string(key))
 		return putJSON(b, key, th)
 	}
 	th.CreatedAt.Time = th.CreatedAt.Truncate(time.Microsecond)

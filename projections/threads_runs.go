@@ -20,6 +20,19 @@ var threadActiveRunsBucket = []byte("thread_active_runs")
 
 func activeKey(tenant, thread, run string) []byte { return []byte(tenant + "/" + thread + "/" + run) }
 
+// stageActive reads the thread's active runs (oldest first) from active, as the transaction
+// leaves them so far, and stages them for the runs' queue (DB.activeRuns).
+func (t *Threads) stageActive(active *bbolt.Bucket, tenant, thread string) []string {
+	prefix := activeKey(tenant, thread, "")
+	var ids []string
+	c := active.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		ids = append(ids, string(k[len(prefix):]))
+	}
+	t.db.activeRuns.stage(string(prefix), ids)
+	return ids
+}
+
 // applyRun folds a run event into the thread's status (and values, for a rollback).
 func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 	tenant, thread := e.Aggregate.Tenant, e.Aggregate.ID
@@ -34,6 +47,7 @@ func (t *Threads) applyRun(tx *bbolt.Tx, e eventlog.Event) error {
 		if err := active.Put(activeKey(tenant, thread, d.RunID), present); err != nil {
 			return err
 		}
+		t.stageActive(active, tenant, thread)
 		// One read and write of the thread: its run's graph, and busy.
 		b := fillBucket(tx, threadsBucket)
 		key := tenantKey(tenant, thread)
@@ -81,8 +95,7 @@ func (t *Threads) endRun(tx *bbolt.Tx, e eventlog.Event, run string, failed bool
 	if err := active.Delete(activeKey(tenant, thread, run)); err != nil {
 		return err
 	}
-	prefix := []byte(tenant + "/" + thread + "/")
-	if k, _ := active.Cursor().Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) {
+	if len(t.stageActive(active, tenant, thread)) > 0 {
 		return nil // another run keeps it busy
 	}
 	return t.settle(tx, tenant, thread, failed, e.Time)
@@ -97,10 +110,9 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 	if err != nil || !ok {
 		return err
 	}
-	heads := fillBucket(tx, threadHeadsBucket)
 	if id == "" {
 		th.Values, th.Interrupts = nil, map[string]any{}
-		if err := heads.Delete(key); err != nil {
+		if err := t.setHead(tx, key, ""); err != nil {
 			return err
 		}
 		if err := setValues(tx, key, nil); err != nil {
@@ -136,7 +148,7 @@ func (t *Threads) restore(tx *bbolt.Tx, tenant, thread, id string) error {
 		return err
 	}
 	th.Values, th.Interrupts = hasValues, map[string]any{}
-	if err := heads.Put(key, []byte(id)); err != nil {
+	if err := t.setHead(tx, key, id); err != nil {
 		return err
 	}
 	return t.store(b, key, th)

@@ -17,11 +17,17 @@ import (
 
 // truncation reports whether e is a truncation, and reads it.
 func truncation(e eventlog.Event) (engine.TruncatedData, bool, error) {
-	var d engine.TruncatedData
 	if e.Aggregate.Kind != engine.SystemKind || e.Type != engine.Truncated {
-		return d, false, nil
+		return engine.TruncatedData{}, false, nil // (every event asks: no allocation)
 	}
-	return d, true, decodeJSON(e.Data, &d)
+	d, err := decodeTruncation(e.Data)
+	return d, true, err
+}
+
+func decodeTruncation(data []byte) (engine.TruncatedData, error) {
+	var d engine.TruncatedData
+	err := decodeJSON(data, &d)
+	return d, err
 }
 
 // onTruncate folds e when it is a truncation: it empties buckets when flag says the truncation
