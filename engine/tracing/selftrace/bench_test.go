@@ -41,6 +41,10 @@ func echoRunPosts(b *testing.B) ([]byte, [][]byte) {
 // BenchmarkEchoRunSelfTrace is the self-trace path of one echo-like run without the log: the
 // spans built and encoded (selftrace), then their events prepared and folded into the trace
 // projection in one bbolt transaction (projections/traces), as the projector does.
+//
+// On the 2-core shared machine, -benchtime 3000x: 803 allocs/op, 126 KB/op at f8529a7; 770
+// allocs/op after the payload's string fields and names were read without boxing (6ea8037,
+// 1835e77). About half of what is left is bbolt (the per-span index, counter and roll-up puts).
 func BenchmarkEchoRunSelfTrace(b *testing.B) {
 	db, err := projections.OpenDB(filepath.Join(b.TempDir(), "p.db"), nil)
 	if err != nil {
