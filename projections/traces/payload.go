@@ -87,11 +87,20 @@ func decodeRunFields(dec *jsontext.Decoder, data []byte) (map[string]any, map[st
 	raw := make(map[string]any, 16)
 	var text map[string][]byte
 	for dec.PeekKind() != jsontext.KindEndObject {
-		tok, err := dec.ReadToken()
+		name, err := readName(dec)
 		if err != nil {
 			return nil, nil, err
 		}
-		name := tok.String()
+		if dec.PeekKind() == jsontext.KindString {
+			// Most fields are strings (ids, names, times): read as a token, without the
+			// generic decoder's boxed value.
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return nil, nil, err
+			}
+			raw[name] = tok.String()
+			continue
+		}
 		var v any
 		if name == "inputs" && dec.PeekKind() == jsontext.KindBeginObject {
 			// Only DeriveStored reads the decoded inputs here, and only some of their keys;
@@ -128,6 +137,37 @@ func decodeRunFields(dec *jsontext.Decoder, data []byte) (map[string]any, map[st
 	}
 	_, err := dec.ReadToken()
 	return raw, text, err
+}
+
+// runNames are the names of the run fields clients send, interned so that reading a payload's
+// names allocates no string for them.
+var runNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"id", "trace_id", "dotted_order", "parent_run_id", "name", "run_type", "start_time",
+		"end_time", "session_name", "session_id", "error", "events", "tags", "extra", "inputs", "outputs",
+		"serialized", "reference_example_id", "status", "attachments", "input_attachments", "output_attachments"} {
+		m[n] = n
+	}
+	return m
+}()
+
+// readName reads an object member's name: the interned copy when it is a run field's name
+// written without escapes.
+func readName(dec *jsontext.Decoder) (string, error) {
+	val, err := dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	if len(val) >= 2 && val[0] == '"' && bytes.IndexByte(val, '\\') < 0 {
+		if n, ok := runNames[string(val[1:len(val)-1])]; ok {
+			return n, nil
+		}
+	}
+	var name string
+	if err := jsonv2.Unmarshal(val, &name); err != nil {
+		return "", err
+	}
+	return name, nil
 }
 
 func expectObject(dec *jsontext.Decoder) error {

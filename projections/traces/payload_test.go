@@ -27,6 +27,9 @@ func TestDecodeRunDataAsEncodingJSON(t *testing.T) {
 		"duplicate names":            {`{"run":{"id":"a","inputs":{"k":1,"k":2},"id":"b"}}`, nil},
 		"invalid utf-8":              {"{\"run\":{\"id\":\"a\",\"inputs\":{\"k\":\"\xff\"}}}", nil},
 		"null run":                   {`{"run":null}`, nil},
+		"escaped names and strings":  {`{"run":{"\u0069d":"a\"b\u00e9","na\u006de":"x","run_type":"\n"}}`, nil},
+		"unknown and cased names":    {`{"run":{"ID":"a","id":"b","custom":"c","tags":["t"]}}`, nil},
+		"invalid utf-8 string field": {"{\"run\":{\"id\":\"a\",\"name\":\"\xff\"}}", nil},
 	} {
 		raw, text, blob, err := decodeRunData([]byte(c.data))
 		var want RunData

@@ -85,7 +85,11 @@ func check(r *Run, kind string, raw map[string]any, requireIDs bool) (payload, e
 			bad(field, "uuid_parsing", fmt.Sprintf("%q is not a UUID", *s))
 			return nil
 		}
-		l := strings.ToLower(*s)
+		lower := strings.ToLower(*s)
+		if lower == *s {
+			return s // (already lowercase, as jetgraph's own span ids are: no copy)
+		}
+		l := lower
 		return &l
 	}
 	obj := func(field string) map[string]any {
