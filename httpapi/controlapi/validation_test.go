@@ -288,6 +288,11 @@ func TestListenerValidation(t *testing.T) {
 	p.want(201, "POST", "/v2/deployments", p.admin, deploymentBody(t, "in-batch", l.ID, `{"source_config": {"listener_config": {"cluster_namespace": "batch"}}}`), &d)
 	var dflt controlplane.Deployment
 	p.want(201, "POST", "/v2/deployments", p.admin, deploymentBody(t, "in-default", l.ID, `{"source_config": {"listener_config": null}}`), &dflt)
+	// Both deployed first: their pipelines append to the log in the background, which would
+	// hide whether the refused change below appended nothing.
+	for _, dep := range []controlplane.Deployment{d, dflt} {
+		p.waitStatus(dep.ID, *dep.LatestRevisionID)
+	}
 	// a change that would strand the first or move the second (in the listener's default
 	// namespace, agents) is refused, naming them
 	body = p.refused(t, "PATCH", "/v2/listeners/"+l.ID, `{"compute_config": {"k8s_namespaces": ["other", "agents"], "gitops": {"repo_url": "`+p.gitops+`"}}}`)
