@@ -31,10 +31,33 @@ const liveHeapHeadroom = 2
 // memoryLimitInterval is how often the memory limit follows the live heap.
 const memoryLimitInterval = 10 * time.Second
 
+// memoryLimitWindow is how many samples of the live heap, memoryLimitInterval apart, the limit
+// follows the least of: a burst of large requests, which holds its bodies live for seconds, does
+// not raise it; a live heap that grows for good raises it two minutes later.
+const memoryLimitWindow = 12
+
 // memoryLimitFor is the soft memory limit for a live heap of live bytes: serveMemoryLimit, or
 // liveHeapHeadroom times the live heap once that is more.
 func memoryLimitFor(live uint64) int64 {
 	return max(serveMemoryLimit, int64(min(live, 1<<61))*liveHeapHeadroom)
+}
+
+// liveWindow holds the last samples of the live heap.
+type liveWindow struct {
+	samples []uint64
+}
+
+// add records a sample and returns the least of the last memoryLimitWindow.
+func (w *liveWindow) add(live uint64) uint64 {
+	if len(w.samples) == memoryLimitWindow {
+		w.samples = w.samples[1:]
+	}
+	w.samples = append(w.samples, live)
+	least := live
+	for _, s := range w.samples {
+		least = min(least, s)
+	}
+	return least
 }
 
 // liveHeap reads the heap that the last collection found live.
@@ -48,7 +71,8 @@ func liveHeap() uint64 {
 }
 
 // tuneGC sets the collector's target for serving, unless GOGC is set, and the memory limit,
-// which then follows the live heap (memoryLimitFor) until ctx ends, unless GOMEMLIMIT is set.
+// which then follows the least live heap of the last two minutes (memoryLimitFor, liveWindow)
+// until ctx ends, unless GOMEMLIMIT is set.
 func tuneGC(ctx context.Context) {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(serveGCPercent)
@@ -56,7 +80,8 @@ func tuneGC(ctx context.Context) {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return
 	}
-	limit := memoryLimitFor(liveHeap())
+	var window liveWindow
+	limit := memoryLimitFor(window.add(liveHeap()))
 	debug.SetMemoryLimit(limit)
 	go func() {
 		tick := time.NewTicker(memoryLimitInterval)
@@ -66,7 +91,7 @@ func tuneGC(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if l := memoryLimitFor(liveHeap()); l != limit {
+				if l := memoryLimitFor(window.add(liveHeap())); l != limit {
 					limit = l
 					debug.SetMemoryLimit(limit)
 				}

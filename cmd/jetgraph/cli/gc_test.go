@@ -35,3 +35,25 @@ func TestLiveHeapIsRead(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// TestLiveWindowIgnoresBursts: the limit follows the least live heap of the window, so a burst
+// shorter than the window leaves it, a heap that stays up raises it once the window is past, and
+// one that falls lowers it at once.
+func TestLiveWindowIgnoresBursts(t *testing.T) {
+	var w liveWindow
+	phase := func(name string, live uint64, n int, want uint64) {
+		t.Helper()
+		var got uint64
+		for range n {
+			got = w.add(live)
+		}
+		if got != want {
+			t.Errorf("%s: least live heap %d, want %d", name, got, want)
+		}
+	}
+	phase("steady", 100, memoryLimitWindow, 100)
+	phase("a burst", 900, 3, 100)
+	phase("grown for good, within the window", 400, memoryLimitWindow-4, 100)
+	phase("grown for good, past the window", 400, 1, 400)
+	phase("fallen", 50, 1, 50)
+}
