@@ -97,14 +97,14 @@ for name in "${targets[@]}"; do
   printf '%-8s %10s %8s %14s %14s %10s %10s %6s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB" GCs
   total=0 gcs=0
   for b in $(seq 1 "$bursts"); do
-    report=$("$work/jetgraph-working" bench runs --url "$url" -n "$n" -c "$c" --json)
-    total=$((total + n))
-    rate=$(grep -o '"runs_per_second": *[0-9.]*' <<<"$report" | grep -o '[0-9.]*$' || echo "?")
-    errors=$(grep -o '"errors": *[0-9]*' <<<"$report" | head -n 1 | grep -o '[0-9]*$' || echo 0)
-    if [[ $errors != 0 ]]; then
-      echo "$name: burst $b: $errors runs failed" >&2
+    # bench runs exits non-zero when a run failed; its report names the errors.
+    if ! report=$("$work/jetgraph-working" bench runs --url "$url" -n "$n" -c "$c" --json); then
+      echo "$name: burst $b: runs failed:" >&2
+      grep -A3 '"error_samples"' <<<"$report" >&2 || true
       exit 1
     fi
+    total=$((total + n))
+    rate=$(grep -o '"runs_per_second": *[0-9.]*' <<<"$report" | grep -o '[0-9.]*$' || echo "?")
     curl -fsS "$url/debug/pprof/heap?gc=1" -o "$work/$name-heap-$total.pb"
     metrics=$(curl -fsS "$url/metrics")
     inuse=$(awk '$1 == "go_memstats_heap_inuse_bytes" { print $2 }' <<<"$metrics")
