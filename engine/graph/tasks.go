@@ -115,25 +115,23 @@ func (g *Graph) prepareTasks(ch map[string]Channel, checkpointID string, step in
 // checkpoint, or saves what finished as pending writes and reports the interrupts or the error.
 func (l *loop) execute(ctx context.Context, tasks []*task) ([]InterruptValue, error) {
 	l.restorePending(tasks)
+	pending := 0
+	for _, t := range tasks {
+		if !t.done {
+			pending++
+		}
+	}
 	var wg sync.WaitGroup
 	for _, t := range tasks {
-		if t.done {
-			continue
+		switch {
+		case t.done:
+		case pending == 1:
+			// A lone task runs on the loop's goroutine: a new one would grow its stack again
+			// for every step of every run (issue 28: about 1% of the server's CPU).
+			l.runTask(ctx, t)
+		default:
+			wg.Go(func() { l.runTask(ctx, t) })
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.emit(KindTaskStart, TaskStart{ID: t.id, Name: t.name, Input: t.input, Triggers: t.triggers, Interrupts: []InterruptValue{}})
-			l.run(ctx, t)
-			if !t.interrupt {
-				res := TaskResult{ID: t.id, Name: t.name, Result: t.update, Interrupts: []InterruptValue{}}
-				if t.err != nil {
-					class, msg := ClassOf(t.err)
-					res.Error = &TaskError{Error: class, Message: msg}
-				}
-				l.emit(KindTaskResult, res)
-			}
-		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
@@ -637,4 +635,19 @@ func (l *loop) resume(ctx context.Context, value any) error {
 	}
 	l.pending = MergeWrites(l.pending, ws)
 	return l.o.Saver.PutWrites(ctx, l.ref, ws)
+}
+
+// runTask runs t between its task_start and task_result events.
+func (l *loop) runTask(ctx context.Context, t *task) {
+	l.emit(KindTaskStart, TaskStart{ID: t.id, Name: t.name, Input: t.input, Triggers: t.triggers, Interrupts: []InterruptValue{}})
+	l.run(ctx, t)
+	if t.interrupt {
+		return
+	}
+	res := TaskResult{ID: t.id, Name: t.name, Result: t.update, Interrupts: []InterruptValue{}}
+	if t.err != nil {
+		class, msg := ClassOf(t.err)
+		res.Error = &TaskError{Error: class, Message: msg}
+	}
+	l.emit(KindTaskResult, res)
 }

@@ -56,8 +56,19 @@ func (s *Service) Start(ctx context.Context) error {
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
-	sem := make(chan struct{}, s.cfg.Concurrency)
+	// A fixed set of workers takes the messages, rather than a goroutine per message: a worker's
+	// stack grows once to what running a graph needs, not again for every run (issue 28).
+	work := make(chan *eventlog.Dispatch)
+	for range s.cfg.Concurrency {
+		go func() {
+			for msg := range work {
+				s.handle(runCtx, msg)
+				s.wg.Done()
+			}
+		}()
+	}
 	go func() {
+		defer close(work)
 		wait := 100 * time.Millisecond
 		for {
 			msg, err := msgs.Next()
@@ -76,12 +87,8 @@ func (s *Service) Start(ctx context.Context) error {
 				continue
 			}
 			wait = 100 * time.Millisecond
-			sem <- struct{}{}
 			s.wg.Add(1)
-			go func() {
-				defer func() { <-sem; s.wg.Done() }()
-				s.handle(runCtx, msg)
-			}()
+			work <- msg // waits for a free worker
 		}
 	}()
 	return nil

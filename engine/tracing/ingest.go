@@ -537,31 +537,39 @@ func (in *ingest) append() (int, error) {
 		n    int
 		sem  = make(chan struct{}, 16)
 	)
+	appendTrace := func(events []eventlog.Event) {
+		for len(events) > 0 {
+			chunk := in.chunk(events)
+			batch := make([]eventlog.Pending, len(chunk))
+			for i, e := range chunk {
+				batch[i] = eventlog.Pending{Event: e, Expect: eventlog.Any}
+			}
+			_, err := in.s.log.AppendBatch(in.ctx, batch)
+			mu.Lock()
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				n += len(chunk)
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+			events = events[len(chunk):]
+		}
+	}
+	if len(in.order) == 1 {
+		// One trace (a run's own spans, most posts): appended here, without a goroutine.
+		appendTrace(in.events[in.order[0]])
+		return n, errors.Join(errs...)
+	}
 	for _, traceID := range in.order {
 		events := in.events[traceID]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			for len(events) > 0 {
-				chunk := in.chunk(events)
-				batch := make([]eventlog.Pending, len(chunk))
-				for i, e := range chunk {
-					batch[i] = eventlog.Pending{Event: e, Expect: eventlog.Any}
-				}
-				_, err := in.s.log.AppendBatch(in.ctx, batch)
-				mu.Lock()
-				if err != nil {
-					errs = append(errs, err)
-				} else {
-					n += len(chunk)
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-				events = events[len(chunk):]
-			}
+			appendTrace(events)
 		}()
 	}
 	wg.Wait()

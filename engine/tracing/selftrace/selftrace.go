@@ -72,14 +72,19 @@ type Tracer struct {
 	runs map[string]*active // run id -> its trace, while it executes
 
 	// ending counts the final appends of ended runs, made in the background so that a worker is
-	// free for its next run at once; slots bounds how many are under way (a full set makes End
-	// wait: tracing falls behind no further than that).
-	ending sync.WaitGroup
-	slots  chan struct{}
+	// free for its next run at once. They are queued to a fixed set of flushers (started with
+	// the first), not a goroutine each: a new goroutine grows its stack again for every run. A
+	// full queue makes End wait: tracing falls behind no further than that.
+	ending   sync.WaitGroup
+	queue    chan *active
+	flushers sync.Once
 }
 
-// maxEnding bounds the final appends under way at once.
-const maxEnding = 64
+// Bounds of the final appends: how many wait at most, how many are under way at once.
+const (
+	maxEnding = 64
+	flushers  = 8
+)
 
 // active is the trace of an executing run, with what its appends need.
 type active struct {
@@ -100,7 +105,7 @@ func New(ing Ingester, cfg Config) *Tracer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, slots: make(chan struct{}, maxEnding)}
+	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, queue: make(chan *active, maxEnding)}
 }
 
 // Project is the project the runs' traces go to.
@@ -149,12 +154,18 @@ func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFi
 		return // cancelled before it began here
 	}
 	a.trace.finish(fin, time.Now())
-	t.slots <- struct{}{}
+	t.flushers.Do(func() {
+		for range flushers {
+			go func() { // they live as long as the process: a Tracer is made once, by the platform
+				for a := range t.queue {
+					t.flush(a)
+					t.ending.Done()
+				}
+			}()
+		}
+	})
 	t.ending.Add(1)
-	go func() {
-		defer func() { <-t.slots; t.ending.Done() }()
-		t.flush(a)
-	}()
+	t.queue <- a
 }
 
 // Wait returns once the spans of every run that has ended are appended (or dropped).
