@@ -174,7 +174,7 @@ func TestHeldLost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			l := eventlogtest.Open(t)
+			l := eventlogtest.OpenURLs(t, eventlogtest.Server(t), 1) // a bucket's leases, which the test breaks
 			h := leasedKinds()[0].hold(t, ctx, l)
 			kv, err := eventlogtest.JetStream(l).KeyValue(ctx, "TEST_HELD")
 			if err != nil {

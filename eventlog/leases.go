@@ -21,14 +21,26 @@ var ErrLeaseGone = errors.New("eventlog: lease expired")
 // bucket that expires its TTL after its last write. Only the holder of a lease renews or releases
 // it: every write is a compare-and-set on the revision the holder last wrote. Work done under a
 // lease holds it with Hold (leased.go), which renews it and stops the work in time.
+//
+// On a log that this process alone can reach (an embedded server that does not listen, what
+// `jetgraph serve` runs by default) the leases are kept in the process instead, with the same
+// rules (leases_local.go).
 type Leases struct {
-	kv  jetstream.KeyValue
-	ttl time.Duration
+	kv    jetstream.KeyValue
+	ttl   time.Duration
+	local *localLeases // instead of kv
 }
 
 // OpenLeases creates (or updates) the lease bucket with the log's replicas. A cluster that is
-// still forming is waited for, as long as ctx lets.
+// still forming is waited for, as long as ctx lets. On a log this process alone can reach, the
+// leases are kept in the process: no bucket is made.
 func (l *Log) OpenLeases(ctx context.Context, bucket string, ttl time.Duration) (*Leases, error) {
+	if l.exclusive() {
+		return &Leases{ttl: ttl, local: l.localLeases(bucket)}, nil
+	}
+	if err := l.checkOwner(ctx); err != nil {
+		return nil, err
+	}
 	var kv jetstream.KeyValue
 	err := l.Retry(ctx, "lease bucket "+bucket, func(ctx context.Context) error {
 		var err error
@@ -46,6 +58,9 @@ func (l *Log) OpenLeases(ctx context.Context, bucket string, ttl time.Duration) 
 // Acquire takes the lease of key for holder and returns its revision, or fails (wrapping
 // ErrLeaseHeld) when another holder has it.
 func (s *Leases) Acquire(ctx context.Context, key, holder string) (uint64, error) {
+	if s.local != nil {
+		return s.local.acquire(key, holder, s.ttl)
+	}
 	rev, err := s.kv.Create(ctx, key, []byte(holder))
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return 0, fmt.Errorf("eventlog: lease of %s: %w", key, ErrLeaseHeld)
@@ -60,6 +75,9 @@ func (s *Leases) Acquire(ctx context.Context, key, holder string) (uint64, error
 // A renewal stored while its answer was lost (a cluster failed over) leaves the key at a newer
 // revision than rev that is still holder's: Renew adopts it.
 func (s *Leases) Renew(ctx context.Context, key, holder string, rev uint64) (uint64, error) {
+	if s.local != nil {
+		return s.local.renew(key, holder, rev, s.ttl)
+	}
 	next, err := s.kv.Update(ctx, key, []byte(holder), rev)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -81,5 +99,8 @@ func (s *Leases) Renew(ctx context.Context, key, holder string, rev uint64) (uin
 
 // Release gives the lease of key up if it is still at revision rev (its holder's last write).
 func (s *Leases) Release(ctx context.Context, key string, rev uint64) error {
+	if s.local != nil {
+		return s.local.release(key, rev)
+	}
 	return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
 }

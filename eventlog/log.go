@@ -137,6 +137,12 @@ type Log struct {
 	// remote, on a log connected to URLs, waits for the rounds of a server that syncs so
 	// (durable.go).
 	remote *remoteSync
+
+	// leases are the in-process leases of an exclusive log, by bucket (leases_local.go).
+	leasesMu sync.Mutex
+	leases   map[string]*localLeases
+	// ownerStop ends the renewals of an exclusive log's owner mark; ownerDone is closed then.
+	ownerStop, ownerDone chan struct{}
 }
 
 // Open starts the embedded server or connects to cfg.URLs, and creates the streams if needed.
@@ -178,6 +184,12 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if err := l.ensureStreams(ctx); err != nil {
 		l.Close()
 		return nil, err
+	}
+	if l.exclusive() && cfg.Listen != "" {
+		if err := l.markOwner(ctx); err != nil {
+			l.Close()
+			return nil, err
+		}
 	}
 	return l, nil
 }
@@ -480,6 +492,11 @@ func (l *Log) ObserveAppends(f func(time.Duration)) { l.appendObserver.Store(&f)
 
 // Close drains the connection and shuts the embedded server down, flushing its store.
 func (l *Log) Close() {
+	if l.ownerStop != nil {
+		close(l.ownerStop)
+		<-l.ownerDone
+		l.ownerStop = nil
+	}
 	for _, nc := range []*nats.Conn{l.nc, l.bnc} {
 		if nc != nil {
 			_ = nc.Drain()

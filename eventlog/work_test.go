@@ -11,13 +11,32 @@ import (
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
 
-// TestLeases checks the lease bucket's rules on real JetStream: one holder at a time, renewals
+// TestLeases checks the leases' rules, in a bucket on real JetStream (a log other processes can
+// reach) and in the process (an embedded log nobody else can): one holder at a time, renewals
 // only by the holder at its revision (adopting a renewal whose answer was lost), release only
 // at the holder's revision, and expiry.
 func TestLeases(t *testing.T) {
+	for _, mode := range leaseModes() {
+		t.Run(mode.name, func(t *testing.T) { testLeases(t, mode.open(t)) })
+	}
+}
+
+// leaseMode is a log whose leases are kept one way.
+type leaseMode struct {
+	name string
+	open func(t *testing.T) *eventlog.Log
+}
+
+func leaseModes() []leaseMode {
+	return []leaseMode{
+		{"bucket", func(t *testing.T) *eventlog.Log { return eventlogtest.OpenURLs(t, eventlogtest.Server(t), 1) }},
+		{"in process", func(t *testing.T) *eventlog.Log { return eventlogtest.Open(t) }},
+	}
+}
+
+func testLeases(t *testing.T, l *eventlog.Log) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l := eventlogtest.Open(t)
 	leases, err := l.OpenLeases(ctx, "TEST_LEASES", time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -241,5 +260,31 @@ func TestHeldProgress(t *testing.T) {
 	// Nobody says so any more: after its AckWait the message is delivered again.
 	if again, err := q.Fetch(ctx, 1, 20*time.Second); err != nil || len(again) != 1 {
 		t.Fatalf("after stop: %d messages, %v; want the message again", len(again), err)
+	}
+}
+
+// TestLeasesOfAnEmbeddedLog: the leases of an embedded log that listens only for the control
+// plane are kept in its process (no bucket is made), and another server connecting to that
+// listener is refused leases, with the reason, rather than holding them where the first cannot
+// see them.
+func TestLeasesOfAnEmbeddedLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	owner := eventlogtest.OpenConfig(t, eventlog.Config{Dir: dir, Listen: "127.0.0.1:-1", Accounts: true, JetgraphListener: true})
+	leases, err := owner.OpenLeases(ctx, "TEST_EMBEDDED", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leases.Acquire(ctx, "default.t1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eventlogtest.JetStream(owner).KeyValue(ctx, "TEST_EMBEDDED"); err == nil {
+		t.Fatal("a lease bucket was made for an embedded log's in-process leases")
+	}
+	other := eventlogtest.OpenConfig(t, eventlog.Config{URLs: owner.ClientURL(), Creds: eventlog.CredsFile(dir)})
+	_, err = other.OpenLeases(ctx, "TEST_EMBEDDED", time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "--nats-listen") {
+		t.Fatalf("leases opened by another process on an embedded log: %v, want refused naming --nats-listen", err)
 	}
 }

@@ -451,7 +451,8 @@ func TestWaitEndAfterTheRunEnded(t *testing.T) {
 // failover) leaves the lease at a revision its holder does not know; the holder keeps it (the
 // key still names it) instead of abandoning the run.
 func TestLeaseRenewalStoredWithoutAnswer(t *testing.T) {
-	p := start(t)
+	// A log other processes can reach, whose leases are a bucket's (the test writes one).
+	p := platformtest.Start(t, quickTakeover(), eventlogtest.OpenURLs(t, eventlogtest.Server(t), 1))
 	ctx := waitCtx(t)
 	th, err := p.Threads.Create(ctx, threads.Create{})
 	if err != nil {
