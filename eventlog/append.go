@@ -123,7 +123,9 @@ func Unanswered(err error) bool {
 //
 // Events of a single aggregate (a run transition with its checkpoints) are packed into one
 // message: atomic by construction and as cheap as one append. Only the first event's Expect
-// counts then. Events of several aggregates use JetStream's atomic batch publish, where every
+// counts then. So are the unconditional events of several aggregates of one tenant of a kind
+// named in PackAcross (traces). Events of several aggregates otherwise use JetStream's atomic
+// batch publish, where every
 // Expect is checked against the log as it was before the batch, so give at most one condition
 // per aggregate. (On a single-node file store each such batch costs a few milliseconds, since
 // the server stages it in a synced file store of its own; on R3 streams it is staged in memory.)
@@ -143,13 +145,14 @@ func (l *Log) AppendBatch(ctx context.Context, batch []Pending) (uint64, error) 
 			break
 		}
 	}
-	if single {
+	if single || packsAcross(batch) {
 		return l.appendPacked(ctx, batch)
 	}
 	return l.appendAtomic(ctx, batch)
 }
 
-// HeaderPacked, on a message that packs several events of one aggregate, holds their count. The
+// HeaderPacked, on a message that packs several events (of one aggregate, or of several of a
+// kind named in PackAcross), holds their count. The
 // message's subject (and Jg-Type) is that of its first event, so subscribers filtering on a
 // type (run_created, say) see the commands that begin with it.
 const HeaderPacked = "Jg-Packed"

@@ -103,6 +103,31 @@ const SharedToken = "_"
 // their own.
 var sharedSubjects = map[string]map[string]bool{}
 
+// packedAcross holds the kinds named in PackAcross.
+var packedAcross = map[string]bool{}
+
+// PackAcross lets AppendBatch pack the unconditional events of several aggregates of kind and
+// one tenant into one message, stored under the subject of the first. Call it from an init
+// function only, for a kind whose events are read whole-stream or by tenant
+// (<kind>.<tenant>.>), never by aggregate nor appended with a condition: traces, whose posts
+// of many runs then cost one message rather than one each (issue 28). (Log.Load of such an
+// aggregate finds only the events stored under its own subject, and returns no other's.)
+func PackAcross(kind string) { packedAcross[kind] = true }
+
+// packsAcross reports whether batch, of several aggregates, may be packed into one message.
+func packsAcross(batch []Pending) bool {
+	first := batch[0].Event.Aggregate
+	if !packedAcross[first.Kind] {
+		return false
+	}
+	for _, p := range batch {
+		if p.Expect != Any || p.Event.Aggregate.Kind != first.Kind || p.Event.Aggregate.Tenant != first.Tenant {
+			return false
+		}
+	}
+	return true
+}
+
 // ShareSubjects makes the events of kind appended from now on share one subject per aggregate
 // (<kind>.<tenant>.<id>._), except those of the types in own, which a consumer selects by
 // subject and so keep <kind>.<tenant>.<id>.<type>. Call it from an init function only.

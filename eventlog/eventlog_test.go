@@ -260,3 +260,79 @@ func TestTailFromSequence(t *testing.T) {
 		})
 	}
 }
+
+func init() { eventlog.PackAcross("trace") }
+
+// TestAppendBatchPackedAcrossAggregates: the unconditional events of several traces of one
+// tenant go in one message, under the first's subject (such a kind is never loaded by
+// aggregate, and Load returns no other aggregate's events); a condition, or a second tenant,
+// makes the batch an atomic one of a message per event.
+func TestAppendBatchPackedAcrossAggregates(t *testing.T) {
+	ctx := context.Background()
+	l := eventlogtest.Open(t)
+	tr := func(tenant, id string) eventlog.Aggregate {
+		return eventlog.Aggregate{Kind: "trace", Tenant: tenant, ID: id}
+	}
+	t1, t2, other := tr(eventlog.DefaultTenant, "t1"), tr(eventlog.DefaultTenant, "t2"), tr("acme", "t3")
+	stream, err := eventlogtest.JetStream(l).Stream(ctx, eventlog.TraceStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// messages appends batch and returns the number of messages it took and their events' ids.
+	messages := func(batch []eventlog.Pending) (int, []string) {
+		t.Helper()
+		before, err := stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.AppendBatch(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		after, err := stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for seq := before.State.LastSeq + 1; seq <= after.State.LastSeq; seq++ {
+			m, err := stream.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events, err := l.DecodeBody(ctx, m.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range events {
+				ids = append(ids, e.ID)
+			}
+		}
+		return int(after.State.LastSeq - before.State.LastSeq), ids
+	}
+	batch := []eventlog.Pending{
+		{Event: mustEvent(t, t1, "run_posted", nil), Expect: eventlog.Any},
+		{Event: mustEvent(t, t2, "run_posted", nil), Expect: eventlog.Any},
+		{Event: mustEvent(t, t1, "run_patched", nil), Expect: eventlog.Any},
+	}
+	n, ids := messages(batch)
+	if n != 1 || fmt.Sprint(ids) != fmt.Sprint([]string{batch[0].Event.ID, batch[1].Event.ID, batch[2].Event.ID}) {
+		t.Fatalf("an unconditional batch of two traces took %d messages holding %v, want one holding the three in order", n, ids)
+	}
+	events, err := l.Load(ctx, t1)
+	if err != nil || len(events) != 2 || events[0].Aggregate != t1 || events[1].Aggregate != t1 {
+		t.Fatalf("Load(t1) = %v, %v: want its two events alone", events, err)
+	}
+	for name, batch := range map[string][]eventlog.Pending{
+		"conditional": {
+			{Event: mustEvent(t, t1, "run_posted", nil), Expect: eventlog.At(events[1].Seq)},
+			{Event: mustEvent(t, t2, "run_posted", nil), Expect: eventlog.Any},
+		},
+		"two tenants": {
+			{Event: mustEvent(t, t1, "run_posted", nil), Expect: eventlog.Any},
+			{Event: mustEvent(t, other, "run_posted", nil), Expect: eventlog.Any},
+		},
+	} {
+		if n, _ := messages(batch); n != 2 {
+			t.Errorf("%s batch took %d messages, want one per event", name, n)
+		}
+	}
+}

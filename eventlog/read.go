@@ -45,7 +45,7 @@ func (l *Log) each(ctx context.Context, agg Aggregate, from uint64, emit func(Ev
 	}
 	var emitErr error
 	err = l.read(ctx, stream, max(from, 1), []string{agg.Filter()}, func(e Event) bool {
-		if emitErr == nil {
+		if emitErr == nil && (!packedAcross[agg.Kind] || e.Aggregate == agg) { // (see PackAcross)
 			emitErr = emit(e)
 		}
 		return emitErr == nil && e.Seq < last.Sequence

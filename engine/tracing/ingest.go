@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
@@ -527,53 +526,37 @@ func (in *ingest) feedback(f *Feedback) error {
 // maxPerMessage is the largest number of events eventlog packs in one append.
 const maxPerMessage = 1000
 
-// append appends the queued events: each trace's in order, in messages of at most maxMessage
-// bytes; traces in parallel. It returns how many events were appended.
+// append appends the queued events in messages of at most maxMessage bytes and maxPerMessage
+// events, the traces one after the other, each trace's events in order: the events of several
+// traces share a message (eventlog.PackAcross), so that a batch of many small traces (a client's
+// /runs/batch, the self-trace of the runs that ended together) costs a few messages rather than
+// one a trace. It returns how many events were appended; it stops at the first append that
+// fails.
 func (in *ingest) append() (int, error) {
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		n    int
-		sem  = make(chan struct{}, 16)
-	)
-	appendTrace := func(events []eventlog.Event) {
-		for len(events) > 0 {
-			chunk := in.chunk(events)
-			batch := make([]eventlog.Pending, len(chunk))
-			for i, e := range chunk {
-				batch[i] = eventlog.Pending{Event: e, Expect: eventlog.Any}
-			}
-			_, err := in.s.log.AppendBatch(in.ctx, batch)
-			mu.Lock()
-			if err != nil {
-				errs = append(errs, err)
-			} else {
-				n += len(chunk)
-			}
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-			events = events[len(chunk):]
+	if len(in.order) == 0 {
+		return 0, nil
+	}
+	events := in.events[in.order[0]]
+	if len(in.order) > 1 {
+		events = nil
+		for _, traceID := range in.order {
+			events = append(events, in.events[traceID]...)
 		}
 	}
-	if len(in.order) == 1 {
-		// One trace (a run's own spans, most posts): appended here, without a goroutine.
-		appendTrace(in.events[in.order[0]])
-		return n, errors.Join(errs...)
+	n := 0
+	for len(events) > 0 {
+		chunk := in.chunk(events)
+		batch := make([]eventlog.Pending, len(chunk))
+		for i, e := range chunk {
+			batch[i] = eventlog.Pending{Event: e, Expect: eventlog.Any}
+		}
+		if _, err := in.s.log.AppendBatch(in.ctx, batch); err != nil {
+			return n, err
+		}
+		n += len(chunk)
+		events = events[len(chunk):]
 	}
-	for _, traceID := range in.order {
-		events := in.events[traceID]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			appendTrace(events)
-		}()
-	}
-	wg.Wait()
-	return n, errors.Join(errs...)
+	return n, nil
 }
 
 // chunk returns the first events that fit in one message.

@@ -298,6 +298,9 @@ func init() {
 	// A trace's events (its runs' posts and patches, its feedback) share one subject in the
 	// log: the server keeps an index entry per subject, and nothing selects them by type.
 	eventlog.ShareSubjects(traces.TraceKind)
+	// Nothing reads a trace's events by its subject nor appends them with a condition: the
+	// events of several traces share messages (see ingest.append).
+	eventlog.PackAcross(traces.TraceKind)
 }
 
 // traceAggregate names a trace in the log.

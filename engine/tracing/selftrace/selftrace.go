@@ -22,14 +22,16 @@
 // after a crash posts the same root again (an upsert) and adds the new attempt's spans to it.
 //
 // Spans are buffered per run and appended through the tracing service's ingestion path
-// (tracing.Service.Ingest, as a batch of posts with trace ids: what /runs/batch does), when the
-// run ends and every Config.FlushInterval while it runs (Run). Tracing never fails a run: an
-// append that fails is logged and its spans dropped.
+// (tracing.Service.IngestEncoded, as a batch of posts with trace ids: what /runs/batch does),
+// every Config.FlushInterval while it runs (Run) and when it ends, then with the other runs of
+// its tenant that end within endLinger (10 ms), in one message where they fit. Tracing never
+// fails a run: an append that fails is logged and its spans dropped.
 package selftrace
 
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,18 +74,24 @@ type Tracer struct {
 	runs map[string]*active // run id -> its trace, while it executes
 
 	// ending counts the final appends of ended runs, made in the background so that a worker is
-	// free for its next run at once. They are queued to a fixed set of flushers (started with
-	// the first), not a goroutine each: a new goroutine grows its stack again for every run. A
-	// full queue makes End wait: tracing falls behind no further than that.
+	// free for its next run at once. The runs that end within endLinger of one another are
+	// appended together, in as few messages as their size allows (tracing packs the posts of
+	// several traces in one): one message a run, stored, acknowledged and folded, was most of
+	// what self-tracing cost (issue 28). slots bounds the runs waiting: a full set makes End
+	// wait, so tracing falls behind no further than that.
 	ending   sync.WaitGroup
-	queue    chan *active
-	flushers sync.Once
+	slots    chan struct{}
+	endMu    sync.Mutex
+	ended    []*active // waiting for their final append
+	flushing bool      // a goroutine appends ended (flushEnded)
 }
 
-// Bounds of the final appends: how many wait at most, how many are under way at once.
+// Bounds of the final appends: how many ended runs wait at most, how long the first waits for
+// others, how many are appended at once.
 const (
-	maxEnding = 64
-	flushers  = 8
+	maxEnding    = 256
+	endLinger    = 10 * time.Millisecond
+	maxFlushRuns = 128
 )
 
 // active is the trace of an executing run, with what its appends need.
@@ -105,7 +113,7 @@ func New(ing Ingester, cfg Config) *Tracer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, queue: make(chan *active, maxEnding)}
+	return &Tracer{ing: ing, cfg: cfg, runs: map[string]*active{}, slots: make(chan struct{}, maxEnding)}
 }
 
 // Project is the project the runs' traces go to.
@@ -154,18 +162,70 @@ func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFi
 		return // cancelled before it began here
 	}
 	a.trace.finish(fin, time.Now())
-	t.flushers.Do(func() {
-		for range flushers {
-			go func() { // they live as long as the process: a Tracer is made once, by the platform
-				for a := range t.queue {
-					t.flush(a)
-					t.ending.Done()
-				}
-			}()
-		}
-	})
+	t.slots <- struct{}{}
 	t.ending.Add(1)
-	t.queue <- a
+	t.endMu.Lock()
+	t.ended = append(t.ended, a)
+	start := !t.flushing
+	t.flushing = true
+	t.endMu.Unlock()
+	if start {
+		go t.flushEnded()
+	}
+}
+
+// flushEnded appends the spans of ended runs, endLinger after the first, together, until none
+// is left: it runs only while runs end (no goroutine is left behind at idle).
+func (t *Tracer) flushEnded() {
+	for {
+		time.Sleep(endLinger)
+		t.endMu.Lock()
+		n := min(len(t.ended), maxFlushRuns)
+		if n == 0 {
+			t.flushing = false
+			t.endMu.Unlock()
+			return
+		}
+		batch := slices.Clone(t.ended[:n])
+		t.ended = slices.Delete(t.ended, 0, n)
+		t.endMu.Unlock()
+		t.flushRuns(batch)
+		for range batch {
+			<-t.slots
+			t.ending.Done()
+		}
+	}
+}
+
+// flushRuns appends what the runs of list have not appended yet, the runs of a tenant together.
+func (t *Tracer) flushRuns(list []*active) {
+	var tenants []string
+	byTenant := map[string][]*active{}
+	for _, a := range list {
+		tenant := engine.TenantFrom(a.ctx)
+		if byTenant[tenant] == nil {
+			tenants = append(tenants, tenant)
+		}
+		byTenant[tenant] = append(byTenant[tenant], a)
+	}
+	for _, tenant := range tenants {
+		runs := byTenant[tenant]
+		var posts []tracing.EncodedRun
+		for _, a := range runs {
+			a.flushing.Lock() // until appended: a periodic append of the run lands first
+			posts = append(posts, a.trace.take()...)
+		}
+		if len(posts) > 0 {
+			ctx, cancel := context.WithTimeout(runs[0].ctx, flushTimeout)
+			if _, err := t.ing.IngestEncoded(ctx, posts); err != nil {
+				t.cfg.Logger.Warn("selftrace: spans not appended; dropped", "runs", len(runs), "spans", len(posts), "err", err)
+			}
+			cancel()
+		}
+		for _, a := range runs {
+			a.flushing.Unlock()
+		}
+	}
 }
 
 // Wait returns once the spans of every run that has ended are appended (or dropped).

@@ -224,3 +224,57 @@ func TestTracerPostsOnlyWhatIngestionAccepts(t *testing.T) {
 		t.Fatalf("model span %+v", m)
 	}
 }
+
+// tenantIngester records the tenant and the traces of each append, then ingests as fakeIngester.
+type tenantIngester struct {
+	fakeIngester
+	calls []map[string]string // trace id -> tenant, per call
+}
+
+func (r *tenantIngester) IngestEncoded(ctx context.Context, posts []tracing.EncodedRun) (int, error) {
+	call := map[string]string{}
+	for _, p := range posts {
+		call[p.TraceID] = engine.TenantFrom(ctx)
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, call)
+	r.mu.Unlock()
+	return r.fakeIngester.IngestEncoded(ctx, posts)
+}
+
+// Runs that end together are appended together, one append per tenant, each in its tenant.
+func TestTracerAppendsEndedRunsTogether(t *testing.T) {
+	ing := &tenantIngester{fakeIngester: fakeIngester{t: t, runs: map[string]*trace.Run{}}}
+	tr := New(ing, Config{Project: "p"})
+	want := map[string]string{}
+	for i, tenant := range []string{"acme", "acme", "globex", "acme", "globex"} {
+		ctx := engine.WithTenant(context.Background(), tenant)
+		rec := engine.RunRecord{Run: engine.Run{RunID: uuid.Must(uuid.NewV7()).String(), ThreadID: "th", AssistantID: fmt.Sprint("as", i)}}
+		sink := tr.Begin(ctx, rec)
+		sink(graph.Event{Kind: graph.KindTaskStart, Data: graph.TaskStart{ID: "t1", Name: "node", Input: map[string]any{}}})
+		sink(graph.Event{Kind: graph.KindTaskResult, Data: graph.TaskResult{ID: "t1", Name: "node", Result: map[string]any{}}})
+		tr.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunSuccess})
+		want[rec.RunID] = tenant
+	}
+	tr.Wait()
+	got := map[string]string{}
+	for _, call := range ing.calls {
+		tenants := map[string]bool{}
+		for id, tenant := range call {
+			got[id] = tenant
+			tenants[tenant] = true
+		}
+		if len(tenants) != 1 {
+			t.Errorf("one append for the traces of tenants %v", tenants)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("traces appended in tenants %v, want %v", got, want)
+	}
+	if len(ing.calls) != 2 {
+		t.Errorf("%d appends for 5 runs of 2 tenants that ended together, want 2", len(ing.calls))
+	}
+	if n := len(ing.runs); n != 10 {
+		t.Errorf("%d spans, want a root and a node for each of the 5 runs", n)
+	}
+}
