@@ -1,13 +1,14 @@
 package checkpoints
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
@@ -147,16 +148,21 @@ func appendString(buf []byte, s string) []byte {
 }
 
 // appendRaw appends a raw JSON value compacted, refusing one that is not valid JSON (as
-// encoding/json does for a json.RawMessage), null for an empty one.
+// encoding/json does for a json.RawMessage), null for an empty one. It compacts with jsontext,
+// which does what json.Compact does (no string or number rewritten) in a third of its time: a
+// checkpoint's metadata and channel values pass here, about 2% of the server's CPU per echo
+// run with json.Compact (issue 28).
 func appendRaw(buf []byte, raw json.RawMessage) ([]byte, error) {
 	if len(raw) == 0 {
 		return append(buf, "null"...), nil
 	}
-	b := bytes.NewBuffer(buf)
-	if err := json.Compact(b, raw); err != nil {
+	start := len(buf)
+	buf = append(buf, raw...)
+	v := jsontext.Value(buf[start:])
+	if err := v.Compact(); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return append(buf[:start], v...), nil
 }
 
 // appendVersions appends a channel -> version map.

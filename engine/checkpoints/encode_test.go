@@ -127,3 +127,25 @@ func BenchmarkCheckpointEvent(b *testing.B) {
 		}
 	})
 }
+
+// FuzzAppendRaw holds appendRaw to json.Compact: the same bytes for valid JSON (what precedes it
+// in the buffer kept), an error for the rest.
+func FuzzAppendRaw(f *testing.F) {
+	for _, s := range []string{` { "x" : [1, 2] } `, `"a\u2028<b>"`, `[1e3, -0.5, true, null]`, `{"a":`, `nope`, "\"\xff\"", `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) == 0 {
+			return // null, tested above
+		}
+		got, err := appendRaw([]byte("prefix"), raw)
+		var want bytes.Buffer
+		wantErr := json.Compact(&want, raw)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("appendRaw(%q) error %v, json.Compact's %v", raw, err, wantErr)
+		}
+		if err == nil && string(got) != "prefix"+want.String() {
+			t.Fatalf("appendRaw(%q) = %q, want prefix%q", raw, got, want.String())
+		}
+	})
+}
