@@ -166,7 +166,7 @@ func (c *Checkpoints) Apply(tx *bbolt.Tx, e eventlog.Event) error {
 	}
 	switch e.Type {
 	case engine.ThreadCheckpoint:
-		d, err := c.db.decoded.checkpointData(e)
+		d, err := c.db.decoded.checkpointData(e, &c.db.primed)
 		if err != nil {
 			return err
 		}

@@ -98,7 +98,7 @@ func getThreadRaw(b *bbolt.Bucket, key []byte) (engine.Thread, bool, error) {
 // Values kept in the object store cannot be read by a fold: their references are kept instead
 // (see ValueRef), for the reader to resolve.
 func (t *Threads) applyCheckpoint(tx *bbolt.Tx, e eventlog.Event, key []byte, at engine.Time) error {
-	d, err := t.db.decoded.checkpointData(e)
+	d, err := t.db.decoded.checkpointData(e, &t.db.primed)
 	if err != nil {
 		return err
 	}

@@ -129,6 +129,8 @@ func (p *Projector) versionsBucket() []byte { return []byte("_versions/" + p.str
 type DB struct {
 	// decoded passes decoded payloads between the folds of a batch (shared.go).
 	decoded decodedPayloads
+	// primed holds the payloads their writers in this process handed over (primed.go).
+	primed primedPayloads
 	// activeRuns holds the active runs of the threads the last committed transactions changed,
 	// by thread (activeKey(tenant, thread, "")): the ids, oldest first, as thread_active_runs has
 	// them. The threads projection keeps it; the runs projection's queue reads it.

@@ -28,8 +28,11 @@ func (d *decodedPayloads) reset() {
 }
 
 // checkpointData decodes the payload of checkpoint event e, or takes it from the fold before.
-func (d *decodedPayloads) checkpointData(e eventlog.Event) (checkpointEvent, error) {
+func (d *decodedPayloads) checkpointData(e eventlog.Event, primed *primedPayloads) (checkpointEvent, error) {
 	return d.checkpoints.get(e, func(data []byte) (checkpointEvent, error) {
+		if cd, ok := primed.take(e.ID); ok && e.Version == eventlog.Upcasts.Current(engine.ThreadCheckpoint) {
+			return cd, nil
+		}
 		var cd checkpointEvent
 		err := decodeJSON(data, &cd)
 		return cd, err

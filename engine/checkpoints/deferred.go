@@ -249,9 +249,12 @@ func (s *Saver) checkpointEvents(ctx context.Context, threadID string, d engine.
 	if err := s.blobs.put(ctx, OffloadCheckpoint(&d)); err != nil {
 		return nil, err
 	}
-	e, err := checkpointEvent(engine.TenantFrom(ctx), threadID, &d)
+	e, primed, ok, err := checkpointEvent(engine.TenantFrom(ctx), threadID, &d)
 	if err != nil {
 		return nil, err
+	}
+	if ok && s.view != nil {
+		s.view.Prime(e.ID, primed)
 	}
 	return []eventlog.Event{e}, nil
 }

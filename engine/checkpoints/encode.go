@@ -14,6 +14,7 @@ import (
 	"github.com/jetgraph/jetgraph/engine/graph"
 	"github.com/jetgraph/jetgraph/engine/jsoncount"
 	"github.com/jetgraph/jetgraph/eventlog"
+	"github.com/jetgraph/jetgraph/projections"
 )
 
 // A run saves a checkpoint at every step, and its event was the run path's most expensive JSON:
@@ -172,6 +173,21 @@ func appendVersions(buf []byte, m map[string]int64) ([]byte, error) {
 
 // encodeCheckpointData is d as json.Marshal writes it.
 func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
+	return encodeCheckpoint(d, nil)
+}
+
+// span is where a part of an encoded document lies in it.
+type span struct{ from, to int }
+
+// checkpointSpans are where encodeCheckpoint wrote the parts of a checkpoint that the folds
+// keep as JSON (see projections.PrimedCheckpoint).
+type checkpointSpans struct {
+	header, metadata span
+	values           map[string]span
+}
+
+// encodeCheckpoint is encodeCheckpointData, noting in spans (unless nil) where it wrote what.
+func encodeCheckpoint(d *engine.CheckpointData, spans *checkpointSpans) ([]byte, error) {
 	size := len(d.Metadata) + 256
 	for _, b := range d.Blobs {
 		size += len(b.Value) + len(b.Ref) + 64
@@ -180,7 +196,9 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 	buf = append(buf, `{"ns":`...)
 	buf = appendString(buf, d.NS)
 	h := &d.Checkpoint
-	buf = append(buf, `,"checkpoint":{"v":`...)
+	buf = append(buf, `,"checkpoint":`...)
+	headerAt := len(buf)
+	buf = append(buf, `{"v":`...)
 	buf = strconv.AppendInt(buf, int64(h.V), 10)
 	buf = append(buf, `,"id":`...)
 	buf = appendString(buf, h.ID)
@@ -198,9 +216,16 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 	if buf, err = appendMap(buf, h.VersionsSeen, appendVersions); err != nil {
 		return nil, err
 	}
-	buf = append(buf, `},"metadata":`...)
+	buf = append(buf, '}')
+	headerEnd := len(buf)
+	buf = append(buf, `,"metadata":`...)
+	metadataAt := len(buf)
 	if buf, err = appendRaw(buf, d.Metadata); err != nil {
 		return nil, fmt.Errorf("checkpoints: metadata: %w", err)
+	}
+	if spans != nil {
+		spans.header, spans.metadata = span{headerAt, headerEnd}, span{metadataAt, len(buf)}
+		spans.values = make(map[string]span, len(d.Blobs))
 	}
 	buf = append(buf, `,"parent":`...)
 	if p := d.Parent; p == nil {
@@ -215,7 +240,12 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `,"blobs":`...)
-	if buf, err = appendMap(buf, d.Blobs, appendBlob); err != nil {
+	if spans == nil {
+		buf, err = appendMap(buf, d.Blobs, appendBlob)
+	} else {
+		buf, err = appendBlobsAt(buf, d.Blobs, spans.values)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("checkpoints: channel %w", err)
 	}
 	if d.Full {
@@ -226,32 +256,87 @@ func encodeCheckpointData(d *engine.CheckpointData) ([]byte, error) {
 
 // appendBlob appends a channel's value at a version.
 func appendBlob(buf []byte, b engine.BlobData) ([]byte, error) {
+	buf, _, err := appendBlobAt(buf, b)
+	return buf, err
+}
+
+// appendBlobsAt is appendMap(buf, blobs, appendBlob), noting in values where each value it
+// wrote lies.
+func appendBlobsAt(buf []byte, blobs map[string]engine.BlobData, values map[string]span) ([]byte, error) {
+	if blobs == nil {
+		return append(buf, "null"...), nil
+	}
+	buf = append(buf, '{')
+	for i, k := range sortedKeys(blobs) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(appendString(buf, k), ':')
+		var at span
+		var err error
+		if buf, at, err = appendBlobAt(buf, blobs[k]); err != nil {
+			return nil, fmt.Errorf("%q: %w", k, err)
+		}
+		if at.to > at.from {
+			values[k] = at
+		}
+	}
+	return append(buf, '}'), nil
+}
+
+// appendBlobAt is appendBlob, returning where the value lies (an empty span without one).
+func appendBlobAt(buf []byte, b engine.BlobData) ([]byte, span, error) {
+	var at span
 	buf = append(buf, `{"version":`...)
 	buf = strconv.AppendInt(buf, b.Version, 10)
 	if len(b.Value) > 0 {
 		buf = append(buf, `,"value":`...)
+		at.from = len(buf)
 		var err error
 		if buf, err = appendRaw(buf, b.Value); err != nil {
-			return nil, err
+			return nil, at, err
 		}
+		at.to = len(buf)
 	}
 	if b.Ref != "" {
 		buf = append(buf, `,"ref":`...)
 		buf = appendString(buf, b.Ref)
 	}
-	return append(buf, '}'), nil
+	return append(buf, '}'), at, nil
 }
 
 // checkpointEvent is the event of a checkpoint's data on thread threadID of tenant: built as
 // eventlog.New builds one, with the data encoded by encodeCheckpointData (one document, its
 // metadata in it).
-func checkpointEvent(tenant, threadID string, d *engine.CheckpointData) (eventlog.Event, error) {
+//
+// It also returns the payload as the folds read it back (see projections.PrimedCheckpoint), and
+// whether there is one: not for a checkpoint whose time is not in UTC, which its JSON would read
+// back in another location.
+func checkpointEvent(tenant, threadID string, d *engine.CheckpointData) (eventlog.Event, projections.PrimedCheckpoint, bool, error) {
 	jsoncount.Encoded()
-	raw, err := encodeCheckpointData(d)
+	var spans checkpointSpans
+	raw, err := encodeCheckpoint(d, &spans)
 	if err != nil {
-		return eventlog.Event{}, err
+		return eventlog.Event{}, projections.PrimedCheckpoint{}, false, err
 	}
 	now := time.Now().UTC()
-	return eventlog.Event{ID: eventlog.NewID(now), Type: engine.ThreadCheckpoint, Aggregate: Aggregate(tenant, threadID),
-		Time: now, Version: eventlog.Upcasts.Current(engine.ThreadCheckpoint), Data: raw}, nil
+	e := eventlog.Event{ID: eventlog.NewID(now), Type: engine.ThreadCheckpoint, Aggregate: Aggregate(tenant, threadID),
+		Time: now, Version: eventlog.Upcasts.Current(engine.ThreadCheckpoint), Data: raw}
+	if d.Checkpoint.TS.Location() != time.UTC {
+		return e, projections.PrimedCheckpoint{}, false, nil
+	}
+	part := func(s span) []byte { return raw[s.from:s.to:s.to] }
+	p := projections.PrimedCheckpoint{NS: d.NS, Header: d.Checkpoint, HeaderJSON: part(spans.header),
+		Metadata: part(spans.metadata), Parent: d.Parent, Full: d.Full}
+	if d.Blobs != nil {
+		p.Blobs = make(map[string]engine.BlobData, len(d.Blobs))
+		for ch, b := range d.Blobs {
+			b.Value = nil
+			if s, ok := spans.values[ch]; ok {
+				b.Value = part(s)
+			}
+			p.Blobs[ch] = b
+		}
+	}
+	return e, p, true, nil
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/jetgraph/jetgraph/engine"
 	"github.com/jetgraph/jetgraph/engine/graph"
+	"github.com/jetgraph/jetgraph/projections"
 )
 
 // The hand-written encoders write what encoding/json writes, byte for byte, for the values a
@@ -148,4 +150,42 @@ func FuzzAppendRaw(f *testing.F) {
 			t.Fatalf("appendRaw(%q) = %q, want prefix%q", raw, got, want.String())
 		}
 	})
+}
+
+// TestPrimedCheckpointEqualsDecoded: what a checkpoint's writer hands the folds (checkpointEvent's
+// primed payload) is what they would decode from its event, field for field, so that a fold's
+// result does not depend on it.
+func TestPrimedCheckpointEqualsDecoded(t *testing.T) {
+	ts := time.Date(2026, 11, 29, 1, 0, 0, 123456789, time.UTC)
+	now := time.Now().UTC()
+	ds := map[string]engine.CheckpointData{
+		"empty": {Checkpoint: engine.CheckpointHeader{TS: ts}},
+		"first": {Metadata: json.RawMessage(`{"step":-1, "writes": {"__start__": {"messages": ["hi"]}}}`), Full: true,
+			Checkpoint: engine.CheckpointHeader{V: 1, ID: "c1", TS: now, ChannelVersions: map[string]int64{"__start__": 1}, VersionsSeen: map[string]map[string]int64{}},
+			Blobs:      map[string]engine.BlobData{"__start__": {Version: 1, Value: json.RawMessage(` {"messages":[{"role":"user","content":"<hi>\u2028"}]} `)}}},
+		"diff": {NS: "sub:t|x<y>", Metadata: nil, Parent: &engine.CheckpointRef{ThreadID: "t", NS: "n", ID: "p"},
+			Checkpoint: engine.CheckpointHeader{V: 1, ID: "c2", TS: ts, ChannelVersions: map[string]int64{"b": 2, "a\"q": 1},
+				VersionsSeen: map[string]map[string]int64{"node": {"b": 1, "a": 1}, "__input__": {}, "nil": nil}},
+			Blobs: map[string]engine.BlobData{"gone": {Version: 3}, "big": {Version: 2, Ref: "sha256:ab"}, "v": {Version: 1, Value: json.RawMessage("[1, 2]")}, "null": {Version: 4, Value: json.RawMessage("null")}}},
+		"nil blobs": {Checkpoint: engine.CheckpointHeader{ID: "c3", TS: ts, ChannelVersions: map[string]int64{}}, Metadata: json.RawMessage(`null`)},
+	}
+	for name, d := range ds {
+		t.Run(name, func(t *testing.T) {
+			e, primed, ok, err := checkpointEvent("default", "t", &d)
+			if err != nil || !ok {
+				t.Fatalf("checkpointEvent: primed %v, %v", ok, err)
+			}
+			decoded, err := projections.DecodeCheckpointPayload(e.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(primed, decoded) {
+				t.Fatalf("primed  %#v\ndecoded %#v", primed, decoded)
+			}
+		})
+	}
+	local := engine.CheckpointData{Checkpoint: engine.CheckpointHeader{TS: ts.In(time.FixedZone("x", 3600))}}
+	if _, _, ok, err := checkpointEvent("default", "t", &local); err != nil || ok {
+		t.Fatalf("a checkpoint timed outside UTC was primed (%v)", err)
+	}
 }
