@@ -98,6 +98,11 @@ func appendObject[M ~map[string]any](buf []byte, m M) ([]byte, error) {
 
 // appendMap appends m as a JSON object, names sorted, each value written by value; null for nil.
 func appendMap[M ~map[string]V, V any](buf []byte, m M, value func([]byte, V) ([]byte, error)) ([]byte, error) {
+	return appendMapOf(buf, m, func(buf []byte, _ string, v V) ([]byte, error) { return value(buf, v) })
+}
+
+// appendMapOf is appendMap with value told each name too.
+func appendMapOf[M ~map[string]V, V any](buf []byte, m M, value func([]byte, string, V) ([]byte, error)) ([]byte, error) {
 	if m == nil {
 		return append(buf, "null"...), nil
 	}
@@ -108,7 +113,7 @@ func appendMap[M ~map[string]V, V any](buf []byte, m M, value func([]byte, V) ([
 		}
 		buf = append(appendString(buf, k), ':')
 		var err error
-		if buf, err = value(buf, m[k]); err != nil {
+		if buf, err = value(buf, k, m[k]); err != nil {
 			return nil, fmt.Errorf("%q: %w", k, err)
 		}
 	}
@@ -263,25 +268,13 @@ func appendBlob(buf []byte, b engine.BlobData) ([]byte, error) {
 // appendBlobsAt is appendMap(buf, blobs, appendBlob), noting in values where each value it
 // wrote lies.
 func appendBlobsAt(buf []byte, blobs map[string]engine.BlobData, values map[string]span) ([]byte, error) {
-	if blobs == nil {
-		return append(buf, "null"...), nil
-	}
-	buf = append(buf, '{')
-	for i, k := range sortedKeys(blobs) {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(appendString(buf, k), ':')
-		var at span
-		var err error
-		if buf, at, err = appendBlobAt(buf, blobs[k]); err != nil {
-			return nil, fmt.Errorf("%q: %w", k, err)
-		}
+	return appendMapOf(buf, blobs, func(buf []byte, ch string, b engine.BlobData) ([]byte, error) {
+		buf, at, err := appendBlobAt(buf, b)
 		if at.to > at.from {
-			values[k] = at
+			values[ch] = at
 		}
-	}
-	return append(buf, '}'), nil
+		return buf, err
+	})
 }
 
 // appendBlobAt is appendBlob, returning where the value lies (an empty span without one).
