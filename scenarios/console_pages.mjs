@@ -142,6 +142,10 @@ try {
     const r = await call("GET", `/v2/deployments/${dep.id}`);
     return r.status === 404 || r.json?.status === "AWAITING_DELETE";
   });
+  // The page goes back to the list once its DELETE is answered, which may be after the poll
+  // above saw the deletion: wait for it, or it would replace the next page visited.
+  await page.waitForFunction(() => location.hash === "#/deployments");
+  await page.locator("main h1", { hasText: "Deployments" }).waitFor();
   await clean(page, problems, "deployments");
 
   // --- Overview: runs while the page reads /metrics.
