@@ -31,15 +31,31 @@ func waitFor(t *testing.T, what string, f func() (bool, any)) {
 // postTrace ingests a root run with a child into project and returns the root and the child.
 func (s *traceStack) postTrace(t *testing.T, project string) (root, child map[string]any) {
 	t.Helper()
+	root, child = newTrace(project)
+	s.postRuns(t, root, child)
+	return root, child
+}
+
+// newTrace is a root run and its child in project, as postTrace posts them.
+func newTrace(project string) (root, child map[string]any) {
 	start := time.Now().Add(-time.Minute)
 	root = newTracedRun(nil, "root", "chain", start)
 	child = newTracedRun(root, "child", "llm", start.Add(time.Millisecond))
 	root["session_name"], child["session_name"] = project, project
-	code, v := s.postMultipart(t, "", traceJSONPart("post."+root["id"].(string), root), traceJSONPart("post."+child["id"].(string), child))
+	return root, child
+}
+
+// postRuns posts runs in one multipart request.
+func (s *traceStack) postRuns(t *testing.T, runs ...map[string]any) {
+	t.Helper()
+	var parts []tracePart
+	for _, r := range runs {
+		parts = append(parts, traceJSONPart("post."+r["id"].(string), r))
+	}
+	code, v := s.postMultipart(t, "", parts...)
 	if code != 202 {
 		t.Fatalf("multipart = %d %v", code, v)
 	}
-	return root, child
 }
 
 // feedbackIDs lists the ids GET /feedback answers for query.

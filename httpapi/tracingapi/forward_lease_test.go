@@ -82,10 +82,12 @@ func TestForwarderStopsWithItsLease(t *testing.T) {
 	stopA := runForwarderOf(t, f)
 	defer stopA()
 
-	root, _ := src.postTrace(t, "source-project")
+	// The root is known to the target before it is posted: a forwarder may send it at once.
+	root, child := newTrace("source-project")
 	mu.Lock()
 	rootPart = `name="post.` + root["id"].(string) + `"`
 	mu.Unlock()
+	src.postRuns(t, root, child)
 	select {
 	case <-blocked:
 	case <-time.After(30 * time.Second):
