@@ -22,9 +22,9 @@ var ErrLeaseGone = errors.New("eventlog: lease expired")
 // it: every write is a compare-and-set on the revision the holder last wrote. Work done under a
 // lease holds it with Hold (leased.go), which renews it and stops the work in time.
 //
-// On a log that this process alone can reach (an embedded server that does not listen, what
-// `jetgraph serve` runs by default) the leases are kept in the process instead, with the same
-// rules (leases_local.go).
+// On a log whose leases this process alone may hold (Log.exclusive: an embedded server that
+// does not listen, or listens for the control plane only, what `jetgraph serve` runs by
+// default) the leases are kept in the process instead, with the same rules (leases_local.go).
 type Leases struct {
 	kv    jetstream.KeyValue
 	ttl   time.Duration
@@ -32,8 +32,8 @@ type Leases struct {
 }
 
 // OpenLeases creates (or updates) the lease bucket with the log's replicas. A cluster that is
-// still forming is waited for, as long as ctx lets. On a log this process alone can reach, the
-// leases are kept in the process: no bucket is made.
+// still forming is waited for, as long as ctx lets. On an exclusive log the leases are kept in
+// the process: no bucket is made. On another process's exclusive log (checkOwner) it fails.
 func (l *Log) OpenLeases(ctx context.Context, bucket string, ttl time.Duration) (*Leases, error) {
 	if l.exclusive() {
 		return &Leases{ttl: ttl, local: l.localLeases(bucket)}, nil

@@ -11,10 +11,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Leases of a log that this process alone can reach (Log.exclusive: an embedded server that
-// does not listen) are kept in the process, with the rules of a key-value bucket: one holder a
-// key, each write a new revision, renewals and releases at the holder's revision, expiry a TTL
-// after the last write. No other process can write the log, so no other can hold them; a crash
+// Leases of a log whose leases this process alone may hold (Log.exclusive) are kept in the
+// process, with the rules of a key-value bucket: one holder a key, each write a new revision,
+// renewals and releases at the holder's revision, expiry a TTL after the last write. No other
+// server can hold them (another that connects is refused them: checkOwner); a crash
 // takes every holder with it, and the next process on the data folder starts with none. A
 // lease then costs no message: a bucket's costs two stored messages (acquire, release) and their
 // acknowledgements, which were about a tenth of the server's CPU per echo run (issue 28).

@@ -79,11 +79,11 @@ type Tracer struct {
 	// several traces in one): one message a run, stored, acknowledged and folded, was most of
 	// what self-tracing cost (issue 28). slots bounds the runs waiting: a full set makes End
 	// wait, so tracing falls behind no further than that.
-	ending   sync.WaitGroup
-	slots    chan struct{}
-	endMu    sync.Mutex
-	ended    []*active // waiting for their final append
-	flushing bool      // a goroutine appends ended (flushEnded)
+	ending     sync.WaitGroup
+	slots      chan struct{}
+	endMu      sync.Mutex
+	ended      []*active // waiting for their final append
+	endFlusher bool      // a goroutine appends ended (flushEnded)
 }
 
 // Bounds of the final appends: how many ended runs wait at most, how long the first waits for
@@ -166,8 +166,8 @@ func (t *Tracer) End(ctx context.Context, rec engine.RunRecord, fin engine.RunFi
 	t.ending.Add(1)
 	t.endMu.Lock()
 	t.ended = append(t.ended, a)
-	start := !t.flushing
-	t.flushing = true
+	start := !t.endFlusher
+	t.endFlusher = true
 	t.endMu.Unlock()
 	if start {
 		go t.flushEnded()
@@ -182,7 +182,7 @@ func (t *Tracer) flushEnded() {
 		t.endMu.Lock()
 		n := min(len(t.ended), maxFlushRuns)
 		if n == 0 {
-			t.flushing = false
+			t.endFlusher = false
 			t.endMu.Unlock()
 			return
 		}
