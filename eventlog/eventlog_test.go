@@ -321,18 +321,23 @@ func TestAppendBatchPackedAcrossAggregates(t *testing.T) {
 	if err != nil || len(events) != 2 || events[0].Aggregate != t1 || events[1].Aggregate != t1 {
 		t.Fatalf("Load(t1) = %v, %v: want its two events alone", events, err)
 	}
-	for name, batch := range map[string][]eventlog.Pending{
-		"conditional": {
+	// In this order: the conditional batch expects t1 as Load found it, before the second
+	// batch appends to it.
+	for _, tc := range []struct {
+		name  string
+		batch []eventlog.Pending
+	}{
+		{"conditional", []eventlog.Pending{
 			{Event: mustEvent(t, t1, "run_posted", nil), Expect: eventlog.At(events[1].Seq)},
 			{Event: mustEvent(t, t2, "run_posted", nil), Expect: eventlog.Any},
-		},
-		"two tenants": {
+		}},
+		{"two tenants", []eventlog.Pending{
 			{Event: mustEvent(t, t1, "run_posted", nil), Expect: eventlog.Any},
 			{Event: mustEvent(t, other, "run_posted", nil), Expect: eventlog.Any},
-		},
+		}},
 	} {
-		if n, _ := messages(batch); n != 2 {
-			t.Errorf("%s batch took %d messages, want one per event", name, n)
+		if n, _ := messages(tc.batch); n != 2 {
+			t.Errorf("%s batch took %d messages, want one per event", tc.name, n)
 		}
 	}
 }
