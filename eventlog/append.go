@@ -80,12 +80,22 @@ func Appended() uint64 { return appended.Load() }
 // stored once.
 const attemptTimeout = time.Second
 
+// publishFor bounds how long publish sends a message again: well inside the streams' duplicate
+// window, so that a message sent again is never stored twice, and long enough for a cluster to
+// elect a stream's new leader.
+const publishFor = 20 * time.Second
+
 // publish sends m and waits for its acknowledgement, retrying unanswered attempts until ctx ends
-// (or 10 seconds when ctx has no deadline).
+// (or 10 seconds when ctx has no deadline), for publishFor at most.
 func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, error) {
 	appended.Add(1)
 	ctx, cancel := withDefaultTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if d, _ := ctx.Deadline(); time.Until(d) > publishFor {
+		var cancelFor context.CancelFunc
+		ctx, cancelFor = context.WithTimeout(ctx, publishFor)
+		defer cancelFor()
+	}
 	wait := 20 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
