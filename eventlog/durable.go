@@ -235,9 +235,20 @@ func (r *remoteSync) learn(server string, rounds bool) {
 	r.mu.Unlock()
 }
 
+// syncedBy is synced, waiting until the time until at most.
+func (l *Log) syncedBy(ctx context.Context, until time.Time) error {
+	if l.durable == nil && l.remote == nil {
+		return nil
+	}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	return l.synced(ctx)
+}
+
 // synced returns once everything this process appended so far is on disk, with --sync always
 // where the log's server syncs in rounds (the embedded one, or another process's it is
 // connected to); at once otherwise.
+
 func (l *Log) synced(ctx context.Context) error {
 	switch {
 	case l.durable != nil:
