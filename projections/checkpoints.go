@@ -391,7 +391,79 @@ func (c *Checkpoints) putCheckpoint(tx *bbolt.Tx, agg eventlog.Aggregate, d chec
 	if c.values != nil {
 		c.values[string(key)] = rec.Values
 	}
+	if raw, ok := rec.appendJSON(nil); ok {
+		jsoncount.Encoded()
+		return cps.Put(key, raw)
+	}
 	return putJSON(cps, key, rec)
+}
+
+// appendJSON appends r's JSON to b, as putJSON writes it but for the escaping of HTML
+// characters and the spacing inside the raw header and metadata, which decode the same
+// (TestStoredCheckpointJSON): encoding the record by reflection was 1.5% of the server's CPU
+// under echo runs (issue 28), and this is five times faster (BenchmarkStoredCheckpointJSON).
+// The raw header and metadata are written as they are: they are valid JSON, read by the event's
+// decoder or encoded by the checkpoint's writer (Prime). It reports false, leaving putJSON to
+// write r, when a string is not valid UTF-8 (putJSON replaces its bad bytes).
+func (r storedCheckpoint) appendJSON(b []byte) ([]byte, bool) {
+	ok := true
+	str := func(s string) {
+		var err error
+		if b, err = jsontext.AppendQuote(b, s); err != nil {
+			ok = false
+		}
+	}
+	raw := func(v []byte) {
+		switch {
+		case v == nil:
+			b = append(b, "null"...)
+		default:
+			b = append(b, v...)
+		}
+	}
+	b = slices.Grow(b, len(r.Checkpoint)+len(r.Metadata)+160+len(r.Values)*80)
+	b = append(b, `{"checkpoint":`...)
+	raw(r.Checkpoint)
+	b = append(b, `,"metadata":`...)
+	raw(r.Metadata)
+	b = append(b, `,"parent":`...)
+	if p := r.Parent; p == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"thread_id":`...)
+		str(p.ThreadID)
+		b = append(b, `,"checkpoint_ns":`...)
+		str(p.NS)
+		b = append(b, `,"checkpoint_id":`...)
+		str(p.ID)
+		b = append(b, '}')
+	}
+	b = append(b, `,"values":`...)
+	if r.Values == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '{')
+		var keys [16]string // (most graphs have fewer channels: no allocation)
+		sorted := keys[:0]
+		for ch := range r.Values {
+			sorted = append(sorted, ch)
+		}
+		slices.Sort(sorted)
+		for i, ch := range sorted {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			loc := r.Values[ch]
+			str(ch)
+			b = append(b, `:{"v":`...)
+			b = strconv.AppendInt(b, loc.Version, 10)
+			b = append(b, `,"at":`...)
+			str(loc.Origin)
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), ok
 }
 
 // parentValues returns the channel locations of the checkpoint under key (nil when it is not
