@@ -13,13 +13,15 @@
 #   -c C                concurrency (default 16)
 #   --bursts B          bursts (default 10)
 #   --serve-flags F     more flags of `jetgraph serve`
+#   --bench-flags F     more flags of `jetgraph bench runs` (--stateless: runs on temporary
+#                       threads, deleted after each run, so the log keeps nothing of them)
 #   --port P            a free port (default 18310)
 #   JETGRAPH_HEAP_DIR   work folder, kept (default: a temporary one, removed at the end)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-base="" n=10000 c=16 bursts=10 port=18310 serve_flags=""
+base="" n=10000 c=16 bursts=10 port=18310 serve_flags="" bench_flags=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --base) base=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     -c) c=$2; shift 2 ;;
     --bursts) bursts=$2; shift 2 ;;
     --serve-flags) serve_flags=$2; shift 2 ;;
+    --bench-flags) bench_flags=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     *) echo "heap.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
@@ -93,12 +96,13 @@ for name in "${targets[@]}"; do
     exit 1
   fi
   echo
-  echo "$name: jetgraph serve --pprof $serve_flags, $bursts bursts of $n runs at concurrency $c"
+  echo "$name: jetgraph serve --pprof $serve_flags, $bursts bursts of $n runs at concurrency $c${bench_flags:+ ($bench_flags)}"
   printf '%-8s %10s %8s %14s %14s %10s %10s %6s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB" GCs
   total=0 gcs=0
   for b in $(seq 1 "$bursts"); do
     # bench runs exits non-zero when a run failed; its report names the errors.
-    if ! report=$("$work/jetgraph-working" bench runs --url "$url" -n "$n" -c "$c" --json); then
+    # shellcheck disable=SC2086 # the flags are words on purpose
+    if ! report=$("$work/jetgraph-working" bench runs --url "$url" -n "$n" -c "$c" --json $bench_flags); then
       echo "$name: burst $b: runs failed:" >&2
       grep -A3 '"error_samples"' <<<"$report" >&2 || true
       exit 1
