@@ -104,6 +104,9 @@ func (l *Log) publish(ctx context.Context, m *nats.Msg) (*jetstream.PubAck, erro
 		if err == nil {
 			err = l.syncedBy(ctx, until) // on disk before it is acknowledged (--sync always)
 		}
+		if err == nil {
+			l.noteAcked(ack)
+		}
 		if err == nil || ctx.Err() != nil || !Unanswered(err) || !time.Now().Before(until) {
 			return ack, err
 		}
@@ -240,6 +243,7 @@ func (l *Log) appendAtomic(ctx context.Context, batch []Pending) (uint64, error)
 	if ack.Sequence == 0 {
 		return 0, errors.New("eventlog: append batch: commit acknowledged without a sequence")
 	}
+	l.noteAcked(ack)
 	if err := l.synced(ctx); err != nil { // on disk before it is acknowledged (--sync always)
 		return 0, appendError("append batch", err)
 	}
@@ -283,6 +287,35 @@ func (l *Log) request(ctx context.Context, limit time.Duration, m *nats.Msg, sta
 
 // defaultRequestTimeout is how long request waits for an answer when its caller names no bound.
 const defaultRequestTimeout = 10 * time.Second
+
+// noteAcked raises what Known returns for ack's stream to ack's sequence.
+func (l *Log) noteAcked(ack *jetstream.PubAck) {
+	k := l.known[ack.Stream]
+	if k == nil {
+		return
+	}
+	for {
+		cur := k.Load()
+		if ack.Sequence <= cur || k.CompareAndSwap(cur, ack.Sequence) {
+			return
+		}
+	}
+}
+
+// Known returns the highest sequence this process knows stream to hold: its last when the log
+// was opened, or the last of this process's appends acknowledged since. On an Exclusive log
+// nobody else appends, so it is the stream's last sequence, and a projection that has folded up
+// to it is as new as the log, without asking the server.
+func (l *Log) Known(stream string) uint64 {
+	if k := l.known[stream]; k != nil {
+		return k.Load()
+	}
+	return 0
+}
+
+// Exclusive reports whether this process is the only one that appends to the log's streams of
+// events and holds its leases (see exclusive).
+func (l *Log) Exclusive() bool { return l.exclusive() }
 
 // appendError wraps err with the operation and marks optimistic-concurrency failures.
 func appendError(op string, err error) error {

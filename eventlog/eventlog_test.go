@@ -341,3 +341,38 @@ func TestAppendBatchPackedAcrossAggregates(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownFollowsAppends: Known is the stream's last sequence on an exclusive log: what it held
+// when opened, then each append acknowledged.
+func TestKnownFollowsAppends(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := eventlog.Open(ctx, eventlog.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Exclusive() {
+		t.Fatal("an embedded log that does not listen is not exclusive")
+	}
+	var last uint64
+	for range 3 {
+		if last, err = l.Append(ctx, mustEvent(t, thread("a"), "created", nil), eventlog.Any); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := l.Known(eventlog.RuntimeStream); got != last {
+		t.Fatalf("Known = %d after appends up to %d", got, last)
+	}
+	l.Close()
+	if l, err = eventlog.Open(ctx, eventlog.Config{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := l.Known(eventlog.RuntimeStream); got != last {
+		t.Fatalf("Known = %d when reopened, want the stream's last, %d", got, last)
+	}
+	shared := eventlogtest.OpenURLs(t, eventlogtest.Server(t), 1)
+	if shared.Exclusive() {
+		t.Fatal("a log on a server others may connect to is exclusive")
+	}
+}

@@ -119,6 +119,9 @@ type Log struct {
 	js      jetstream.JetStream
 	streams map[string]jetstream.Stream
 	log     *slog.Logger
+	// known holds, per stream (filled at Open, read-only after), the highest sequence this
+	// process knows the stream holds: its last at Open, then each append it acknowledged.
+	known map[string]*atomic.Uint64
 
 	// reconnects is closed and replaced whenever the connection is made again (to another
 	// server of a cluster, say): subscriptions then check that their consumers survived.
@@ -162,7 +165,7 @@ func Open(ctx context.Context, cfg Config) (*Log, error) {
 	if cfg.Replicas != 1 && cfg.Replicas != 3 {
 		return nil, fmt.Errorf("eventlog: open: replicas must be 1 or 3, not %d", cfg.Replicas)
 	}
-	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, log: cfg.Logger,
+	l := &Log{cfg: cfg, streams: map[string]jetstream.Stream{}, known: map[string]*atomic.Uint64{}, log: cfg.Logger,
 		blobs: map[string]jetstream.ObjectStore{}, reconnects: make(chan struct{})}
 	// Large bodies travel on a connection of their own: tens of megabytes of object chunks never
 	// hold up, behind them on one connection, the appends and lease renewals of the runs.
@@ -392,6 +395,8 @@ func (l *Log) ensureStreams(ctx context.Context) error {
 			return err
 		}
 		l.streams[name] = s
+		l.known[name] = new(atomic.Uint64)
+		l.known[name].Store(s.CachedInfo().State.LastSeq)
 	}
 	return nil
 }
