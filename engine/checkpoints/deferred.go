@@ -34,6 +34,7 @@ type Deferred struct {
 	flushAfter time.Duration
 
 	flushMu sync.Mutex // held while appending, so appends keep the order of puts
+	before  func(context.Context) error
 
 	mu     sync.Mutex
 	events []eventlog.Event
@@ -48,6 +49,21 @@ var _ graph.Saver = (*Deferred)(nil)
 // Defer returns a Deferred saver on s. flushAfter 0 keeps everything until Take ("exit").
 func (s *Saver) Defer(flushAfter time.Duration) *Deferred {
 	return &Deferred{s: s, flushAfter: flushAfter, last: map[string]graph.Checkpoint{}}
+}
+
+// Before sets what is called, under the order of appends, before the saver appends anything:
+// the run appends its start there, which must precede its checkpoints in the log. An error of it
+// fails the append. Call it before the run puts anything.
+func (d *Deferred) Before(f func(context.Context) error) { d.before = f }
+
+// appendKept appends events, after what Before set.
+func (d *Deferred) appendKept(ctx context.Context, events []eventlog.Event) (uint64, error) {
+	if d.before != nil {
+		if err := d.before(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return d.s.appendChunked(ctx, events)
 }
 
 // deferredFlushBytes is how much a Deferred keeps before it appends at once, whatever its
@@ -153,7 +169,7 @@ func (d *Deferred) Flush(ctx context.Context) error {
 	if len(events) == 0 {
 		return nil
 	}
-	last, err := d.s.appendChunked(ctx, events)
+	last, err := d.appendKept(ctx, events)
 	if err != nil {
 		return fmt.Errorf("checkpoints: append: %w", err)
 	}
@@ -185,7 +201,7 @@ func (d *Deferred) Take(ctx context.Context, budget int) ([]eventlog.Event, erro
 	if size+budget <= chunkBytes && len(events) < chunkEvents {
 		return events, nil
 	}
-	last, err := d.s.appendChunked(ctx, events)
+	last, err := d.appendKept(ctx, events)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoints: append: %w", err)
 	}

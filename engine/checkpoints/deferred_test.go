@@ -2,6 +2,7 @@ package checkpoints_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -164,3 +165,70 @@ func TestDeferredDiscard(t *testing.T) {
 		t.Fatalf("%d events after Discard, want 0", len(evs))
 	}
 }
+
+// TestDeferredBefore: whatever makes the saver append what it keeps (a flush, a read, Take's
+// own append of what would not fit) calls Before first, and nothing is appended when it fails;
+// Take handing its events over does not call it.
+func TestDeferredBefore(t *testing.T) {
+	ctx := context.Background()
+	e := open(t)
+	for _, tc := range []struct {
+		name  string
+		write func(d *checkpoints.Deferred, thread string) error
+		calls int
+	}{
+		{"flush", func(d *checkpoints.Deferred, _ string) error { return d.Flush(ctx) }, 1},
+		{"read", func(d *checkpoints.Deferred, thread string) error {
+			_, err := d.Get(ctx, graph.Ref{ThreadID: thread})
+			return err
+		}, 1},
+		{"take, too large", func(d *checkpoints.Deferred, _ string) error { _, err := d.Take(ctx, 1<<20); return err }, 1},
+		{"take, handed over", func(d *checkpoints.Deferred, _ string) error { _, err := d.Take(ctx, 0); return err }, 0},
+	} {
+		for _, fail := range []bool{false, true} {
+			if fail && tc.calls == 0 {
+				continue
+			}
+			thread := "before-" + strings.ReplaceAll(tc.name, " ", "-")
+			if fail {
+				thread += "-failing"
+			}
+			t.Run(thread, func(t *testing.T) {
+				d := e.saver.Defer(0)
+				calls := 0
+				d.Before(func(context.Context) error {
+					calls++
+					if n := len(e.checkpointEvents(t, thread)); n != 0 {
+						t.Errorf("%d checkpoint events on the log before Before", n)
+					}
+					if fail {
+						return errBefore
+					}
+					return nil
+				})
+				cp := newCP(map[string]string{"n": `1`}, map[string]int64{"n": 1})
+				if err := d.Put(ctx, graph.Ref{ThreadID: thread, ID: cp.ID}, cp, md("input", -1), nil); err != nil {
+					t.Fatal(err)
+				}
+				err := tc.write(d, thread)
+				if calls != tc.calls {
+					t.Fatalf("Before called %d times, want %d", calls, tc.calls)
+				}
+				want := tc.calls
+				if fail {
+					if err == nil {
+						t.Fatal("a failing Before did not fail the append")
+					}
+					want = 0
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(e.checkpointEvents(t, thread)); n != want {
+					t.Fatalf("%d checkpoint events on the log, want %d", n, want)
+				}
+			})
+		}
+	}
+}
+
+var errBefore = errors.New("before refused")

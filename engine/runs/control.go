@@ -89,9 +89,11 @@ func (s *Service) cancel(ctx context.Context, thread string, runIDs []string, st
 				continue // ended, or already being cancelled
 			}
 			var e eventlog.Event
-			if rec.Status == engine.RunPending {
+			if rec.Status == engine.RunPending && !s.executing(rec.RunID) {
 				// Nobody runs it yet: it ends here (the version check keeps a worker from
-				// starting it at the same moment).
+				// starting it at the same moment). One this process executes while its start
+				// waits for its first write (start.go) is running: its worker ends it, keeping
+				// what it did for an interrupt, as for any running run.
 				e, err = s.endEvent(agg, rec, action)
 			} else {
 				e, err = eventlog.New(agg, engine.RunCancelRequestedEvent, engine.RunCancelRequestedData{RunID: rec.RunID, Action: action})
@@ -229,6 +231,14 @@ func (s *Service) Delete(ctx context.Context, thread, run string) error {
 }
 
 // cancelRun cancels the run's execution if it is executing in this process.
+// executing reports whether this process executes the run.
+func (s *Service) executing(run string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.running[run]
+	return ok
+}
+
 func (s *Service) cancelRun(run string, cause error) {
 	s.mu.Lock()
 	cancel := s.running[run]

@@ -61,6 +61,10 @@ type Config struct {
 	// AsyncFlush is how long an "async" run keeps a checkpoint before appending it while the run
 	// goes on (default 100ms).
 	AsyncFlush time.Duration
+	// StartAfter is how long a run that keeps its checkpoints in memory may go on before its
+	// start is appended on its own, when it wrote nothing to its thread and did not end first
+	// (default 100ms; see start.go).
+	StartAfter time.Duration
 	Logger     *slog.Logger
 }
 
@@ -124,6 +128,9 @@ func New(cfg Config, l *eventlog.Log, cmd *command.Runner, runsView *projections
 	}
 	if cfg.AsyncFlush <= 0 {
 		cfg.AsyncFlush = 100 * time.Millisecond
+	}
+	if cfg.StartAfter <= 0 {
+		cfg.StartAfter = defaultStartAfter
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -13,7 +13,6 @@ import (
 	"github.com/jetgraph/jetgraph/engine/platform"
 	"github.com/jetgraph/jetgraph/engine/platform/platformtest"
 	"github.com/jetgraph/jetgraph/engine/runs"
-	"github.com/jetgraph/jetgraph/engine/threads"
 	"github.com/jetgraph/jetgraph/eventlog"
 	"github.com/jetgraph/jetgraph/eventlog/eventlogtest"
 )
@@ -54,14 +53,7 @@ func TestRunStopsWithItsLease(t *testing.T) {
 			stopped <- time.Now()
 			return ctx.Err()
 		})}, eventlogtest.OpenURLs(t, proxy.URL(), 1))
-	th, err := cutOff.Threads.Create(ctx, threads.Create{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := cutOff.Runs.Create(ctx, runs.Create{ThreadID: th.ThreadID, AssistantID: "step", Input: map[string]any{"messages": "x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	th, r := stepRun(ctx, t, cutOff)
 	<-started
 	ran := make(chan time.Time, 1)
 	other := platformtest.Start(t, platform.Config{Runs: runs.Config{LeaseTTL: ttl, AckWait: ackWait}, Logger: quiet,

@@ -253,37 +253,50 @@ func (s *Service) handle(ctx context.Context, msg delivery) {
 func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, error) {
 	agg := threads.Aggregate(ctx, rec.ThreadID)
 	if rec.Cancel != "" {
-		return s.finish(ctx, agg, rec, nil, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
+		return s.finish(ctx, agg, runEnd{rec: rec}, nil, func() (eventlog.Event, error) { return s.endEvent(agg, rec, rec.Cancel) })
 	}
 	attempt := rec.Attempt + 1
-	started, head, err := s.start(ctx, agg, rec, attempt)
-	if err != nil {
-		return 0, err
-	}
-	rec.Attempt, rec.Status = attempt, engine.RunRunning
-	if attempt == 1 {
-		rec.Checkpoint = head
-	}
-
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if s.cfg.RunTimeout > 0 {
-		var stop context.CancelFunc
-		runCtx, stop = context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errTimeout)
-		defer stop()
-	}
 	s.mu.Lock()
-	s.running[rec.RunID] = cancel
+	s.running[rec.RunID] = cancel // before the start: a cancel finds the run executing (start.go)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.running, rec.RunID)
 		s.mu.Unlock()
 	}()
+	// The start is appended now, or with the run's first write (see start.go).
+	deferred := s.deferCheckpoints(rec)
+	var started uint64
+	var later *laterStart
+	var head string
+	var err error
+	if deferred != nil && s.log.Exclusive() {
+		later, head, err = s.beginLater(ctx, agg, rec, attempt, cancel)
+		if err == nil {
+			deferred.Before(later.append)
+		}
+	} else {
+		started, head, err = s.start(ctx, agg, rec, attempt)
+	}
+	if err != nil {
+		return 0, err
+	}
+	taken := rec // as the worker took it: what the end of a start not appended yet checks
+	rec.Attempt, rec.Status = attempt, engine.RunRunning
+	if attempt == 1 {
+		rec.Checkpoint = head
+	}
+
+	if s.cfg.RunTimeout > 0 {
+		var stop context.CancelFunc
+		runCtx, stop = context.WithTimeoutCause(runCtx, s.cfg.RunTimeout, errTimeout)
+		defer stop()
+	}
 	go s.watch(runCtx, cancel, agg.Tenant, rec)
 
 	req := s.request(rec)
-	deferred := s.deferCheckpoints(rec)
 	if deferred != nil {
 		req.Saver = deferred
 	}
@@ -306,36 +319,51 @@ func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, er
 		// under the lease this attempt still holds.
 		if deferred != nil {
 			if err := deferred.Flush(ctx); err != nil {
+				later.stop()
 				deferred.Discard()
 				return 0, errors.Join(cause, err)
 			}
 		}
+		later.stop() // appended with the checkpoint, or not needed: nothing of the run was written
 		return 0, cause
 	}
 	if errors.Is(cause, eventlog.ErrLeaseLost) || errors.Is(cause, errShutdown) {
+		later.stop()
 		deferred.Discard()
 		return 0, cause
 	}
 	if s.cfg.Streamer != nil {
 		s.cfg.Streamer.Flush(ctx, rec)
 	}
-	// The end is decided against the run record as the start left it.
-	if err := s.projector.WaitFor(ctx, started); err != nil {
-		deferred.Discard()
+	// What the run kept goes in the message of its end (appended before, after the start, when
+	// it would not fit: Deferred.Before), and so does its start when not appended yet; the end
+	// of a start appended is decided against the run record as the start left it.
+	var cancelled errCancelled
+	isCancelled := errors.As(cause, &cancelled)
+	var kept []eventlog.Event
+	if isCancelled && cancelled.action == ActionRollback {
+		deferred.Discard() // the run is deleted with its checkpoints
+	} else if kept, err = deferred.Take(ctx, finishBudget); err != nil {
+		later.stop()
 		return 0, err
 	}
-	var cancelled errCancelled
-	switch {
-	case errors.As(cause, &cancelled):
-		var kept []eventlog.Event
-		if cancelled.action == ActionRollback {
-			deferred.Discard() // the run is deleted with its checkpoints
-		} else if kept, err = deferred.Take(ctx, finishBudget); err != nil {
-			return 0, err
-		}
-		seq, err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
+	start, startSeq, pending := later.take()
+	if startSeq > 0 {
+		started = startSeq
+	}
+	if err := s.projector.WaitFor(ctx, started); err != nil {
+		return 0, err
+	}
+	end := runEnd{rec: rec}
+	if pending {
+		end.start, end.taken = &start, taken
+	}
+	if isCancelled {
+		seq, err := s.finish(ctx, agg, end, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
 		if err == nil && s.cfg.Streamer != nil {
-			s.cfg.Streamer.End(ctx, rec, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunInterrupted})
+			ended := rec
+			ended.Cancel = cancelled.action // not an interrupt of the graph's, whatever the projection shows
+			s.cfg.Streamer.End(ctx, ended, engine.RunFinishedData{RunID: rec.RunID, Status: engine.RunInterrupted})
 		}
 		return seq, err
 	}
@@ -356,15 +384,11 @@ func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, er
 	if fin.Status == engine.RunFailed {
 		s.logFailure(ctx, rec, out.Assistant, context.Cause(runCtx), runErr, out.Err)
 	}
-	kept, err := deferred.Take(ctx, finishBudget)
-	if err != nil {
-		return 0, err
-	}
 	if fin.Status == engine.RunSuccess {
 		// A wait here may see the end folded before the append answers: it waits for settle.
 		s.results.end(rec.RunID)
 	}
-	seq, err := s.finish(ctx, agg, rec, kept, func() (eventlog.Event, error) {
+	seq, err := s.finish(ctx, agg, end, kept, func() (eventlog.Event, error) {
 		return eventlog.New(agg, engine.RunFinishedEvent, fin)
 	})
 	if fin.Status == engine.RunSuccess {
@@ -417,40 +441,6 @@ func commandOf(m map[string]any) *graph.Command {
 	return &cmd
 }
 
-// start records that attempt of the run begins, unless the run changed meanwhile (another
-// worker took it, or it was cancelled): the version check is the fence. It returns the event's
-// sequence without waiting for the local projection (the run executes meanwhile, and its end
-// waits for it, see finish), and the thread's head checkpoint the run starts from.
-//
-// The head is read after the thread's version, so it is at least as new as the version the
-// append expects: a head older than the log's (the previous run's end not folded yet) fails
-// the version check, and the decision is made again once the projection caught up.
-func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int) (uint64, string, error) {
-	var head string
-	seq, err := s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
-		cur, ok, err := s.runs.State(agg.Tenant, agg.ID, rec.RunID)
-		if err != nil {
-			return nil, err
-		}
-		if !ok || !cur.Active() || cur.Attempt != rec.Attempt || cur.Cancel != "" {
-			return nil, errors.New("runs: the run changed before it started")
-		}
-		expect, err := s.cmd.Version(agg)
-		if err != nil {
-			return nil, err
-		}
-		if head, err = s.threadView.Head(agg.Tenant, agg.ID); err != nil {
-			return nil, err
-		}
-		e, err := eventlog.New(agg, engine.RunStartedEvent, engine.RunStartedData{RunID: rec.RunID, Attempt: attempt, Worker: s.cfg.Worker, Checkpoint: head})
-		if err != nil {
-			return nil, err
-		}
-		return command.Decision{{Event: e, Expect: expect}}, nil
-	})
-	return seq, head, err
-}
-
 // finishBudget is room left beside a run's kept checkpoints for the event that ends it.
 const finishBudget = 64 << 10
 
@@ -475,12 +465,22 @@ func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
 	}
 }
 
+// runEnd is the run that finish ends: rec as it executed, and its start when that is not
+// appended yet (start, appended first in the end's message, checked against taken, the run as
+// the worker took it).
+type runEnd struct {
+	rec   engine.RunRecord
+	start *eventlog.Event
+	taken engine.RunRecord
+}
+
 // finish appends the event that ends the run, after kept (the run's checkpoints not yet
-// appended) in the same message, if the run is still this attempt's. The version check of the
-// message's first event fences them all. It returns the end's sequence (0 when the run had
-// ended already) without waiting for the local projection, except for a temporary run, whose
-// thread is deleted next.
-func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, kept []eventlog.Event, event func() (eventlog.Event, error)) (uint64, error) {
+// appended) in the same message, and after the run's start when that was not appended yet, if
+// the run is still this attempt's. The version check of the message's first event fences them
+// all. It returns the end's sequence (0 when the run had ended already) without waiting for the
+// local projection, except for a temporary run, whose thread is deleted next.
+func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, run runEnd, kept []eventlog.Event, event func() (eventlog.Event, error)) (uint64, error) {
+	rec := run.rec
 	appendEnd := s.cmd.Append
 	if rec.Temporary {
 		appendEnd = s.cmd.Run
@@ -493,7 +493,11 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 		if !ok || !cur.Active() {
 			return nil, nil // already ended
 		}
-		if cur.Attempt != rec.Attempt {
+		if run.start != nil {
+			if cur.Attempt != run.taken.Attempt {
+				return nil, errors.New("runs: another worker took the run over")
+			}
+		} else if cur.Attempt != rec.Attempt {
 			return nil, errors.New("runs: another worker took the run over")
 		}
 		expect, err := s.cmd.Version(agg)
@@ -504,7 +508,10 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 		if err != nil {
 			return nil, err
 		}
-		d := make(command.Decision, 0, len(kept)+1)
+		d := make(command.Decision, 0, len(kept)+2)
+		if run.start != nil {
+			d = append(d, eventlog.Pending{Event: *run.start, Expect: eventlog.Any})
+		}
 		for _, k := range kept {
 			d = append(d, eventlog.Pending{Event: k, Expect: eventlog.Any})
 		}
@@ -515,17 +522,21 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, rec engine
 }
 
 // watch cancels the run's context when a cancel request for it reaches the projection, from
-// whatever process it came, or when the run is gone: its thread was deleted, and the run stops
-// as a rolled back one, appending nothing that would bring the thread back.
+// whatever process it came; when the run is gone: its thread was deleted, and the run stops
+// as a rolled back one, appending nothing that would bring the thread back; or when it ended
+// without this worker: cancelled while its start was not appended yet (see start.go).
 func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
 	for {
 		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
 		cur, ok, err := s.runs.State(tenant, rec.ThreadID, rec.RunID)
-		if err == nil && (!ok || cur.Cancel != "") {
+		if err == nil && (!ok || cur.Cancel != "" || !cur.Active()) {
 			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
 			action := cur.Cancel
-			if !ok {
+			switch {
+			case !ok:
 				action = ActionRollback
+			case action == "":
+				action = ActionInterrupt // ended: the end appends nothing (finish)
 			}
 			cancel(errCancelled{action})
 			return

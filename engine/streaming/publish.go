@@ -148,6 +148,9 @@ func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 // cancelled reports whether the run ended because a client cancelled it, or was rolled back
 // (deleted): then its end says nothing of interrupts.
 func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
+	if rec.Cancel != "" {
+		return true // the worker knows (a run ended as a pending one, see runs' start.go)
+	}
 	if s.cfg.Runs == nil {
 		return false
 	}
