@@ -106,8 +106,19 @@ var (
 	binErr  error
 )
 
+// Main runs a test package that uses Jetgraph and returns its exit code, having removed the
+// binary Jetgraph built (85 MB a package per `go test` otherwise left in the temporary folder):
+// call it from the package's TestMain, os.Exit(cptest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if binPath != "" && os.Getenv("JETGRAPH_BIN") == "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}
+
 // Jetgraph builds ./cmd/jetgraph once per test process (or takes $JETGRAPH_BIN) and returns
-// its path.
+// its path. The package's TestMain removes it (Main).
 func Jetgraph(t testing.TB) string {
 	t.Helper()
 	root := Root(t)
