@@ -149,7 +149,7 @@ func (s *Streamer) newPub(ctx context.Context, rec engine.RunRecord) *runPub {
 // (deleted): then its end says nothing of interrupts.
 func (s *Streamer) cancelled(ctx context.Context, rec engine.RunRecord) bool {
 	if rec.Cancel != "" {
-		return true // the worker knows (a run ended as a pending one, see runs' start.go)
+		return true // the worker that ended it says so, whatever the projection shows yet
 	}
 	if s.cfg.Runs == nil {
 		return false
