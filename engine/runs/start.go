@@ -31,9 +31,9 @@ import (
 //
 //   - a cancel in that time finds it executing here (Service.executing) and requests it, as for
 //     a running run: the worker's end appends the start, what the run kept (an interrupt), and
-//     the end, in one message. Should a run this worker executes end otherwise (watch), the
-//     worker stops and appends nothing: either the run's start and all it wrote are in the log,
-//     or none of it;
+//     the end, in one message. Should the start be refused (the run ended otherwise), the run
+//     is stopped and nothing of it appended: either the run's start and all it wrote are in
+//     the log, or none of it;
 //   - a process that dies in that time leaves the run pending, and it runs again as the same
 //     attempt; nothing of it was written (its first flush would have carried the start).
 
@@ -51,7 +51,7 @@ var errRunChanged = errors.New("runs: the run changed before it started")
 func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.RunRecord, attempt int) (uint64, string, error) {
 	var head string
 	seq, err := s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
-		if err := s.startable(agg, rec); err != nil {
+		if err := s.startable(agg, rec, false); err != nil {
 			return nil, err
 		}
 		expect, err := s.cmd.Version(agg)
@@ -71,13 +71,13 @@ func (s *Service) start(ctx context.Context, agg eventlog.Aggregate, rec engine.
 }
 
 // startable reports whether the run is still as the worker took it: active, at the attempt
-// read, and not being cancelled.
-func (s *Service) startable(agg eventlog.Aggregate, rec engine.RunRecord) error {
+// read, and, unless cancelling is allowed (the run has begun), not being cancelled.
+func (s *Service) startable(agg eventlog.Aggregate, rec engine.RunRecord, cancelling bool) error {
 	cur, ok, err := s.runs.State(agg.Tenant, agg.ID, rec.RunID)
 	if err != nil {
 		return err
 	}
-	if !ok || !cur.Active() || cur.Attempt != rec.Attempt || cur.Cancel != "" {
+	if !ok || !cur.Active() || cur.Attempt != rec.Attempt || (cur.Cancel != "" && !cancelling) {
 		return errRunChanged
 	}
 	return nil
@@ -117,7 +117,7 @@ func (s *Service) beginLater(ctx context.Context, agg eventlog.Aggregate, rec en
 	if err := s.projector.WaitFor(ctx, s.log.Known(eventlog.RuntimeStream)); err != nil {
 		return nil, "", err
 	}
-	if err := s.startable(agg, rec); err != nil {
+	if err := s.startable(agg, rec, false); err != nil {
 		return nil, "", err
 	}
 	head, err := s.threadView.Head(agg.Tenant, agg.ID)
@@ -144,12 +144,8 @@ func (l *laterStart) append(ctx context.Context) error {
 		return nil
 	}
 	seq, err := l.s.cmd.Append(ctx, "runs.start", func() (command.Decision, error) {
-		cur, ok, err := l.s.runs.State(l.agg.Tenant, l.agg.ID, l.rec.RunID)
-		if err != nil {
+		if err := l.s.startable(l.agg, l.rec, true); err != nil {
 			return nil, err
-		}
-		if !ok || !cur.Active() || cur.Attempt != l.rec.Attempt {
-			return nil, errRunChanged
 		}
 		expect, err := l.s.cmd.Version(l.agg)
 		if err != nil {

@@ -2,6 +2,7 @@ package runs_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestRunStartWaitsForItsFirstWrite(t *testing.T) {
 		}
 		types, messages := threadEvents(t, p.Log, th.ThreadID)
 		want := []string{engine.ThreadCreated, engine.RunCreatedEvent, engine.RunStartedEvent}
-		if len(types) < 5 || !equal(types[:3], want) || types[len(types)-1] != engine.RunFinishedEvent || messages != 3 {
+		if len(types) < 5 || !slices.Equal(types[:3], want) || types[len(types)-1] != engine.RunFinishedEvent || messages != 3 {
 			t.Fatalf("the thread's log: %v in %d messages; want %v, checkpoints and %s, the run's start to its end in one message", types, messages, want, engine.RunFinishedEvent)
 		}
 	})
@@ -114,18 +115,6 @@ func stepRun(ctx context.Context, t *testing.T, p *platform.Platform) (engine.Th
 	return th, r
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestCancelBeforeTheStart: a run cancelled while its start waits for its first write is
 // cancelled as a running run, as the reference server does once a client saw it stream: an
 // interrupt keeps what it did (its start, its checkpoints and its end in one message, the thread
@@ -180,7 +169,7 @@ func TestCancelBeforeTheStart(t *testing.T) {
 			}
 			// The cancel request, then the run's start, its checkpoints and its end, in one message.
 			want := []string{engine.ThreadCreated, engine.RunCreatedEvent, engine.RunCancelRequestedEvent, engine.RunStartedEvent, engine.ThreadCheckpoint}
-			if len(types) < 6 || !equal(types[:5], want) || types[len(types)-1] != engine.RunFinishedEvent || stored != 4 {
+			if len(types) < 6 || !slices.Equal(types[:5], want) || types[len(types)-1] != engine.RunFinishedEvent || stored != 4 {
 				t.Fatalf("the thread's log: %v in %d messages; want %v..., %s, the run's start to its end in one", types, stored, want, engine.RunFinishedEvent)
 			}
 			if msgs := messages(t, p, th.ThreadID); msgs != "[x]" {

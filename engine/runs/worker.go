@@ -522,21 +522,17 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, run runEnd
 }
 
 // watch cancels the run's context when a cancel request for it reaches the projection, from
-// whatever process it came; when the run is gone: its thread was deleted, and the run stops
-// as a rolled back one, appending nothing that would bring the thread back; or when it ended
-// without this worker: cancelled while its start was not appended yet (see start.go).
+// whatever process it came, or when the run is gone: its thread was deleted, and the run stops
+// as a rolled back one, appending nothing that would bring the thread back.
 func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, tenant string, rec engine.RunRecord) {
 	for {
 		changed := s.runs.Watch(tenant, rec.ThreadID, rec.RunID)
 		cur, ok, err := s.runs.State(tenant, rec.ThreadID, rec.RunID)
-		if err == nil && (!ok || cur.Cancel != "" || !cur.Active()) {
+		if err == nil && (!ok || cur.Cancel != "") {
 			s.runs.Unwatch(tenant, rec.ThreadID, rec.RunID, changed)
 			action := cur.Cancel
-			switch {
-			case !ok:
+			if !ok {
 				action = ActionRollback
-			case action == "":
-				action = ActionInterrupt // ended: the end appends nothing (finish)
 			}
 			cancel(errCancelled{action})
 			return
