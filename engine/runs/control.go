@@ -230,7 +230,6 @@ func (s *Service) Delete(ctx context.Context, thread, run string) error {
 	return err
 }
 
-// cancelRun cancels the run's execution if it is executing in this process.
 // executing reports whether this process executes the run.
 func (s *Service) executing(run string) bool {
 	s.mu.Lock()
@@ -239,6 +238,7 @@ func (s *Service) executing(run string) bool {
 	return ok
 }
 
+// cancelRun cancels the run's execution if it is executing in this process.
 func (s *Service) cancelRun(run string, cause error) {
 	s.mu.Lock()
 	cancel := s.running[run]

@@ -283,7 +283,6 @@ func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, er
 	if err != nil {
 		return 0, err
 	}
-	taken := rec // as the worker took it: what the end of a start not appended yet checks
 	rec.Attempt, rec.Status = attempt, engine.RunRunning
 	if attempt == 1 {
 		rec.Checkpoint = head
@@ -356,7 +355,7 @@ func (s *Service) execute(ctx context.Context, rec engine.RunRecord) (uint64, er
 	}
 	end := runEnd{rec: rec}
 	if pending {
-		end.start, end.taken = &start, taken
+		end.start = &start
 	}
 	if isCancelled {
 		seq, err := s.finish(ctx, agg, end, kept, func() (eventlog.Event, error) { return s.endEvent(agg, rec, cancelled.action) })
@@ -466,12 +465,11 @@ func (s *Service) deferCheckpoints(rec engine.RunRecord) *checkpoints.Deferred {
 }
 
 // runEnd is the run that finish ends: rec as it executed, and its start when that is not
-// appended yet (start, appended first in the end's message, checked against taken, the run as
-// the worker took it).
+// appended yet (start, appended first in the end's message: the log still holds the run at the
+// attempt before rec's).
 type runEnd struct {
 	rec   engine.RunRecord
 	start *eventlog.Event
-	taken engine.RunRecord
 }
 
 // finish appends the event that ends the run, after kept (the run's checkpoints not yet
@@ -493,11 +491,11 @@ func (s *Service) finish(ctx context.Context, agg eventlog.Aggregate, run runEnd
 		if !ok || !cur.Active() {
 			return nil, nil // already ended
 		}
+		attempt := rec.Attempt
 		if run.start != nil {
-			if cur.Attempt != run.taken.Attempt {
-				return nil, errors.New("runs: another worker took the run over")
-			}
-		} else if cur.Attempt != rec.Attempt {
+			attempt-- // the start in this message makes it rec's
+		}
+		if cur.Attempt != attempt {
 			return nil, errors.New("runs: another worker took the run over")
 		}
 		expect, err := s.cmd.Version(agg)

@@ -14,7 +14,7 @@
 #   --bursts B          bursts (default 10)
 #   --serve-flags F     more flags of `jetgraph serve`
 #   --bench-flags F     more flags of `jetgraph bench runs` (--stateless: runs on temporary
-#                       threads, deleted after each run, so the log keeps nothing of them)
+#                       threads, deleted after each run; their events stay in the log)
 #   --port P            a free port (default 18310)
 #   JETGRAPH_HEAP_DIR   work folder, kept (default: a temporary one, removed at the end)
 set -euo pipefail
