@@ -180,7 +180,12 @@ func (h *Host) proc(ctx context.Context) (*proc, error) {
 		p, ready, health := h.cur, h.ready, h.health
 		h.mu.Unlock()
 		if p != nil {
-			return p, nil
+			if !p.isDead() {
+				return p, nil
+			}
+			// Exited, and the supervisor has not taken it down yet: a request sent to it would
+			// fail without reaching a host, and a run would count it as a host it killed.
+			ready = p.replaced
 		}
 		select {
 		case <-ready:
@@ -226,6 +231,7 @@ func (h *Host) supervise(ctx context.Context) {
 			h.mu.Lock()
 			h.cur, h.ready = nil, make(chan struct{})
 			h.mu.Unlock()
+			close(p.replaced)
 		}
 		if ctx.Err() != nil {
 			break
@@ -270,7 +276,7 @@ func (h *Host) spawn(ctx context.Context) (*proc, hello, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, hello{}, fmt.Errorf("start %s: %w", h.cfg.Command[0], err)
 	}
-	p := &proc{h: h, cmd: cmd, in: stdin, exited: make(chan struct{}), reqs: map[string]*request{}}
+	p := &proc{h: h, cmd: cmd, in: stdin, exited: make(chan struct{}), replaced: make(chan struct{}), reqs: map[string]*request{}}
 	logged := make(chan struct{})
 	go func() { defer close(logged); h.copyLog(stderr, p) }()
 	go func() {
@@ -325,13 +331,22 @@ type proc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	exited chan struct{}
-	err    error
+	// replaced is closed once the supervisor no longer offers the process (Host.proc).
+	replaced chan struct{}
+	err      error
 
 	wmu  sync.Mutex // one frame at a time on stdin
 	mu   sync.Mutex
 	reqs map[string]*request
 	tail []string
 	dead bool
+}
+
+// isDead reports whether the process exited (its requests were failed).
+func (p *proc) isDead() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead
 }
 
 func (p *proc) exitErr() error {
@@ -508,9 +523,9 @@ func (h *Host) do(ctx context.Context, typ string, fields map[string]any, req *r
 	id := typ[:1] + strconv.FormatInt(h.nextID.Add(1), 10)
 	req.ctx, req.done = context.WithoutCancel(ctx), make(chan frame, 1)
 	p.mu.Lock()
-	if p.dead {
+	if p.dead { // it died since proc offered it: a host lost, as during the request
 		p.mu.Unlock()
-		return nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("The %s host exited", h.cfg.Language))
+		return nil, engine.E(engine.Op(op), engine.Unavailable, fmt.Sprintf("The %s host exited", h.cfg.Language), errHostExited)
 	}
 	p.reqs[id] = req
 	p.mu.Unlock()
