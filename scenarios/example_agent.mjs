@@ -17,9 +17,9 @@ function noteReconnect(url, init) {
   return init;
 }
 
-// A fetch that says on stderr how each event stream the SDK reads ended early: failed, or
-// left by the SDK (its idle watchdog errs with "No SSE bytes received"), so that a reconnection
-// shows its cause. With drop, the first run stream is cut once drop is called, as a dropped
+// A fetch that says on stderr how each event stream the SDK reads ended early: failed, left by
+// the SDK (its idle watchdog errs with "No SSE bytes received"), or ended by the server before a
+// byte (the SDK then rejoins without Last-Event-ID), so that a reconnection shows its cause. With drop, the first run stream is cut once drop is called, as a dropped
 // connection would cut it (cut before the SDK has read an event, the event would be lost too).
 function watchingFetch() {
   let drop, dropped = false, cut = false;
@@ -33,6 +33,7 @@ function watchingFetch() {
     const droppable = !cut && init?.method === "POST";
     cut ||= droppable;
     const reader = res.body.getReader();
+    let bytes = 0;
     const cutOff = async (controller) => {
       await reader.cancel();
       controller.error(new TypeError("fetch failed: the connection was dropped"));
@@ -47,7 +48,11 @@ function watchingFetch() {
         read.catch(() => {}); // awaited below, unless the cut came first
         const next = await (droppable ? Promise.race([read, dropping.then(() => null)]) : read);
         if (next === null) return cutOff(controller);
-        if (next.done) return controller.close();
+        if (next.done) {
+          if (bytes === 0) say(`the server ended the stream before a byte (${res.status}, Location ${res.headers.get("location")})`);
+          return controller.close();
+        }
+        bytes += next.value.byteLength;
         controller.enqueue(next.value);
       },
       cancel(reason) {
