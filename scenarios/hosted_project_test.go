@@ -150,9 +150,9 @@ func TestHostedProjectKeys(t *testing.T) {
 // and exits without waiting for the run's long last step; the next jetgraph on the data resumes
 // the run from that checkpoint and ends it once, no step run twice.
 func TestHostedDrainOnStop(t *testing.T) {
-	took := stopDuringSlowStep(t, "60s", "first:1 last:1 slow:1 slow_started:1")
-	// The slow step has up to 3 s left, the last one 12 s: a stop that waited for the run's end
-	// would take over 12 s.
+	took := stopDuringSlowStep(t, "60s", true, "first:1 last:1 slow:1 slow_started:1")
+	// The slow step ends once the drain has begun, the last one takes 12 s: a stop that waited
+	// for the run's end would take over 12 s.
 	if took > 10*time.Second {
 		t.Fatalf("jetgraph took %s to stop: it waited for the run instead of draining it at its next checkpoint", took)
 	}
@@ -162,18 +162,29 @@ func TestHostedDrainOnStop(t *testing.T) {
 // step: the run is cut off there, and the next jetgraph resumes it from its last checkpoint (the
 // first step's): the slow step starts again and ends once, the first one does not run again.
 func TestHostedCutOffOnStop(t *testing.T) {
-	stopDuringSlowStep(t, "1s", "first:1 last:1 slow:1 slow_started:2")
+	stopDuringSlowStep(t, "1s", false, "first:1 last:1 slow:1 slow_started:2")
 }
 
 // stopDuringSlowStep serves the hosted project with --grace-period grace, stops jetgraph
 // (SIGTERM) while a run of the graph "drain" is in its slow step, starts another jetgraph on the
 // data, which must end the run, and checks the steps' executions (the store's counts, as
 // "first:1 last:1 slow:1 slow_started:1"). It returns how long the stop took.
-func stopDuringSlowStep(t *testing.T, grace, executions string) time.Duration {
+//
+// The slow step waits for a file (the project's DRAIN_GATE), so that the run is seen in it
+// however long the machine takes to show it. With drained, the gate opens once the drain has
+// begun (the run then reaches the step's checkpoint within the grace period); else once
+// jetgraph has stopped (the step was cut off, and the next jetgraph runs it again).
+func stopDuringSlowStep(t *testing.T, grace string, drained bool, executions string) time.Duration {
 	t.Helper()
 	emb := startEmbeddings(t)
-	flags := append(projectFlags(t, "GREETING=hi\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\n"),
+	gate := filepath.Join(t.TempDir(), "gate")
+	flags := append(projectFlags(t, "GREETING=hi\nOPENAI_BASE_URL="+emb.URL+"/v1\nOPENAI_API_KEY=sk-test\nDRAIN_GATE="+gate+"\n"),
 		"--grace-period", grace, "--lease-ttl", "2s", "--dispatch-ack-wait", "3s")
+	openGate := func() {
+		if err := os.WriteFile(gate, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	data := t.TempDir()
 	srv := startServerArgs(t, data, flags...)
 	thread := get(api(t, "POST", srv.URL+"/threads", `{}`, 200), "thread_id").(string)
@@ -191,15 +202,25 @@ func stopDuringSlowStep(t *testing.T, grace, executions string) time.Duration {
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	const drainLine = "draining: runs stop at their next checkpoint"
+	if drained {
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(srv.logs.String(), drainLine); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no drain in the log 10s after SIGTERM:\n%s", srv.logs.String())
+			}
+		}
+		openGate()
+	}
 	select {
 	case <-srv.done:
 	case <-time.After(45 * time.Second):
 		t.Fatal("jetgraph did not stop within 45s of SIGTERM")
 	}
 	took := time.Since(stopped)
-	if !strings.Contains(srv.logs.String(), "draining: runs stop at their next checkpoint") {
+	if !strings.Contains(srv.logs.String(), drainLine) {
 		t.Fatalf("no drain in the log:\n%s", srv.logs.String())
 	}
+	openGate() // for the run's slow step again, when it was cut off
 
 	srv = startServerArgs(t, data, flags...)
 	waitRun(t, srv.URL, thread, run, "success")

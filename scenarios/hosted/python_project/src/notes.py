@@ -6,6 +6,8 @@ message as a note in the store (embedded by the store's index on its "text" fiel
 
 draining: a first step, a slow one and a long last one, each counting its executions in the
 store once it is done (the slow one also when it starts), for the scenarios that stop jetgraph (SIGTERM) during the slow step.
+The slow step ends once the file DRAIN_GATE names exists (3 s without one): the scenarios open it
+when they have seen the run in that step and stopped jetgraph, however loaded the machine.
 """
 
 from __future__ import annotations
@@ -53,9 +55,21 @@ async def first(state: State, config: RunnableConfig) -> dict[str, Any]:
     return {"messages": [AIMessage(content="first")]}
 
 
+async def _gate() -> None:
+    """Waits for the file DRAIN_GATE names, for a minute at most, or 3 s when it names none."""
+    gate = os.environ.get("DRAIN_GATE")
+    if not gate:
+        await asyncio.sleep(3)
+        return
+    for _ in range(1200):
+        if os.path.exists(gate):
+            return
+        await asyncio.sleep(0.05)
+
+
 async def slow(state: State, config: RunnableConfig) -> dict[str, Any]:
     await _count(config, "slow_started")
-    await asyncio.sleep(3)  # cancelled at once when jetgraph stops the run
+    await _gate()  # cancelled at once when jetgraph stops the run
     await _count(config, "slow")
     return {"messages": [AIMessage(content="slow done")]}
 
