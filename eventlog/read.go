@@ -278,12 +278,15 @@ func (s *Subscription) supervise() {
 	var seen uint64 // the delivery sequence at the last check
 	for {
 		reconnected := s.l.reconnected()
+		var why string
 		select {
 		case <-s.done:
 			s.release()
 			return
 		case <-s.trouble:
+			why = "it reported an error or skipped a delivery"
 		case <-reconnected:
+			why = "the connection moved to another server"
 		case <-check.C:
 			s.mu.Lock()
 			cseq, young := s.cseq, time.Since(s.created) < stallCheck
@@ -293,8 +296,14 @@ func (s *Subscription) supervise() {
 				seen = cseq
 				continue
 			}
-			s.l.log.Debug("eventlog: consumer stalled, replacing it", "stream", s.stream.CachedInfo().Config.Name)
+			why = "it stopped delivering"
 		}
+		// Said at Info: until the new consumer delivers, a projection reading here folds nothing,
+		// and the commands waiting for it wait too.
+		s.mu.Lock()
+		next := s.next
+		s.mu.Unlock()
+		s.l.log.Info("eventlog: replacing a consumer", "stream", s.stream.CachedInfo().Config.Name, "from", next, "why", why)
 		s.replace()
 		seen = 0
 	}
