@@ -19,8 +19,9 @@ function noteReconnect(url, init) {
 
 // A fetch that says on stderr how each event stream the SDK reads ended early: failed, left by
 // the SDK (its idle watchdog errs with "No SSE bytes received"), or ended by the server before a
-// byte (the SDK then rejoins without Last-Event-ID), so that a reconnection shows its cause. With drop, the first run stream is cut once drop is called, as a dropped
-// connection would cut it (cut before the SDK has read an event, the event would be lost too).
+// byte (the SDK then rejoins without Last-Event-ID), so that a reconnection shows its cause.
+// With drop, the first run stream is cut once drop is called, as a dropped connection would cut
+// it (cut before the SDK has read an event, the event would be lost too).
 function watchingFetch() {
   let drop, dropped = false, cut = false;
   const dropping = new Promise((resolve) => (drop = () => resolve((dropped = true))));
