@@ -68,6 +68,10 @@ type Preparer interface {
 
 // committer is implemented by projections that tell readers about changes: committed is called
 // after every transaction of a batch, with whether it was committed (or rolled back).
+//
+// Invariant: a fold changes nothing a reader sees outside its transaction. What it would change
+// in memory (a cache, a run's live state) it stages, and committed publishes: the generation
+// (Generation) is odd only from the commit to there.
 type committer interface{ committed(ok bool) }
 
 // batcher is implemented by projections that keep the records the folds of one batch change in
@@ -131,7 +135,8 @@ type Projector struct {
 	mu      sync.Mutex
 	advance chan struct{} // closed and replaced whenever applied moves
 	health  atomic.Pointer[error]
-	// gen is odd while a transaction folds events, and moves on with each one (see Generation).
+	// gen is odd while a transaction commits and its caches are published, and moves on with
+	// each one (see Generation).
 	gen atomic.Uint64
 	// halted is set, and haltedCh closed, once a fold refused an event (see halt).
 	halted   atomic.Pointer[error]
@@ -446,9 +451,8 @@ func (p *Projector) halt(pe *poison) {
 func (p *Projector) applyTx(b preparedBatch) error {
 	start := time.Now()
 	batch := b.events
-	p.gen.Add(1) // odd: folding
-	defer p.gen.Add(1)
 	p.db.decoded.reset()
+	committing := false
 	err := p.db.update(func(tx *bbolt.Tx) error {
 		cursors := tx.Bucket(cursorsBucket)
 		versions := fillBucket(tx, p.versionsBucket())
@@ -493,6 +497,11 @@ func (p *Projector) applyTx(b preparedBatch) error {
 				return err
 			}
 		}
+		// Odd from here, the commit, to the caches' publication: readers see only committed
+		// state (a read transaction, or a cache published at commit), so the fold itself
+		// changes nothing they see, and a command decides while the next batch folds.
+		p.gen.Add(1)
+		committing = true
 		return nil
 	})
 	// While the generation is odd still (see committedCache).
@@ -501,6 +510,11 @@ func (p *Projector) applyTx(b preparedBatch) error {
 		if c, ok := pr.(committer); ok {
 			c.committed(err == nil)
 		}
+	}
+	if committing {
+		// Even again before the waiters are woken (setApplied), so that a command that waited
+		// for this commit decides at once.
+		p.gen.Add(1)
 	}
 	if err != nil {
 		return err
@@ -579,8 +593,11 @@ func (p *Projector) Changed() <-chan struct{} {
 // Applied is the last stream sequence every projection has applied.
 func (p *Projector) Applied() uint64 { return p.applied.Load() }
 
-// Generation is a sequence lock on the projections: odd while a transaction folds events, and
-// different after one. Reads made between two equal, even generations saw one state of the
+// Generation is a sequence lock on the projections: odd while a transaction that folded events
+// commits and publishes what readers see, and different after one. A fold before its commit
+// changes nothing a reader sees (stage what a cache will publish; see committedCache), so the
+// lock is held for the commit only, not the fold: under load the next batch folds as soon as
+// the last commits. Reads made between two equal, even generations saw one state of the
 // projections; a command that read a record and then its aggregate's version checks it, so that
 // it never decides on a record older than the version its append expects (see command.Run).
 func (p *Projector) Generation() uint64 { return p.gen.Load() }

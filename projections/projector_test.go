@@ -79,15 +79,7 @@ func appendThreads(t *testing.T, l *eventlog.Log, n int, prefix string) uint64 {
 // appendEvent appends one event of agg, as any writer, and returns its sequence.
 func appendEvent(t *testing.T, l *eventlog.Log, agg eventlog.Aggregate, typ string, data any) uint64 {
 	t.Helper()
-	e, err := eventlog.New(agg, typ, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := l.Append(context.Background(), e, eventlog.Any)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return seq
+	return eventlogtest.Append(t, l, agg, typ, data)
 }
 
 func waitFor(t *testing.T, p *projections.Projector, seq uint64) {

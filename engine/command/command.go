@@ -127,11 +127,13 @@ func (r *Runner) Append(ctx context.Context, op string, decide func() (Decision,
 // maxTorn bounds the decisions made again because the projections changed while they were read.
 const maxTorn = 200
 
-// decideSteady calls decide until it has read the projections between two folds: decide reads
-// records and then the version its append expects, each in a transaction of its own, and a fold
-// in between would have it decide on a record older than that version (a run cancelled after it
-// was deleted, a thread patched after it was deleted): the append would pass the version check
-// and the projection would have to refuse the event.
+// decideSteady calls decide until it has read the projections between two commits: decide reads
+// records and then the version its append expects, each in a transaction of its own, and a
+// commit in between would have it decide on a record older than that version (a run cancelled
+// after it was deleted, a thread patched after it was deleted): the append would pass the
+// version check and the projection would have to refuse the event. The projector folds
+// without holding the lock (see projections.Projector.Generation), so a command waits for a
+// commit at most, never for a fold: under load the folds run back to back.
 func (r *Runner) decideSteady(ctx context.Context, decide func() (Decision, error)) (Decision, error) {
 	for torn := 0; ; torn++ {
 		g := r.Projector.Generation()
@@ -142,7 +144,10 @@ func (r *Runner) decideSteady(ctx context.Context, decide func() (Decision, erro
 		if torn == maxTorn {
 			return nil, engine.E(engine.Unavailable, "The projections kept changing while the command was decided; retry the request.")
 		}
-		// Wait for the fold to end (its commit moves the projector on), or a little.
+		if r.Projector.Generation()%2 == 0 {
+			continue // a commit ended while decide read: decide again at once
+		}
+		// Wait for the commit to end (the projector moves on once it has), or a little.
 		t := time.NewTimer(time.Millisecond)
 		select {
 		case <-r.Projector.Changed():

@@ -36,6 +36,21 @@ func OpenDir(t testing.TB, dir string) *eventlog.Log {
 	return l
 }
 
+// Append appends an event of type typ with data to agg, unconditionally, and returns its
+// sequence: the events a test sets up.
+func Append(t testing.TB, l *eventlog.Log, agg eventlog.Aggregate, typ string, data any) uint64 {
+	t.Helper()
+	e, err := eventlog.New(agg, typ, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := l.Append(context.Background(), e, eventlog.Any)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seq
+}
+
 // JetStream is the JetStream context of l, on l's own connection, for tests that inspect or
 // break what the log keeps in JetStream (a stream's consumers, a lease, a stored body, the
 // leader a connection is on). Code above eventlog reaches JetStream only through eventlog's
