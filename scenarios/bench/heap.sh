@@ -15,13 +15,19 @@
 #   --serve-flags F     more flags of `jetgraph serve`
 #   --bench-flags F     more flags of `jetgraph bench runs` (--stateless: runs on temporary
 #                       threads, deleted after each run; their events stay in the log)
+#   --settle S          after the first burst and after the last, also wait S seconds and measure
+#                       again (a "settled" row): what the server keeps for a while after a load
+#                       (JetStream's 8-MB block caches, 10 s; its per-block subject state, 2 min;
+#                       the output stream's retention, 2 min; message ids, 30 s to 1 min) is gone
+#                       after 150, and what is left grows only with what is stored (default 0: no
+#                       settled rows)
 #   --port P            a free port (default 18310)
 #   JETGRAPH_HEAP_DIR   work folder, kept (default: a temporary one, removed at the end)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-base="" n=10000 c=16 bursts=10 port=18310 serve_flags="" bench_flags=""
+base="" n=10000 c=16 bursts=10 port=18310 serve_flags="" bench_flags="" settle=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --base) base=$2; shift 2 ;;
@@ -31,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --serve-flags) serve_flags=$2; shift 2 ;;
     --bench-flags) bench_flags=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
+    --settle) settle=$2; shift 2 ;;
     *) echo "heap.sh: unknown argument $1 (see the comment at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -40,6 +47,10 @@ for v in "$n" "$c" "$bursts" "$port"; do
     exit 2
   fi
 done
+if ! [[ $settle =~ ^[0-9]+$ ]]; then
+  echo "heap.sh: --settle must be a number of seconds" >&2
+  exit 2
+fi
 
 if [[ -n ${JETGRAPH_HEAP_DIR:-} ]]; then
   work=$JETGRAPH_HEAP_DIR
@@ -80,6 +91,25 @@ status_mib() { # pid, field of /proc/<pid>/status (in kB)
 }
 
 url="http://127.0.0.1:$port"
+# measure prints a row for target $1 after $2 runs at $3 runs/s; $4 names the profile's variant.
+measure() {
+  local name=$1 total=$2 rate=$3 variant=$4 metrics inuse cycles burst_gcs live
+  curl -fsS "$url/debug/pprof/heap?gc=1" -o "$work/$name-heap-$total$variant.pb"
+  metrics=$(curl -fsS "$url/metrics")
+  inuse=$(awk '$1 == "go_memstats_heap_inuse_bytes" { print $2 }' <<<"$metrics")
+  # Collections since the last row, the forced one left out.
+  cycles=$(awk '$1 == "go_gc_duration_seconds_count" { print $2 }' <<<"$metrics")
+  burst_gcs=$((cycles - gcs - 1)) gcs=$cycles
+  # pprof prints the total as 12.3MB or 456.7kB (powers of 1024).
+  live=$(go tool pprof -sample_index=inuse_space -top "$work/$name-heap-$total$variant.pb" 2>/dev/null |
+    awk '/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") v = $(i+1) }
+      END { u = v; sub(/^[0-9.]+/, "", u); x = v + 0
+        if (u == "kB") x /= 1024; else if (u == "GB") x *= 1024; else if (u == "B") x /= 1048576
+        printf "%.0f", x }')
+  if [[ $rate =~ ^[0-9.]+$ ]]; then printf -v rate '%.0f' "$rate"; fi
+  printf '%-8s %16s %8s %14s %14s %10s %10s %6s\n' "$name" "$total$variant" "$rate" "$(mib "${inuse:-0}")" "$live" \
+    "$(status_mib "$pid" VmRSS)" "$(status_mib "$pid" VmHWM)" "$burst_gcs"
+}
 for name in "${targets[@]}"; do
   rm -rf "$work/$name-data"
   # shellcheck disable=SC2086 # the flags are words on purpose
@@ -97,7 +127,7 @@ for name in "${targets[@]}"; do
   fi
   echo
   echo "$name: jetgraph serve --pprof $serve_flags, $bursts bursts of $n runs at concurrency $c${bench_flags:+ ($bench_flags)}"
-  printf '%-8s %10s %8s %14s %14s %10s %10s %6s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB" GCs
+  printf '%-8s %16s %8s %14s %14s %10s %10s %6s\n' target runs runs/s "heap-inuse MiB" "live-heap MiB" "RSS MiB" "peak MiB" GCs
   total=0 gcs=0
   for b in $(seq 1 "$bursts"); do
     # bench runs exits non-zero when a run failed; its report names the errors.
@@ -109,20 +139,11 @@ for name in "${targets[@]}"; do
     fi
     total=$((total + n))
     rate=$(grep -o '"runs_per_second": *[0-9.]*' <<<"$report" | grep -o '[0-9.]*$' || echo "?")
-    curl -fsS "$url/debug/pprof/heap?gc=1" -o "$work/$name-heap-$total.pb"
-    metrics=$(curl -fsS "$url/metrics")
-    inuse=$(awk '$1 == "go_memstats_heap_inuse_bytes" { print $2 }' <<<"$metrics")
-    # Collections in the burst, the forced one left out.
-    cycles=$(awk '$1 == "go_gc_duration_seconds_count" { print $2 }' <<<"$metrics")
-    burst_gcs=$((cycles - gcs - 1)) gcs=$cycles
-    # pprof prints the total as 12.3MB or 456.7kB (powers of 1024).
-    live=$(go tool pprof -sample_index=inuse_space -top "$work/$name-heap-$total.pb" 2>/dev/null |
-      awk '/ total$/ { for (i = 1; i <= NF; i++) if ($i == "of") v = $(i+1) }
-        END { u = v; sub(/^[0-9.]+/, "", u); x = v + 0
-          if (u == "kB") x /= 1024; else if (u == "GB") x *= 1024; else if (u == "B") x /= 1048576
-          printf "%.0f", x }')
-    printf '%-8s %10d %8.0f %14s %14s %10s %10s %6s\n' "$name" "$total" "$rate" "$(mib "${inuse:-0}")" "$live" \
-      "$(status_mib "$pid" VmRSS)" "$(status_mib "$pid" VmHWM)" "$burst_gcs"
+    measure "$name" "$total" "$rate" ""
+    if [[ $settle -gt 0 && ( $b -eq 1 || $b -eq $bursts ) ]]; then
+      sleep "$settle"
+      measure "$name" "$total" "-" "-settled"
+    fi
   done
   kill -- "-$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
