@@ -18,17 +18,9 @@ func TestSubscriptionReplacesALostConsumer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var out eventlogtest.Buffer
-	l, err := eventlog.Open(ctx, eventlog.Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := eventlogtest.OpenConfig(t, eventlog.Config{Dir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
 	agg := thread("0b6a4a5e-3a8c-4f0e-9b7e-2f4d9c1e8a01")
-	add := func(n int) {
-		if _, err := l.Append(ctx, mustEvent(t, agg, "noted", map[string]int{"n": n}), eventlog.Any); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add := func(n int) { eventlogtest.Append(t, l, agg, "noted", map[string]int{"n": n}) }
 	add(1)
 	sub, err := l.Subscribe(ctx, eventlog.RuntimeStream, 1)
 	if err != nil {
